@@ -1,0 +1,89 @@
+//! One typed configuration with every threshold, its default and the reason
+//! for it. Read from `<data>/config.json` when present (any field may be left
+//! out and keeps its default); `mirrorscope` writes the defaults there on the
+//! first `index` so they can be seen and edited.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+
+use crate::store::StoreConfig;
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub ingest: IngestConfig,
+    pub store: StoreConfig,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct IngestConfig {
+    /// Largest WARC record block and largest decoded body, in bytes. Default
+    /// 10 MiB: the largest page of the demo crawl is under 2 MB (SOURCES.md
+    /// drops bigger files) and Common Crawl truncates bodies at 1 MiB; 10 MiB
+    /// keeps every real document page while bounding the memory one record can
+    /// take (a few records per core are in flight at once).
+    pub max_body_bytes: u64,
+    /// Records read from one file before they are processed in parallel.
+    /// Bounds memory to about `batch_records x max record size` per file in
+    /// flight; 256 keeps both cores busy on pages of a few KB.
+    pub batch_records: usize,
+}
+
+impl Default for IngestConfig {
+    fn default() -> Self {
+        IngestConfig {
+            max_body_bytes: 10 * 1024 * 1024,
+            batch_records: 256,
+        }
+    }
+}
+
+/// A configuration file that could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("{path}: cannot read: {source}")]
+    Read { path: String, source: std::io::Error },
+    #[error("{path}: {source}")]
+    Parse { path: String, source: serde_json::Error },
+}
+
+impl Config {
+    /// Reads `path` if it exists; the defaults otherwise.
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = match std::fs::read_to_string(path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(source) => {
+                return Err(ConfigError::Read {
+                    path: path.display().to_string(),
+                    source,
+                })
+            }
+        };
+        serde_json::from_str(&text).map_err(|source| ConfigError::Parse {
+            path: path.display().to_string(),
+            source,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn missing_fields_keep_defaults_and_unknown_fields_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.json");
+        std::fs::write(&path, r#"{"ingest": {"max_body_bytes": 1000}}"#).unwrap();
+        let config = Config::load(&path).unwrap();
+        assert_eq!(config.ingest.max_body_bytes, 1000);
+        assert_eq!(config.ingest.batch_records, 256);
+        std::fs::write(&path, r#"{"ingest": {"max_body_byte": 1000}}"#).unwrap();
+        let error = Config::load(&path).unwrap_err().to_string();
+        assert!(error.contains("config.json") && error.contains("max_body_byte"), "{error}");
+        assert_eq!(Config::load(&dir.path().join("absent.json")).unwrap(), Config::default());
+    }
+}

@@ -1,0 +1,224 @@
+//! Finding a page's character encoding and decoding it to UTF-8.
+//!
+//! Order of evidence, as browsers do it (WHATWG encoding sniffing, simplified):
+//! a byte-order mark, then the `charset` of the HTTP Content-Type, then a
+//! `<meta charset>` or `<meta http-equiv=Content-Type>` in the first 1024
+//! bytes; with none of these, UTF-8 when the bytes are valid UTF-8 and
+//! windows-1252 otherwise.
+
+use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
+
+/// Where the encoding came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CharsetSource {
+    ByteOrderMark,
+    HttpHeader,
+    MetaTag,
+    Sniffed,
+}
+
+/// Why a body could not be decoded.
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("body is not valid {encoding} (declared by {declared_by:?}); first bad byte at body offset {offset}")]
+pub struct CharsetProblem {
+    pub encoding: &'static str,
+    pub declared_by: CharsetSource,
+    pub offset: usize,
+}
+
+/// A decoded page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DecodedText {
+    pub text: String,
+    pub encoding: &'static str,
+    pub source: CharsetSource,
+}
+
+/// The `charset` parameter of a Content-Type value, if any.
+pub fn charset_of_content_type(content_type: &str) -> Option<&str> {
+    content_type.split(';').skip(1).find_map(|parameter| {
+        let (name, value) = parameter.split_once('=')?;
+        name.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| value.trim().trim_matches(['"', '\'']))
+    })
+}
+
+/// Decodes `body` to UTF-8. A body declared (by BOM, header or meta) as UTF-8
+/// that holds invalid UTF-8 is refused: its text cannot be trusted for
+/// comparison with other pages. Other declared encodings decode every byte
+/// sequence (bad ones become U+FFFD, as in a browser).
+pub fn decode_body(body: &[u8], content_type: Option<&str>) -> Result<DecodedText, CharsetProblem> {
+    let (encoding, source, start) = detect(body, content_type);
+    let bytes = &body[start..];
+    if encoding == UTF_8 {
+        return match std::str::from_utf8(bytes) {
+            Ok(text) => Ok(DecodedText {
+                text: text.to_string(),
+                encoding: UTF_8.name(),
+                source,
+            }),
+            Err(error) => Err(CharsetProblem {
+                encoding: UTF_8.name(),
+                declared_by: source,
+                offset: start + error.valid_up_to(),
+            }),
+        };
+    }
+    let (text, _had_errors) = encoding.decode_without_bom_handling(bytes);
+    Ok(DecodedText {
+        text: text.into_owned(),
+        encoding: encoding.name(),
+        source,
+    })
+}
+
+/// Chooses the encoding; returns it, where it came from, and how many leading
+/// bytes (a BOM) to skip.
+fn detect(body: &[u8], content_type: Option<&str>) -> (&'static Encoding, CharsetSource, usize) {
+    if let Some((encoding, bom_length)) = Encoding::for_bom(body) {
+        return (encoding, CharsetSource::ByteOrderMark, bom_length);
+    }
+    if let Some(encoding) = content_type
+        .and_then(charset_of_content_type)
+        .and_then(|label| Encoding::for_label(label.as_bytes()))
+    {
+        return (html_encoding(encoding), CharsetSource::HttpHeader, 0);
+    }
+    if let Some(encoding) = meta_charset(&body[..body.len().min(1024)]) {
+        return (html_encoding(encoding), CharsetSource::MetaTag, 0);
+    }
+    if std::str::from_utf8(body).is_ok() {
+        (UTF_8, CharsetSource::Sniffed, 0)
+    } else {
+        (WINDOWS_1252, CharsetSource::Sniffed, 0)
+    }
+}
+
+/// HTML maps UTF-16 labels found in headers or meta tags (without a BOM) to
+/// UTF-8, and x-user-defined to windows-1252.
+fn html_encoding(encoding: &'static Encoding) -> &'static Encoding {
+    if encoding == encoding_rs::UTF_16BE || encoding == encoding_rs::UTF_16LE {
+        UTF_8
+    } else if encoding == encoding_rs::X_USER_DEFINED {
+        WINDOWS_1252
+    } else {
+        encoding
+    }
+}
+
+/// A small prescan for `<meta charset=...>` and
+/// `<meta http-equiv="Content-Type" content="...; charset=...">`.
+fn meta_charset(head: &[u8]) -> Option<&'static Encoding> {
+    let lower: Vec<u8> = head.iter().map(u8::to_ascii_lowercase).collect();
+    let mut from = 0;
+    while let Some(found) = find(&lower[from..], b"<meta") {
+        let tag_start = from + found;
+        let tag_end = lower[tag_start..]
+            .iter()
+            .position(|&byte| byte == b'>')
+            .map_or(lower.len(), |end| tag_start + end);
+        let tag = &lower[tag_start..tag_end];
+        if let Some(position) = find(tag, b"charset") {
+            let rest = &tag[position + b"charset".len()..];
+            let rest = rest.trim_ascii_start();
+            if let Some(rest) = rest.strip_prefix(b"=") {
+                let rest = rest.trim_ascii_start();
+                let rest = rest
+                    .strip_prefix(b"\"")
+                    .or_else(|| rest.strip_prefix(b"'"))
+                    .unwrap_or(rest);
+                let label_end = rest
+                    .iter()
+                    .position(|&byte| matches!(byte, b'"' | b'\'' | b';' | b'/' | b' ' | b'>'))
+                    .unwrap_or(rest.len());
+                if let Some(encoding) = Encoding::for_label(&rest[..label_end]) {
+                    return Some(encoding);
+                }
+            }
+        }
+        from = tag_end.max(tag_start + 1);
+        if from >= lower.len() {
+            break;
+        }
+    }
+    None
+}
+
+fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn header_charset_wins_over_meta() {
+        let body = b"<meta charset=utf-8><p>caf\xe9</p>";
+        let decoded = decode_body(body, Some("text/html; charset=ISO-8859-1")).unwrap();
+        assert_eq!(decoded.text, "<meta charset=utf-8><p>caf\u{e9}</p>");
+        assert_eq!(decoded.source, CharsetSource::HttpHeader);
+        assert_eq!(decoded.encoding, "windows-1252");
+    }
+
+    #[test]
+    fn meta_charset_and_http_equiv() {
+        let body = b"<html><head><META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=koi8-r\"></head>\xc1";
+        let decoded = decode_body(body, Some("text/html")).unwrap();
+        assert_eq!(decoded.source, CharsetSource::MetaTag);
+        assert_eq!(decoded.encoding, "KOI8-R");
+        assert!(decoded.text.ends_with('\u{430}'));
+        let body = b"<meta charset='shift_jis'>\x82\xa0";
+        let decoded = decode_body(body, None).unwrap();
+        assert_eq!(decoded.encoding, "Shift_JIS");
+        assert!(decoded.text.ends_with('\u{3042}'));
+    }
+
+    #[test]
+    fn bom_wins_and_is_removed() {
+        let body = b"\xef\xbb\xbf<p>x</p>";
+        let decoded = decode_body(body, Some("text/html; charset=iso-8859-1")).unwrap();
+        assert_eq!(decoded.text, "<p>x</p>");
+        assert_eq!(decoded.source, CharsetSource::ByteOrderMark);
+        let utf16 = b"\xff\xfe<\x00p\x00>\x00";
+        assert_eq!(decode_body(utf16, None).unwrap().text, "<p>");
+    }
+
+    #[test]
+    fn undeclared_bytes_are_sniffed() {
+        assert_eq!(
+            decode_body("<p>naïve</p>".as_bytes(), None)
+                .unwrap()
+                .encoding,
+            "UTF-8"
+        );
+        let decoded = decode_body(b"<p>na\xefve</p>", Some("text/html")).unwrap();
+        assert_eq!(decoded.encoding, "windows-1252");
+        assert_eq!(decoded.text, "<p>na\u{ef}ve</p>");
+    }
+
+    #[test]
+    fn declared_utf8_with_invalid_bytes_is_refused_with_the_offset() {
+        let problem =
+            decode_body(b"<p>ok</p>\xff\xfe bad", Some("text/html; charset=utf-8")).unwrap_err();
+        assert_eq!(problem.offset, 9);
+        assert_eq!(problem.declared_by, CharsetSource::HttpHeader);
+        let problem = decode_body(b"<meta charset=\"utf-8\">\xc3", None).unwrap_err();
+        assert_eq!(problem.declared_by, CharsetSource::MetaTag);
+    }
+
+    #[test]
+    fn unknown_labels_fall_back_to_sniffing() {
+        let decoded =
+            decode_body(b"<p>plain</p>", Some("text/html; charset=no-such-charset")).unwrap();
+        assert_eq!(decoded.source, CharsetSource::Sniffed);
+        assert_eq!(
+            charset_of_content_type("text/html;CHARSET=\"utf-8\""),
+            Some("utf-8")
+        );
+        assert_eq!(charset_of_content_type("text/html"), None);
+    }
+}

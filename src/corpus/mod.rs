@@ -1,0 +1,404 @@
+//! Reading crawls: WARC records, HTTP payloads, HTML -> title/text/links, URL
+//! canonical form.
+//!
+//! Reads WARC files (see [`warc`]) and turns each record into what the rest of
+//! mirrorscope needs ([`interpret_record`]): an HTML page with its decoded
+//! body, a revisit to resolve against an earlier capture, or a counted skip.
+//! Writes nothing; `ingest` stores what this module reads.
+
+pub mod canonical;
+pub mod charset;
+pub mod html;
+pub mod http;
+pub mod warc;
+pub mod warc_write;
+
+use std::path::{Path, PathBuf};
+
+use url::Url;
+
+pub use canonical::{canonical_url, canonical_url_string};
+pub use html::{extract_html, Extracted};
+pub use warc::{WarcError, WarcReader, WarcRecord};
+
+/// Where a record sits: file and byte offset.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct RecordLocation {
+    pub file: String,
+    pub offset: u64,
+}
+
+/// The WARC fields every capture keeps.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CaptureInfo {
+    /// Canonical URL.
+    pub url: String,
+    /// WARC-Date as written (ISO 8601, UTC).
+    pub date: String,
+    pub ip: Option<String>,
+    pub payload_digest: Option<String>,
+    pub status: u16,
+    pub content_type: Option<String>,
+    pub location: RecordLocation,
+}
+
+/// An HTML response with its body decoded.
+#[derive(Debug, Clone)]
+pub struct FetchedPage {
+    pub info: CaptureInfo,
+    /// The entity body with transfer and content codings undone: what is stored.
+    pub body: Vec<u8>,
+    /// The `Location` of a redirect, canonical.
+    pub redirect_to: Option<String>,
+}
+
+/// A revisit record: the same payload as an earlier capture.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct Revisit {
+    pub info: CaptureInfo,
+    pub refers_to_uri: Option<String>,
+    pub refers_to_date: Option<String>,
+}
+
+/// What one WARC record turned out to be.
+#[derive(Debug)]
+pub enum RecordOutcome {
+    Page(FetchedPage),
+    Revisit(Revisit),
+    /// A record of a kind we do not index (request, metadata, warcinfo,
+    /// non-HTML...): counted, no warning.
+    Ignored(&'static str),
+    /// A record that should have been a page but is broken: counted, warned.
+    Bad {
+        reason: &'static str,
+        detail: String,
+    },
+}
+
+/// Limits applied while reading.
+#[derive(Debug, Clone, Copy)]
+pub struct ReadLimits {
+    pub max_body_bytes: u64,
+}
+
+/// True for Content-Type values of HTML pages.
+pub fn is_html_content_type(content_type: &str) -> bool {
+    let media_type = content_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    media_type == "text/html" || media_type == "application/xhtml+xml"
+}
+
+/// For a response without Content-Type: does the body start like HTML?
+fn looks_like_html(body: &[u8]) -> bool {
+    let start = &body[..body.len().min(512)];
+    let start = start
+        .strip_prefix(b"\xef\xbb\xbf")
+        .unwrap_or(start)
+        .trim_ascii_start();
+    let lower: Vec<u8> = start.iter().take(15).map(u8::to_ascii_lowercase).collect();
+    lower.starts_with(b"<!doctype html")
+        || lower.starts_with(b"<html")
+        || lower.starts_with(b"<head")
+}
+
+fn target_uri(record: &WarcRecord) -> Option<String> {
+    let raw = record.header("WARC-Target-URI")?;
+    // WARC 1.0 writers sometimes wrap the URI in angle brackets.
+    let raw = raw.trim().trim_start_matches('<').trim_end_matches('>');
+    canonical_url_string(raw)
+}
+
+fn capture_info(
+    record: &WarcRecord,
+    file: &str,
+    url: String,
+    status: u16,
+    content_type: Option<String>,
+) -> CaptureInfo {
+    CaptureInfo {
+        url,
+        date: record.header("WARC-Date").unwrap_or_default().to_string(),
+        ip: record.header("WARC-IP-Address").map(str::to_string),
+        payload_digest: record.header("WARC-Payload-Digest").map(str::to_string),
+        status,
+        content_type,
+        location: RecordLocation {
+            file: file.to_string(),
+            offset: record.offset,
+        },
+    }
+}
+
+/// Interprets one WARC record read from `file`.
+pub fn interpret_record(record: &WarcRecord, file: &str, limits: ReadLimits) -> RecordOutcome {
+    let warc_type = record.warc_type();
+    match warc_type.as_str() {
+        "response" | "revisit" => {}
+        "request" => return RecordOutcome::Ignored("request"),
+        "metadata" => return RecordOutcome::Ignored("metadata"),
+        "warcinfo" => return RecordOutcome::Ignored("warcinfo"),
+        "resource" => return RecordOutcome::Ignored("resource"),
+        "conversion" | "continuation" => {
+            return RecordOutcome::Ignored("conversion-or-continuation")
+        }
+        _ => {
+            return RecordOutcome::Bad {
+                reason: "unknown-warc-type",
+                detail: format!("unknown WARC-Type {warc_type:?}"),
+            }
+        }
+    }
+    let is_http = record
+        .header("Content-Type")
+        .is_some_and(|value| value.to_ascii_lowercase().starts_with("application/http"));
+    let Some(url) = target_uri(record) else {
+        let shown = record.header("WARC-Target-URI").unwrap_or("(none)");
+        if !is_http && record.header("WARC-Target-URI").is_some() {
+            // dns:, ftp:... responses.
+            return RecordOutcome::Ignored("not-http");
+        }
+        return RecordOutcome::Bad {
+            reason: "bad-target-uri",
+            detail: format!("WARC-Target-URI {shown:?} is not an http(s) URL"),
+        };
+    };
+    if warc_type == "revisit" {
+        let (status, content_type) = match http::parse_head(&record.block) {
+            Ok(head) => (
+                head.status,
+                warc::header_value(&head.headers, "Content-Type").map(str::to_string),
+            ),
+            // Revisits may carry no HTTP head at all.
+            Err(_) => (200, None),
+        };
+        if content_type
+            .as_deref()
+            .is_some_and(|value| !is_html_content_type(value))
+        {
+            return RecordOutcome::Ignored("non-html");
+        }
+        return RecordOutcome::Revisit(Revisit {
+            info: capture_info(record, file, url, status, content_type),
+            refers_to_uri: record
+                .header("WARC-Refers-To-Target-URI")
+                .and_then(canonical_url_string),
+            refers_to_date: record.header("WARC-Refers-To-Date").map(str::to_string),
+        });
+    }
+    let response = match http::parse_response(&record.block, limits.max_body_bytes) {
+        Ok(response) => response,
+        Err(problem) => {
+            return RecordOutcome::Bad {
+                reason: problem.reason(),
+                detail: problem.to_string(),
+            }
+        }
+    };
+    let content_type = response.header("Content-Type").map(str::to_string);
+    let html = match content_type.as_deref() {
+        Some(value) => is_html_content_type(value),
+        None => looks_like_html(&response.body),
+    };
+    let redirect_to = (300..400)
+        .contains(&response.status)
+        .then(|| response.header("Location"))
+        .flatten()
+        .and_then(|location| {
+            Url::parse(&url)
+                .ok()
+                .and_then(|base| canonical_url(Some(&base), location))
+        })
+        .map(String::from);
+    if !html && redirect_to.is_none() {
+        return RecordOutcome::Ignored("non-html");
+    }
+    let body = if html { response.body } else { Vec::new() };
+    RecordOutcome::Page(FetchedPage {
+        info: capture_info(record, file, url, response.status, content_type),
+        body,
+        redirect_to,
+    })
+}
+
+/// Expands files and folders into the sorted list of WARC files under them
+/// (`*.warc`, `*.warc.gz`, any case). A named file is taken whatever its name.
+pub fn list_warc_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, WarcError> {
+    let mut files = Vec::new();
+    for input in inputs {
+        let metadata = std::fs::metadata(input).map_err(|source| WarcError::Open {
+            path: input.clone(),
+            source,
+        })?;
+        if metadata.is_dir() {
+            collect_warc_files(input, &mut files)?;
+        } else {
+            files.push(input.clone());
+        }
+    }
+    files.sort();
+    files.dedup();
+    Ok(files)
+}
+
+fn is_warc_name(path: &Path) -> bool {
+    let name = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default()
+        .to_ascii_lowercase();
+    name.ends_with(".warc") || name.ends_with(".warc.gz")
+}
+
+fn collect_warc_files(folder: &Path, files: &mut Vec<PathBuf>) -> Result<(), WarcError> {
+    let entries = std::fs::read_dir(folder).map_err(|source| WarcError::Open {
+        path: folder.to_path_buf(),
+        source,
+    })?;
+    for entry in entries {
+        let entry = entry.map_err(|source| WarcError::Open {
+            path: folder.to_path_buf(),
+            source,
+        })?;
+        let path = entry.path();
+        let file_type = entry.file_type().map_err(|source| WarcError::Open {
+            path: path.clone(),
+            source,
+        })?;
+        if file_type.is_dir() {
+            collect_warc_files(&path, files)?;
+        } else if is_warc_name(&path) {
+            files.push(path);
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(warc_type: &str, uri: &str, block: &[u8]) -> WarcRecord {
+        WarcRecord {
+            offset: 7,
+            version: "WARC/1.1".into(),
+            headers: vec![
+                ("WARC-Type".into(), warc_type.into()),
+                ("WARC-Target-URI".into(), uri.into()),
+                ("WARC-Date".into(), "2026-10-03T12:00:05Z".into()),
+                ("WARC-IP-Address".into(), "192.0.2.7".into()),
+                (
+                    "Content-Type".into(),
+                    "application/http; msgtype=response".into(),
+                ),
+            ],
+            block: block.to_vec(),
+        }
+    }
+
+    const LIMITS: ReadLimits = ReadLimits {
+        max_body_bytes: 1 << 20,
+    };
+
+    #[test]
+    fn html_response_becomes_a_page_with_its_fields() {
+        let outcome = interpret_record(
+            &record(
+                "response",
+                "<HTTP://A.example:80/x#f>",
+                b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>x</p>",
+            ),
+            "f.warc",
+            LIMITS,
+        );
+        let RecordOutcome::Page(page) = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!(page.info.url, "http://a.example/x");
+        assert_eq!(page.info.ip.as_deref(), Some("192.0.2.7"));
+        assert_eq!(
+            page.info.location,
+            RecordLocation {
+                file: "f.warc".into(),
+                offset: 7
+            }
+        );
+        assert_eq!(page.body, b"<p>x</p>");
+    }
+
+    #[test]
+    fn non_html_and_other_record_types_are_ignored() {
+        let css = record(
+            "response",
+            "http://a.example/s.css",
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/css\r\n\r\np{}",
+        );
+        assert!(matches!(
+            interpret_record(&css, "f", LIMITS),
+            RecordOutcome::Ignored("non-html")
+        ));
+        let request = record("request", "http://a.example/", b"GET / HTTP/1.1\r\n\r\n");
+        assert!(matches!(
+            interpret_record(&request, "f", LIMITS),
+            RecordOutcome::Ignored("request")
+        ));
+        let untyped = record(
+            "response",
+            "http://a.example/",
+            b"HTTP/1.1 200 OK\r\n\r\n<!DOCTYPE html><p>x</p>",
+        );
+        assert!(matches!(
+            interpret_record(&untyped, "f", LIMITS),
+            RecordOutcome::Page(_)
+        ));
+    }
+
+    #[test]
+    fn redirects_keep_their_target_and_bad_blocks_are_bad() {
+        let redirect = record(
+            "response",
+            "http://a.example/dir",
+            b"HTTP/1.1 301 Moved\r\nLocation: /dir/\r\n\r\n",
+        );
+        let RecordOutcome::Page(page) = interpret_record(&redirect, "f", LIMITS) else {
+            panic!()
+        };
+        assert_eq!(page.redirect_to.as_deref(), Some("http://a.example/dir/"));
+        let headless = record(
+            "response",
+            "http://a.example/",
+            b"<html>no http head</html>",
+        );
+        assert!(matches!(
+            interpret_record(&headless, "f", LIMITS),
+            RecordOutcome::Bad {
+                reason: "no-http-headers",
+                ..
+            }
+        ));
+    }
+
+    #[test]
+    fn revisit_keeps_its_reference() {
+        let mut revisit = record(
+            "revisit",
+            "http://b.example/x",
+            b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n",
+        );
+        revisit.headers.push((
+            "WARC-Refers-To-Target-URI".into(),
+            "http://a.example/x".into(),
+        ));
+        revisit
+            .headers
+            .push(("WARC-Payload-Digest".into(), "sha1:ABC".into()));
+        let RecordOutcome::Revisit(revisit) = interpret_record(&revisit, "f", LIMITS) else {
+            panic!()
+        };
+        assert_eq!(revisit.refers_to_uri.as_deref(), Some("http://a.example/x"));
+        assert_eq!(revisit.info.payload_digest.as_deref(), Some("sha1:ABC"));
+    }
+}

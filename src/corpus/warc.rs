@@ -1,0 +1,879 @@
+//! Reading WARC files record by record: WARC 1.0 and 1.1, plain or gzip per
+//! record (the `.warc.gz` convention; a whole file in one gzip member works too).
+//!
+//! A small reader of our own rather than a crate: what the crawl needs from it
+//! is error recovery the crates do not offer. A bad record (wrong
+//! Content-Length, corrupt gzip member, garbage between records) is reported
+//! with its file and byte offset and reading resumes at the next record, so
+//! every good record around a bad one is kept. Memory per reader is bounded by
+//! the record size cap: a record whose block is larger is skipped without being
+//! held in memory.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use flate2::bufread::GzDecoder;
+
+/// Longest header section we accept for one record (all WARC header lines).
+const MAX_HEADER_BYTES: usize = 64 * 1024;
+
+/// One WARC record: its version line, its named fields and its block.
+#[derive(Debug, Clone)]
+pub struct WarcRecord {
+    /// Byte offset of the record in the file (of its gzip member when gzipped).
+    pub offset: u64,
+    /// `WARC/1.0` or `WARC/1.1` (older `WARC/0.1x` are read the same way).
+    pub version: String,
+    pub headers: Vec<(String, String)>,
+    pub block: Vec<u8>,
+}
+
+impl WarcRecord {
+    /// The first value of a named field, compared case-insensitively.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        header_value(&self.headers, name)
+    }
+
+    /// The `WARC-Type` field, lower-cased (empty when missing).
+    pub fn warc_type(&self) -> String {
+        self.header("WARC-Type")
+            .unwrap_or_default()
+            .to_ascii_lowercase()
+    }
+}
+
+/// The first value of a named header in a list, compared case-insensitively.
+pub fn header_value<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    headers
+        .iter()
+        .find(|(key, _)| key.eq_ignore_ascii_case(name))
+        .map(|(_, value)| value.as_str())
+}
+
+/// What went wrong with one record or one file.
+#[derive(Debug, thiserror::Error)]
+pub enum WarcError {
+    #[error("{path}: cannot read: {source}")]
+    Open { path: PathBuf, source: io::Error },
+    #[error("{path}: not a WARC file (offset {offset}: {detail})")]
+    NotWarc {
+        path: PathBuf,
+        offset: u64,
+        detail: String,
+    },
+    #[error("{path} at offset {offset}: {kind}")]
+    Record {
+        path: PathBuf,
+        offset: u64,
+        kind: RecordProblem,
+    },
+}
+
+impl WarcError {
+    /// The short, stable reason used to count skipped records.
+    pub fn reason(&self) -> &'static str {
+        match self {
+            WarcError::Open { .. } => "unreadable-file",
+            WarcError::NotWarc { .. } => "not-warc",
+            WarcError::Record { kind, .. } => kind.reason(),
+        }
+    }
+}
+
+/// Why one record was skipped.
+#[derive(Debug, thiserror::Error)]
+pub enum RecordProblem {
+    #[error("bad WARC header: {0}")]
+    BadHeader(String),
+    #[error("record is truncated (Content-Length {expected}, only {found} bytes left)")]
+    Truncated { expected: u64, found: u64 },
+    #[error("Content-Length {declared} does not match the record (no record end after the block)")]
+    WrongLength { declared: u64 },
+    #[error("block of {declared} bytes is over the {cap}-byte cap")]
+    TooLarge { declared: u64, cap: u64 },
+    #[error("corrupt gzip member: {0}")]
+    BadGzip(String),
+    #[error("read error: {0}")]
+    Io(String),
+}
+
+impl RecordProblem {
+    pub fn reason(&self) -> &'static str {
+        match self {
+            RecordProblem::BadHeader(_) => "bad-warc-header",
+            RecordProblem::Truncated { .. } => "truncated-record",
+            RecordProblem::WrongLength { .. } => "wrong-content-length",
+            RecordProblem::TooLarge { .. } => "too-large",
+            RecordProblem::BadGzip(_) => "bad-gzip",
+            RecordProblem::Io(_) => "read-error",
+        }
+    }
+}
+
+/// Counts the bytes pulled from the inner reader, so record offsets are known.
+struct CountingReader<R> {
+    inner: R,
+    position: u64,
+}
+
+impl<R: Read> Read for CountingReader<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let read = self.inner.read(buf)?;
+        self.position += read as u64;
+        Ok(read)
+    }
+}
+
+impl<R: Seek> Seek for CountingReader<R> {
+    fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
+        self.position = self.inner.seek(position)?;
+        Ok(self.position)
+    }
+}
+
+type FileInput = BufReader<CountingReader<File>>;
+
+fn input_position(input: &FileInput) -> u64 {
+    input.get_ref().position - input.buffer().len() as u64
+}
+
+/// Reads the records of one WARC file in order; an iterator of
+/// `Result<WarcRecord, WarcError>` that keeps going after a bad record.
+pub struct WarcReader {
+    path: PathBuf,
+    input: FileInput,
+    gzip: bool,
+    max_block_bytes: u64,
+    /// Records read from the current gzip member that are not yet returned
+    /// (a member normally holds one record, a whole-file gzip holds all).
+    pending: std::collections::VecDeque<Result<WarcRecord, WarcError>>,
+    records_seen: u64,
+    finished: bool,
+}
+
+impl WarcReader {
+    /// Opens a WARC file; gzip is recognised by its magic bytes, not its name.
+    pub fn open(path: &Path, max_block_bytes: u64) -> Result<WarcReader, WarcError> {
+        let file = File::open(path).map_err(|source| WarcError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut input = BufReader::with_capacity(
+            256 * 1024,
+            CountingReader {
+                inner: file,
+                position: 0,
+            },
+        );
+        let start = input.fill_buf().map_err(|source| WarcError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let gzip = start.starts_with(&[0x1f, 0x8b]);
+        Ok(WarcReader {
+            path: path.to_path_buf(),
+            input,
+            gzip,
+            max_block_bytes,
+            pending: Default::default(),
+            records_seen: 0,
+            finished: false,
+        })
+    }
+
+    pub fn is_gzip(&self) -> bool {
+        self.gzip
+    }
+
+    /// Bytes of the file consumed so far.
+    pub fn position(&self) -> u64 {
+        input_position(&self.input)
+    }
+
+    /// True once the iterator has nothing more to give.
+    pub fn is_finished(&self) -> bool {
+        self.finished && self.pending.is_empty()
+    }
+
+    fn record_error(&self, offset: u64, kind: RecordProblem) -> WarcError {
+        WarcError::Record {
+            path: self.path.clone(),
+            offset,
+            kind,
+        }
+    }
+
+    /// The error for the first record of a file that is not a WARC record at all.
+    fn not_warc(&self, offset: u64, detail: String) -> WarcError {
+        WarcError::NotWarc {
+            path: self.path.clone(),
+            offset,
+            detail,
+        }
+    }
+
+    fn next_plain(&mut self) -> Option<Result<WarcRecord, WarcError>> {
+        let path = self.path.clone();
+        let max_block_bytes = self.max_block_bytes;
+        let first_record = self.records_seen == 0;
+        match skip_blank_lines(&mut self.input) {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(err) => {
+                let offset = input_position(&self.input);
+                return Some(Err(
+                    self.record_error(offset, RecordProblem::Io(err.to_string()))
+                ));
+            }
+        }
+        let offset = input_position(&self.input);
+        let outcome = read_one_record(&mut self.input, offset, max_block_bytes);
+        let result = match outcome {
+            Ok(record) => Ok(record),
+            Err(problem) if first_record && matches!(problem, RecordProblem::BadHeader(_)) => {
+                // A file that does not start with a record is not a WARC file:
+                // say so once rather than hunting through it.
+                self.finished = true;
+                Err(WarcError::NotWarc {
+                    path,
+                    offset,
+                    detail: problem.to_string(),
+                })
+            }
+            Err(problem) => {
+                // Resume at the next line after this record's start that starts
+                // a record: the bad record may have swallowed the next one's
+                // first bytes (a Content-Length too long), so go back first.
+                let resumed = self
+                    .input
+                    .seek(SeekFrom::Start(offset + 1))
+                    .and_then(|_| resync_plain(&mut self.input));
+                if resumed.is_err() {
+                    self.finished = true;
+                }
+                Err(WarcError::Record {
+                    path,
+                    offset,
+                    kind: problem,
+                })
+            }
+        };
+        Some(result)
+    }
+
+    fn next_gzip_member(&mut self) -> Option<()> {
+        let offset = input_position(&self.input);
+        match self.input.fill_buf() {
+            Ok([]) => return None,
+            Ok(_) => {}
+            Err(err) => {
+                let error = self.record_error(offset, RecordProblem::Io(err.to_string()));
+                self.pending.push_back(Err(error));
+                self.finished = true;
+                return Some(());
+            }
+        }
+        let first_member = self.records_seen == 0 && offset == 0;
+        let max_block_bytes = self.max_block_bytes;
+        let mut member = BufReader::new(GzDecoder::new(&mut self.input));
+        let mut member_offset_of_record = offset;
+        let mut problems = Vec::new();
+        let mut records = Vec::new();
+        loop {
+            match skip_blank_lines(&mut member) {
+                Ok(true) => {}
+                Ok(false) => break,
+                Err(err) => {
+                    problems.push((member_offset_of_record, gzip_problem(err)));
+                    break;
+                }
+            }
+            match read_one_record(&mut member, offset, max_block_bytes) {
+                Ok(record) => records.push(record),
+                Err(problem) => {
+                    let fatal = matches!(problem, RecordProblem::BadGzip(_) | RecordProblem::Io(_));
+                    problems.push((member_offset_of_record, problem));
+                    // The rest of this member cannot be trusted: drop it.
+                    if !fatal {
+                        let _ = io::copy(&mut member, &mut io::sink());
+                    }
+                    break;
+                }
+            }
+            // Further records in the same member (a whole-file gzip) share the member's offset.
+            member_offset_of_record = offset;
+        }
+        drop(member);
+        let corrupt = problems.iter().any(|(_, problem)| {
+            matches!(problem, RecordProblem::BadGzip(_) | RecordProblem::Io(_))
+        });
+        let starts_with_garbage = problems
+            .first()
+            .is_some_and(|(_, problem)| matches!(problem, RecordProblem::BadHeader(_)));
+        if first_member && records.is_empty() && starts_with_garbage {
+            let (problem_offset, problem) = problems.remove(0);
+            self.pending
+                .push_back(Err(self.not_warc(problem_offset, problem.to_string())));
+            self.finished = true;
+            return Some(());
+        }
+        for record in records {
+            self.pending.push_back(Ok(record));
+        }
+        for (problem_offset, problem) in problems {
+            self.pending
+                .push_back(Err(self.record_error(problem_offset, problem)));
+        }
+        if corrupt && !resync_gzip(&mut self.input, offset) {
+            self.finished = true;
+        }
+        Some(())
+    }
+}
+
+impl Iterator for WarcReader {
+    type Item = Result<WarcRecord, WarcError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(item) = self.pending.pop_front() {
+                self.records_seen += 1;
+                return Some(item);
+            }
+            if self.finished {
+                return None;
+            }
+            if self.gzip {
+                if self.next_gzip_member().is_none() {
+                    self.finished = true;
+                }
+            } else {
+                let item = self.next_plain();
+                match item {
+                    None => {
+                        self.finished = true;
+                    }
+                    Some(item) => {
+                        self.records_seen += 1;
+                        return Some(item);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn gzip_problem(err: io::Error) -> RecordProblem {
+    match err.kind() {
+        io::ErrorKind::InvalidInput | io::ErrorKind::InvalidData | io::ErrorKind::UnexpectedEof => {
+            RecordProblem::BadGzip(err.to_string())
+        }
+        _ => RecordProblem::Io(err.to_string()),
+    }
+}
+
+/// Skips CR/LF bytes; returns false at end of input.
+fn skip_blank_lines<R: BufRead>(input: &mut R) -> io::Result<bool> {
+    loop {
+        let available = input.fill_buf()?;
+        if available.is_empty() {
+            return Ok(false);
+        }
+        let blanks = available
+            .iter()
+            .take_while(|&&byte| byte == b'\r' || byte == b'\n')
+            .count();
+        let has_more = blanks < available.len();
+        input.consume(blanks);
+        if has_more {
+            return Ok(true);
+        }
+    }
+}
+
+/// Reads one line (up to and including `\n`) into `line`, refusing lines that
+/// would push the header section past `budget` bytes.
+fn read_header_line<R: BufRead>(
+    input: &mut R,
+    line: &mut Vec<u8>,
+    budget: &mut usize,
+) -> Result<usize, RecordProblem> {
+    line.clear();
+    let read = input
+        .by_ref()
+        .take(*budget as u64 + 1)
+        .read_until(b'\n', line)
+        .map_err(gzip_problem)?;
+    if read > *budget {
+        return Err(RecordProblem::BadHeader(format!(
+            "header section longer than {MAX_HEADER_BYTES} bytes"
+        )));
+    }
+    *budget -= read;
+    Ok(read)
+}
+
+/// Reads one record (version line, fields, block, trailing CRLF CRLF).
+fn read_one_record<R: BufRead>(
+    input: &mut R,
+    offset: u64,
+    max_block_bytes: u64,
+) -> Result<WarcRecord, RecordProblem> {
+    let mut budget = MAX_HEADER_BYTES;
+    let mut line = Vec::with_capacity(128);
+    read_header_line(input, &mut line, &mut budget)?;
+    let version_line = String::from_utf8_lossy(&line).trim_end().to_string();
+    if !version_line.starts_with("WARC/") || version_line.len() > 16 {
+        let shown: String = version_line.chars().take(40).collect();
+        return Err(RecordProblem::BadHeader(format!(
+            "expected a version line like WARC/1.1, found {shown:?}"
+        )));
+    }
+    let mut headers: Vec<(String, String)> = Vec::new();
+    loop {
+        let read = read_header_line(input, &mut line, &mut budget)?;
+        if read == 0 {
+            return Err(RecordProblem::Truncated {
+                expected: 0,
+                found: 0,
+            });
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim_end_matches(['\r', '\n']);
+        if text.is_empty() {
+            break;
+        }
+        if text.starts_with([' ', '\t']) {
+            // A folded continuation of the previous field.
+            match headers.last_mut() {
+                Some((_, value)) => {
+                    value.push(' ');
+                    value.push_str(text.trim());
+                }
+                None => {
+                    return Err(RecordProblem::BadHeader(
+                        "continuation line before any field".into(),
+                    ))
+                }
+            }
+            continue;
+        }
+        let Some((name, value)) = text.split_once(':') else {
+            let shown: String = text.chars().take(40).collect();
+            return Err(RecordProblem::BadHeader(format!(
+                "field without a colon: {shown:?}"
+            )));
+        };
+        headers.push((name.trim().to_string(), value.trim().to_string()));
+    }
+    let length_text = header_value(&headers, "Content-Length")
+        .ok_or_else(|| RecordProblem::BadHeader("no Content-Length field".into()))?;
+    let declared: u64 = length_text.parse().map_err(|_| {
+        RecordProblem::BadHeader(format!("Content-Length {length_text:?} is not a number"))
+    })?;
+    if declared > max_block_bytes {
+        let skipped =
+            io::copy(&mut input.by_ref().take(declared), &mut io::sink()).map_err(gzip_problem)?;
+        if skipped < declared {
+            return Err(RecordProblem::Truncated {
+                expected: declared,
+                found: skipped,
+            });
+        }
+        consume_record_end(input);
+        return Err(RecordProblem::TooLarge {
+            declared,
+            cap: max_block_bytes,
+        });
+    }
+    let mut block = Vec::with_capacity(declared as usize);
+    let read = input
+        .by_ref()
+        .take(declared)
+        .read_to_end(&mut block)
+        .map_err(gzip_problem)? as u64;
+    if read < declared {
+        return Err(RecordProblem::Truncated {
+            expected: declared,
+            found: read,
+        });
+    }
+    if !consume_record_end(input) {
+        return Err(RecordProblem::WrongLength { declared });
+    }
+    Ok(WarcRecord {
+        offset,
+        version: version_line,
+        headers,
+        block,
+    })
+}
+
+/// Consumes the CRLF CRLF that ends a record. Returns false when the bytes
+/// after the block are not a record end, which means the Content-Length was
+/// wrong. Lenient where writers differ: bare LF LF, a missing record end at the
+/// end of input, or the next record directly after the block.
+fn consume_record_end<R: BufRead>(input: &mut R) -> bool {
+    let mut ending = Vec::with_capacity(4);
+    while ending.len() < 4 {
+        let Ok(available) = input.fill_buf() else {
+            return false;
+        };
+        match available.first() {
+            None => return true,
+            Some(&byte) if byte == b'\r' || byte == b'\n' => {
+                ending.push(byte);
+                input.consume(1);
+            }
+            Some(_) => break,
+        }
+    }
+    if ending == b"\r\n\r\n" || ending.ends_with(b"\n\n") {
+        return true;
+    }
+    match input.fill_buf() {
+        Ok([]) => true,
+        Ok(next) => ending.is_empty() && next.starts_with(b"WARC/"),
+        Err(_) => false,
+    }
+}
+
+/// After a bad record in a plain file, skips to the next line that starts with
+/// `WARC/1.` or `WARC/0.`.
+fn resync_plain<R: BufRead>(input: &mut R) -> io::Result<()> {
+    let mut line = Vec::new();
+    loop {
+        let available = input.fill_buf()?;
+        if available.is_empty() {
+            return Ok(());
+        }
+        if available.starts_with(b"WARC/1.") || available.starts_with(b"WARC/0.") {
+            return Ok(());
+        }
+        line.clear();
+        // Bounded read: a gigantic line without newline is consumed in slices.
+        input
+            .by_ref()
+            .take(64 * 1024)
+            .read_until(b'\n', &mut line)?;
+    }
+}
+
+/// After a corrupt gzip member, moves to the next gzip member header
+/// (`1f 8b 08`) after `failed_member_offset`. Returns false when there is none.
+fn resync_gzip(input: &mut FileInput, failed_member_offset: u64) -> bool {
+    // The decoder may have stopped anywhere inside the member; scan forward
+    // from where the reader is now, but never before the failed member.
+    let mut first = input_position(input) <= failed_member_offset;
+    loop {
+        let available = match input.fill_buf() {
+            Ok([]) | Err(_) => return false,
+            Ok(bytes) => bytes,
+        };
+        let start = usize::from(first);
+        first = false;
+        let found = available
+            .windows(3)
+            .skip(start)
+            .position(|window| window == [0x1f, 0x8b, 0x08])
+            .map(|position| position + start);
+        match found {
+            Some(position) => {
+                input.consume(position);
+                return true;
+            }
+            None => {
+                // Keep the last two bytes: a header may straddle the buffer end.
+                let keep = available.len().min(2);
+                let consumed = available.len() - keep;
+                if consumed == 0 {
+                    // Fewer than three bytes left and no header.
+                    let length = available.len();
+                    input.consume(length);
+                    return false;
+                }
+                input.consume(consumed);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::warc_write::{OutRecord, WarcWriter};
+    use std::io::Write;
+
+    fn response(uri: &str, body: &str) -> (Vec<(&'static str, String)>, Vec<u8>) {
+        let block =
+            format!("HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n{body}").into_bytes();
+        (vec![("WARC-Target-URI", uri.to_string())], block)
+    }
+
+    fn write_file(dir: &Path, name: &str, gzip: bool, raw_records: &[Vec<u8>]) -> PathBuf {
+        let path = dir.join(name);
+        let mut writer = WarcWriter::new(File::create(&path).unwrap(), gzip);
+        for raw in raw_records {
+            writer.write_raw_record(raw).unwrap();
+        }
+        writer.finish().unwrap();
+        path
+    }
+
+    fn record_bytes(uri: &str, body: &str) -> Vec<u8> {
+        let (headers, block) = response(uri, body);
+        let mut writer = WarcWriter::new(Vec::new(), false);
+        writer
+            .write_record(&OutRecord {
+                warc_type: "response",
+                headers,
+                block: &block,
+            })
+            .unwrap();
+        writer.finish().unwrap()
+    }
+
+    fn read_all(path: &Path) -> (Vec<WarcRecord>, Vec<WarcError>) {
+        let mut records = Vec::new();
+        let mut errors = Vec::new();
+        for item in WarcReader::open(path, 1 << 20).unwrap() {
+            match item {
+                Ok(record) => records.push(record),
+                Err(error) => errors.push(error),
+            }
+        }
+        (records, errors)
+    }
+
+    #[test]
+    fn reads_plain_and_gzip_records_with_offsets() {
+        let dir = tempfile::tempdir().unwrap();
+        let raws: Vec<Vec<u8>> = (0..3)
+            .map(|index| record_bytes(&format!("http://a.example/{index}"), "<p>hi</p>"))
+            .collect();
+        for gzip in [false, true] {
+            let path = write_file(
+                dir.path(),
+                if gzip { "a.warc.gz" } else { "a.warc" },
+                gzip,
+                &raws,
+            );
+            let (records, errors) = read_all(&path);
+            assert!(errors.is_empty(), "{errors:?}");
+            assert_eq!(records.len(), 3);
+            assert_eq!(records[0].offset, 0);
+            assert!(records[1].offset > 0);
+            assert_eq!(
+                records[2].header("warc-target-uri"),
+                Some("http://a.example/2")
+            );
+            assert_eq!(records[2].warc_type(), "response");
+            assert!(records[2].block.ends_with(b"<p>hi</p>"));
+        }
+    }
+
+    #[test]
+    fn wrong_content_length_skips_one_record_and_keeps_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = record_bytes("http://a.example/good", "<p>good</p>");
+        let bad = String::from_utf8(record_bytes("http://a.example/bad", "<p>bad</p>"))
+            .unwrap()
+            .replace("Content-Length: 54", "Content-Length: 45")
+            .into_bytes();
+        assert_ne!(
+            bad,
+            record_bytes("http://a.example/bad", "<p>bad</p>"),
+            "fixture must change the length"
+        );
+        // Too long: the block runs into the next record's version line.
+        let too_long = String::from_utf8(record_bytes("http://a.example/bad", "<p>bad</p>"))
+            .unwrap()
+            .replace("Content-Length: 54", "Content-Length: 62")
+            .into_bytes();
+        for (gzip, bad) in [
+            (false, &bad),
+            (true, &bad),
+            (false, &too_long),
+            (true, &too_long),
+        ] {
+            let path = write_file(
+                dir.path(),
+                "b.warc",
+                gzip,
+                &[good.clone(), bad.clone(), good.clone()],
+            );
+            let (records, errors) = read_all(&path);
+            assert_eq!(records.len(), 2, "gzip={gzip}");
+            assert_eq!(errors.len(), 1, "gzip={gzip}");
+            // In a gzip member a length past the member's end reads as a truncated record.
+            assert!(
+                ["wrong-content-length", "truncated-record"].contains(&errors[0].reason()),
+                "{}",
+                errors[0]
+            );
+            assert!(
+                errors[0].to_string().contains("b.warc at offset"),
+                "{}",
+                errors[0]
+            );
+            assert_eq!(
+                records[1].header("WARC-Target-URI"),
+                Some("http://a.example/good")
+            );
+        }
+    }
+
+    #[test]
+    fn truncated_gzip_keeps_the_records_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let raws: Vec<Vec<u8>> = (0..3)
+            .map(|index| {
+                record_bytes(
+                    &format!("http://a.example/{index}"),
+                    "<p>some text here</p>",
+                )
+            })
+            .collect();
+        let path = write_file(dir.path(), "t.warc.gz", true, &raws);
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() - 20]).unwrap();
+        let (records, errors) = read_all(&path);
+        assert_eq!(records.len(), 2);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].reason(), "bad-gzip");
+    }
+
+    #[test]
+    fn corrupt_member_in_the_middle_resyncs_to_the_next_member() {
+        let dir = tempfile::tempdir().unwrap();
+        let raws: Vec<Vec<u8>> = (0..3)
+            .map(|index| {
+                record_bytes(
+                    &format!("http://a.example/{index}"),
+                    "<p>some text here</p>",
+                )
+            })
+            .collect();
+        let path = write_file(dir.path(), "c.warc.gz", true, &raws);
+        let mut bytes = std::fs::read(&path).unwrap();
+        // Damage the deflate data of the first member (after its 10-byte header).
+        for byte in &mut bytes[12..30] {
+            *byte ^= 0x5a;
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let (records, errors) = read_all(&path);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(records.len(), 2);
+        assert_eq!(
+            records[0].header("WARC-Target-URI"),
+            Some("http://a.example/1")
+        );
+    }
+
+    #[test]
+    fn a_file_that_is_not_warc_is_one_clear_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("notes.warc");
+        std::fs::File::create(&path)
+            .unwrap()
+            .write_all(
+                b"<html>this is a web page, not a crawl</html>\n"
+                    .repeat(100)
+                    .as_slice(),
+            )
+            .unwrap();
+        let (records, errors) = read_all(&path);
+        assert!(records.is_empty());
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].reason(), "not-warc");
+        assert!(
+            errors[0]
+                .to_string()
+                .contains("notes.warc: not a WARC file"),
+            "{}",
+            errors[0]
+        );
+        // The same for gzip-compressed garbage.
+        let path = dir.path().join("notes.warc.gz");
+        let mut encoder = flate2::write::GzEncoder::new(
+            File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        );
+        encoder.write_all(b"just some text\n").unwrap();
+        encoder.finish().unwrap();
+        let (records, errors) = read_all(&path);
+        assert!(records.is_empty());
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].reason(), "not-warc");
+    }
+
+    #[test]
+    fn over_cap_record_is_skipped_without_losing_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = record_bytes("http://a.example/big", &"x".repeat(5000));
+        let small = record_bytes("http://a.example/small", "<p>s</p>");
+        for gzip in [false, true] {
+            let path = write_file(dir.path(), "big.warc", gzip, &[big.clone(), small.clone()]);
+            let mut records = Vec::new();
+            let mut errors = Vec::new();
+            for item in WarcReader::open(&path, 1000).unwrap() {
+                match item {
+                    Ok(record) => records.push(record),
+                    Err(error) => errors.push(error),
+                }
+            }
+            assert_eq!(records.len(), 1);
+            assert_eq!(
+                records[0].header("WARC-Target-URI"),
+                Some("http://a.example/small")
+            );
+            assert_eq!(errors.len(), 1);
+            assert_eq!(errors[0].reason(), "too-large");
+        }
+    }
+
+    #[test]
+    fn whole_file_gzip_and_folded_headers_and_warc_1_0() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plain = Vec::new();
+        let mut writer = WarcWriter::new(&mut plain, false).with_version_1_0();
+        for index in 0..2 {
+            let (mut headers, block) = response(&format!("http://a.example/{index}"), "<p>x</p>");
+            headers.push(("X-Folded", "first\r\n  second".to_string()));
+            writer
+                .write_record(&OutRecord {
+                    warc_type: "response",
+                    headers,
+                    block: &block,
+                })
+                .unwrap();
+        }
+        writer.finish().unwrap();
+        let path = dir.path().join("whole.warc.gz");
+        let mut encoder = flate2::write::GzEncoder::new(
+            File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        );
+        encoder.write_all(&plain).unwrap();
+        encoder.finish().unwrap();
+        let (records, errors) = read_all(&path);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[1].version, "WARC/1.0");
+        assert_eq!(records[1].header("x-folded"), Some("first second"));
+    }
+
+    #[test]
+    fn missing_file_names_the_path() {
+        let error = WarcReader::open(Path::new("/nonexistent/crawl.warc.gz"), 1000)
+            .err()
+            .unwrap();
+        assert!(
+            error
+                .to_string()
+                .starts_with("/nonexistent/crawl.warc.gz: cannot read"),
+            "{error}"
+        );
+    }
+}

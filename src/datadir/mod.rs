@@ -1,0 +1,438 @@
+//! The data directory: the page store, the ingested crawls and the
+//! generations built from them, with the switch between generations.
+//!
+//! ```text
+//! data/
+//!   config.json                 the typed configuration (written with defaults on first use)
+//!   lock                        held by `index` while it writes
+//!   store/                      the page store (see `store`)
+//!   crawls/<crawl-id>/          one ingested crawl: captures.bin, report.json, files.json,
+//!                               references (the store references it holds)
+//!   crawls/<crawl-id>.partial/  a crawl being ingested; on the next start, its journaled
+//!                               references are released and it is removed
+//!   generations/gen-<n>/        a complete generation: manifest.json, pages.bin
+//!   CURRENT                     the name of the generation readers use
+//! ```
+//!
+//! A generation directory is written under a temporary name, synced, then
+//! renamed; `CURRENT` is replaced atomically after it. A reader that reads
+//! `CURRENT` then the generation it names never sees half a generation, and a
+//! crash at any point leaves the previous generation serving.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::ingest::{self, Capture, IngestReport};
+use crate::pages::{PageTable, TableCounts};
+use crate::store::{PageStore, StoreError};
+
+/// Version of the generation format written by this build.
+pub const GENERATION_FORMAT: u32 = 1;
+/// How many generations are kept on disk, the current one included.
+const GENERATIONS_KEPT: usize = 3;
+
+/// Errors of the data directory.
+#[derive(Debug, thiserror::Error)]
+pub enum DataError {
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {detail}")]
+    Format { path: PathBuf, detail: String },
+    #[error("{0}: no index yet; run `mirrorscope index` first")]
+    NoGeneration(PathBuf),
+    #[error("{path}: another `mirrorscope index` is writing to this data directory")]
+    Busy { path: PathBuf },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    Ingest(#[from] ingest::IngestError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+}
+
+pub type Result<T> = std::result::Result<T, DataError>;
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> DataError + '_ {
+    move |source| DataError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// One crawl of a generation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CrawlEntry {
+    pub id: String,
+    pub files: Vec<String>,
+    pub captures: u64,
+}
+
+/// What a generation holds, written as `manifest.json`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Manifest {
+    pub format: u32,
+    pub generation: String,
+    /// Seconds since the Unix epoch when the generation was written.
+    pub created: u64,
+    pub crawls: Vec<CrawlEntry>,
+    pub counts: TableCounts,
+}
+
+/// A data directory, opened.
+pub struct DataDir {
+    root: PathBuf,
+}
+
+/// Holds the data directory's writer lock until dropped.
+pub struct WriterLock {
+    _file: File,
+}
+
+impl DataDir {
+    /// Opens (creating if needed) the data directory at `root`.
+    pub fn open(root: &Path) -> Result<DataDir> {
+        for folder in [root.to_path_buf(), root.join("crawls"), root.join("generations")] {
+            fs::create_dir_all(&folder).map_err(io_error(&folder))?;
+        }
+        Ok(DataDir { root: root.to_path_buf() })
+    }
+
+    /// Opens an existing data directory for reading, without creating anything.
+    pub fn open_existing(root: &Path) -> Result<DataDir> {
+        if !root.join("CURRENT").exists() {
+            return Err(DataError::NoGeneration(root.to_path_buf()));
+        }
+        Ok(DataDir { root: root.to_path_buf() })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// Takes the writer lock, failing at once if another writer holds it.
+    pub fn lock_for_writing(&self) -> Result<WriterLock> {
+        let path = self.root.join("lock");
+        let file = File::options()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(io_error(&path))?;
+        match file.try_lock() {
+            Ok(()) => Ok(WriterLock { _file: file }),
+            Err(fs::TryLockError::WouldBlock) => Err(DataError::Busy { path }),
+            Err(fs::TryLockError::Error(source)) => Err(DataError::Io { path, source }),
+        }
+    }
+
+    /// The configuration in `config.json`, written with the defaults if absent.
+    pub fn config(&self) -> Result<Config> {
+        let path = self.root.join("config.json");
+        if !path.exists() {
+            let text = serde_json::to_string_pretty(&Config::default()).unwrap_or_default();
+            write_atomically(&path, text.as_bytes())?;
+        }
+        Ok(Config::load(&path)?)
+    }
+
+    /// Opens the page store with the configuration's settings.
+    pub fn store(&self, config: &Config) -> Result<PageStore> {
+        Ok(PageStore::open(&self.root.join("store"), config.store.clone())?)
+    }
+
+    pub fn crawl_dir(&self, crawl_id: &str) -> PathBuf {
+        self.root.join("crawls").join(crawl_id)
+    }
+
+    /// True when the crawl was completely ingested before.
+    pub fn has_crawl(&self, crawl_id: &str) -> bool {
+        self.crawl_dir(crawl_id).join(REPORT_FILE).exists()
+    }
+
+    /// The ids of every completely ingested crawl, sorted.
+    pub fn crawl_ids(&self) -> Result<Vec<String>> {
+        let folder = self.root.join("crawls");
+        let mut ids = Vec::new();
+        for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
+            let entry = entry.map_err(io_error(&folder))?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            if !name.ends_with(PARTIAL_SUFFIX) && self.has_crawl(&name) {
+                ids.push(name);
+            }
+        }
+        ids.sort();
+        Ok(ids)
+    }
+
+    /// Gives back the store references of crawls whose ingest was
+    /// interrupted, then removes them. Returns how many were rolled back.
+    pub fn recover_interrupted_crawls(&self, store: &PageStore) -> Result<usize> {
+        let folder = self.root.join("crawls");
+        let mut recovered = 0;
+        for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
+            let entry = entry.map_err(io_error(&folder))?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            if !name.ends_with(PARTIAL_SUFFIX) {
+                continue;
+            }
+            let partial = entry.path();
+            let journal = partial.join(ingest::REFERENCES_FILE);
+            if journal.exists() {
+                let keys = ingest::read_references(&journal)?;
+                tracing::warn!(crawl = %name, references = keys.len(), "rolling back an interrupted ingest");
+                for key in keys {
+                    match store.delete(&key) {
+                        Ok(_) => {}
+                        Err(error) if error.is_not_found() => {
+                            tracing::warn!(%key, "journaled reference already gone");
+                        }
+                        Err(error) => return Err(error.into()),
+                    }
+                }
+            }
+            fs::remove_dir_all(&partial).map_err(io_error(&partial))?;
+            recovered += 1;
+        }
+        Ok(recovered)
+    }
+
+    /// Starts ingesting a crawl: a fresh `<id>.partial` directory.
+    pub fn begin_crawl(&self, crawl_id: &str) -> Result<PathBuf> {
+        let partial = self.root.join("crawls").join(format!("{crawl_id}{PARTIAL_SUFFIX}"));
+        if partial.exists() {
+            fs::remove_dir_all(&partial).map_err(io_error(&partial))?;
+        }
+        fs::create_dir_all(&partial).map_err(io_error(&partial))?;
+        Ok(partial)
+    }
+
+    /// Completes an ingest: writes its captures, files and report, then
+    /// renames the partial directory into place.
+    pub fn finish_crawl(&self, crawl_id: &str, partial: &Path, files: &[String], captures: &[Capture], report: &IngestReport) -> Result<()> {
+        ingest::write_captures(&partial.join(CAPTURES_FILE), captures)?;
+        write_json(&partial.join("files.json"), &files)?;
+        // The report goes last: its presence marks a complete crawl.
+        write_json(&partial.join(REPORT_FILE), report)?;
+        sync_dir(partial)?;
+        let final_dir = self.crawl_dir(crawl_id);
+        fs::rename(partial, &final_dir).map_err(io_error(&final_dir))?;
+        sync_dir(&self.root.join("crawls"))
+    }
+
+    pub fn crawl_report(&self, crawl_id: &str) -> Result<IngestReport> {
+        read_json(&self.crawl_dir(crawl_id).join(REPORT_FILE))
+    }
+
+    pub fn crawl_files(&self, crawl_id: &str) -> Result<Vec<String>> {
+        read_json(&self.crawl_dir(crawl_id).join("files.json"))
+    }
+
+    pub fn crawl_captures(&self, crawl_id: &str) -> Result<Vec<Capture>> {
+        Ok(ingest::read_captures(&self.crawl_dir(crawl_id).join(CAPTURES_FILE))?)
+    }
+
+    /// Writes a new generation and makes it current. Returns its manifest.
+    pub fn write_generation(&self, crawls: Vec<CrawlEntry>, table: &PageTable) -> Result<Manifest> {
+        let generations = self.root.join("generations");
+        let number = self.generation_names()?.iter().filter_map(|name| generation_number(name)).max().unwrap_or(0) + 1;
+        let name = format!("gen-{number:06}");
+        let temporary = generations.join(format!(".{name}.tmp"));
+        if temporary.exists() {
+            fs::remove_dir_all(&temporary).map_err(io_error(&temporary))?;
+        }
+        fs::create_dir_all(&temporary).map_err(io_error(&temporary))?;
+        let manifest = Manifest {
+            format: GENERATION_FORMAT,
+            generation: name.clone(),
+            created: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |elapsed| elapsed.as_secs()),
+            crawls,
+            counts: table.counts(),
+        };
+        let table_path = temporary.join(PAGES_FILE);
+        let bytes = postcard::to_allocvec(table).map_err(|error| DataError::Format {
+            path: table_path.clone(),
+            detail: error.to_string(),
+        })?;
+        let compressed = zstd::encode_all(bytes.as_slice(), 3).map_err(io_error(&table_path))?;
+        write_synced(&table_path, &compressed)?;
+        write_json(&temporary.join(MANIFEST_FILE), &manifest)?;
+        sync_dir(&temporary)?;
+        let final_dir = generations.join(&name);
+        fs::rename(&temporary, &final_dir).map_err(io_error(&final_dir))?;
+        sync_dir(&generations)?;
+        write_atomically(&self.root.join("CURRENT"), format!("{name}\n").as_bytes())?;
+        self.prune_generations(&name)?;
+        Ok(manifest)
+    }
+
+    fn generation_names(&self) -> Result<Vec<String>> {
+        let folder = self.root.join("generations");
+        let mut names = Vec::new();
+        for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
+            let entry = entry.map_err(io_error(&folder))?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            if generation_number(&name).is_some() {
+                names.push(name);
+            }
+        }
+        names.sort();
+        Ok(names)
+    }
+
+    /// Removes the oldest generations beyond [`GENERATIONS_KEPT`], never the current one.
+    fn prune_generations(&self, current: &str) -> Result<()> {
+        let names = self.generation_names()?;
+        let excess = names.len().saturating_sub(GENERATIONS_KEPT);
+        for name in names.iter().take(excess).filter(|name| name.as_str() != current) {
+            let path = self.root.join("generations").join(name);
+            fs::remove_dir_all(&path).map_err(io_error(&path))?;
+        }
+        Ok(())
+    }
+
+    /// The name of the current generation.
+    pub fn current_generation(&self) -> Result<String> {
+        let path = self.root.join("CURRENT");
+        let text = match fs::read_to_string(&path) {
+            Ok(text) => text,
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(DataError::NoGeneration(self.root.clone())),
+            Err(source) => return Err(DataError::Io { path, source }),
+        };
+        let name = text.trim().to_string();
+        if generation_number(&name).is_none() {
+            return Err(DataError::Format {
+                path,
+                detail: format!("{name:?} is not a generation name"),
+            });
+        }
+        Ok(name)
+    }
+
+    /// The manifest of the current generation.
+    pub fn manifest(&self) -> Result<Manifest> {
+        let name = self.current_generation()?;
+        let manifest: Manifest = read_json(&self.root.join("generations").join(&name).join(MANIFEST_FILE))?;
+        if manifest.format != GENERATION_FORMAT {
+            return Err(DataError::Format {
+                path: self.root.join("generations").join(&name),
+                detail: format!(
+                    "generation format {} is not the {GENERATION_FORMAT} this build reads; run `mirrorscope index` again",
+                    manifest.format
+                ),
+            });
+        }
+        Ok(manifest)
+    }
+
+    /// The page table of the current generation.
+    pub fn page_table(&self) -> Result<PageTable> {
+        let name = self.current_generation()?;
+        let path = self.root.join("generations").join(name).join(PAGES_FILE);
+        let compressed = fs::read(&path).map_err(io_error(&path))?;
+        let bytes = zstd::decode_all(compressed.as_slice()).map_err(io_error(&path))?;
+        postcard::from_bytes(&bytes).map_err(|error| DataError::Format {
+            path,
+            detail: error.to_string(),
+        })
+    }
+}
+
+const PARTIAL_SUFFIX: &str = ".partial";
+const REPORT_FILE: &str = "report.json";
+const CAPTURES_FILE: &str = "captures.bin";
+const PAGES_FILE: &str = "pages.bin";
+const MANIFEST_FILE: &str = "manifest.json";
+
+fn generation_number(name: &str) -> Option<u64> {
+    name.strip_prefix("gen-")?.parse().ok()
+}
+
+fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
+    let mut text = serde_json::to_string_pretty(value).map_err(|error| DataError::Format {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })?;
+    text.push('\n');
+    write_synced(path, text.as_bytes())
+}
+
+fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
+    let text = fs::read_to_string(path).map_err(io_error(path))?;
+    serde_json::from_str(&text).map_err(|error| DataError::Format {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })
+}
+
+fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut file = File::create(path).map_err(io_error(path))?;
+    file.write_all(bytes).map_err(io_error(path))?;
+    file.sync_all().map_err(io_error(path))
+}
+
+/// Replaces `path` atomically: temporary file, fsync, rename, fsync of the folder.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    let temporary = folder.join(format!(
+        ".{}.tmp-{}",
+        path.file_name().map(|name| name.to_string_lossy().to_string()).unwrap_or_default(),
+        std::process::id()
+    ));
+    write_synced(&temporary, bytes)?;
+    fs::rename(&temporary, path).map_err(io_error(path))?;
+    sync_dir(folder)
+}
+
+fn sync_dir(path: &Path) -> Result<()> {
+    File::open(path).and_then(|folder| folder.sync_all()).map_err(io_error(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_new_generation_replaces_the_current_one_and_old_ones_are_pruned() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        assert!(matches!(data.manifest(), Err(DataError::NoGeneration(_))));
+        let table = PageTable::default();
+        for expected in 1..=5u64 {
+            let manifest = data.write_generation(Vec::new(), &table).unwrap();
+            assert_eq!(manifest.generation, format!("gen-{expected:06}"));
+            assert_eq!(data.current_generation().unwrap(), manifest.generation);
+            assert_eq!(data.page_table().unwrap(), table);
+        }
+        assert_eq!(data.generation_names().unwrap(), vec!["gen-000003", "gen-000004", "gen-000005"]);
+    }
+
+    #[test]
+    fn an_unfinished_generation_is_never_current() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        data.write_generation(Vec::new(), &PageTable::default()).unwrap();
+        // A crash while writing generation 2 leaves only its temporary folder.
+        fs::create_dir_all(dir.path().join("generations/.gen-000002.tmp")).unwrap();
+        fs::write(dir.path().join("generations/.gen-000002.tmp/pages.bin"), b"half").unwrap();
+        assert_eq!(data.current_generation().unwrap(), "gen-000001");
+        assert!(data.page_table().is_ok());
+        // The next writer cleans it and takes the number.
+        assert_eq!(data.write_generation(Vec::new(), &PageTable::default()).unwrap().generation, "gen-000002");
+    }
+
+    #[test]
+    fn one_writer_at_a_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        let held = data.lock_for_writing().unwrap();
+        assert!(matches!(data.lock_for_writing(), Err(DataError::Busy { .. })));
+        drop(held);
+        assert!(data.lock_for_writing().is_ok());
+    }
+}

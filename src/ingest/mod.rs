@@ -1,0 +1,421 @@
+//! Ingesting a crawl: WARC files -> page store + the crawl's list of captures.
+//!
+//! Reads: WARC files (through `corpus`). Writes: each distinct body once into
+//! the page store (gomes-et-al-2006 §4), and `crawls/<id>/` in the data
+//! directory: `captures.bin` (one entry per HTML capture, with its content
+//! key), `report.json` (the counts printed by `mirrorscope index`) and
+//! `references` (one line per store reference this crawl holds, so the crawl
+//! can later release exactly what it took).
+//!
+//! Parallel across files and across records: each file is read in order in
+//! batches of `batch_records`; a batch is decoded, extracted, hashed and stored
+//! with rayon. Memory is bounded by the batches in flight plus the captures'
+//! metadata; bodies are never all held at once.
+//!
+//! Revisit records are resolved after every response is stored, through their
+//! WARC-Payload-Digest, against this crawl's captures and those of crawls
+//! already in the data directory.
+
+mod report;
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
+use std::time::Instant;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use url::Url;
+
+use crate::config::IngestConfig;
+use crate::corpus::{self, charset, CaptureInfo, ReadLimits, RecordOutcome, WarcReader};
+use crate::store::{ContentKey, PageStore};
+
+pub use report::IngestReport;
+
+/// One HTML capture of a crawl: what the page table is built from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capture {
+    pub info: CaptureInfo,
+    /// The stored body; `None` for a redirect without an HTML body.
+    pub content_key: Option<ContentKey>,
+    /// Length of the decoded body in bytes.
+    pub body_bytes: u64,
+    /// The encoding the body was decoded from (`UTF-8`, `windows-1252`...).
+    pub encoding: String,
+    pub title: String,
+    /// Canonical outlinks, in document order, unique.
+    pub links: Vec<String>,
+    /// For a revisit record: the URL of the capture whose body it reuses.
+    pub revisit_of: Option<String>,
+}
+
+/// Errors that stop an ingest (a bad record never does).
+#[derive(Debug, thiserror::Error)]
+pub enum IngestError {
+    #[error(transparent)]
+    Warc(#[from] corpus::WarcError),
+    #[error(transparent)]
+    Store(#[from] crate::store::StoreError),
+    #[error("{path}: {source}")]
+    Io { path: PathBuf, source: std::io::Error },
+    #[error("{path}: {detail}")]
+    Format { path: PathBuf, detail: String },
+}
+
+pub type Result<T> = std::result::Result<T, IngestError>;
+
+fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> IngestError + '_ {
+    move |source| IngestError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// Running counts shared by the worker threads (atomics: no lock in the hot loop).
+#[derive(Default)]
+struct Counters {
+    records: AtomicU64,
+    bytes_read: AtomicU64,
+}
+
+/// What one record became after decoding and storing.
+enum Processed {
+    Capture(Box<Capture>, bool),
+    Revisit(corpus::Revisit),
+    Ignored(&'static str),
+    Bad(&'static str),
+}
+
+/// Writes store references to the crawl's journal as they are taken, so that
+/// an interrupted ingest can give back exactly what it took.
+struct ReferenceJournal {
+    path: PathBuf,
+    writer: Mutex<BufWriter<File>>,
+}
+
+impl ReferenceJournal {
+    fn create(path: PathBuf) -> Result<ReferenceJournal> {
+        let file = File::create(&path).map_err(io_error(&path))?;
+        Ok(ReferenceJournal {
+            path,
+            writer: Mutex::new(BufWriter::new(file)),
+        })
+    }
+
+    fn record(&self, keys: &[ContentKey]) -> Result<()> {
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let mut writer = self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        for key in keys {
+            writeln!(writer, "{key}").map_err(io_error(&self.path))?;
+        }
+        writer.flush().map_err(io_error(&self.path))
+    }
+
+    fn finish(self) -> Result<()> {
+        let writer = self.writer.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let file = writer.into_inner().map_err(|error| IngestError::Io {
+            path: self.path.clone(),
+            source: error.into_error(),
+        })?;
+        file.sync_all().map_err(io_error(&self.path))
+    }
+}
+
+/// Reads the references listed in a crawl's journal.
+pub fn read_references(path: &Path) -> Result<Vec<ContentKey>> {
+    let text = std::fs::read_to_string(path).map_err(io_error(path))?;
+    let mut keys = Vec::new();
+    for (line_number, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        // A torn last line (crash mid-write) is skipped: that reference was
+        // taken but not recorded, and leaks rather than being released twice.
+        match line.parse() {
+            Ok(key) => keys.push(key),
+            Err(error) => tracing::warn!(path = %path.display(), line = line_number + 1, %error, "unreadable reference line skipped"),
+        }
+    }
+    Ok(keys)
+}
+
+/// Options for one ingest.
+pub struct IngestOptions<'a> {
+    pub config: &'a IngestConfig,
+    /// Digest -> stored body of captures of earlier crawls, for revisits.
+    pub known_digests: &'a HashMap<String, (ContentKey, String)>,
+    /// Called with the number of bytes read so far (progress display).
+    pub progress: &'a (dyn Fn(u64) + Sync),
+}
+
+/// The result of ingesting a crawl into `crawl_dir`.
+pub struct Ingested {
+    pub captures: Vec<Capture>,
+    pub report: IngestReport,
+}
+
+/// Ingests `files` into `store`, journaling references in `crawl_dir/references`.
+pub fn ingest_files(files: &[PathBuf], store: &PageStore, crawl_dir: &Path, options: &IngestOptions<'_>) -> Result<Ingested> {
+    let started = Instant::now();
+    let journal = ReferenceJournal::create(crawl_dir.join(REFERENCES_FILE))?;
+    let counters = Counters::default();
+    let limits = ReadLimits {
+        max_body_bytes: options.config.max_body_bytes,
+    };
+
+    let per_file: Vec<Result<FileResult>> = files
+        .par_iter()
+        .map(|path| ingest_one_file(path, store, &journal, limits, options, &counters))
+        .collect();
+
+    let mut report = IngestReport {
+        files: files.len() as u64,
+        ..IngestReport::default()
+    };
+    let mut captures = Vec::new();
+    let mut revisits = Vec::new();
+    for result in per_file {
+        let file_result = match result {
+            Ok(file_result) => file_result,
+            Err(IngestError::Warc(error)) => {
+                // A missing or unreadable file is reported and counted; the others go on.
+                tracing::error!("{error}");
+                *report.skipped.entry(error.reason().to_string()).or_default() += 1;
+                report.failed_files.push(error.to_string());
+                continue;
+            }
+            Err(error) => return Err(error),
+        };
+        report.absorb(&file_result.counts);
+        captures.extend(file_result.captures);
+        revisits.extend(file_result.revisits);
+    }
+
+    resolve_revisits(revisits, &mut captures, store, &journal, options, &mut report)?;
+    journal.finish()?;
+
+    report.records = counters.records.load(Ordering::Relaxed);
+    report.bytes_read = counters.bytes_read.load(Ordering::Relaxed);
+    report.captures = captures.len() as u64;
+    report.elapsed_seconds = started.elapsed().as_secs_f64();
+    Ok(Ingested { captures, report })
+}
+
+/// Name of the journal of store references inside a crawl directory.
+pub const REFERENCES_FILE: &str = "references";
+
+#[derive(Default)]
+struct FileResult {
+    captures: Vec<Capture>,
+    revisits: Vec<corpus::Revisit>,
+    counts: report::Counts,
+}
+
+fn ingest_one_file(
+    path: &Path,
+    store: &PageStore,
+    journal: &ReferenceJournal,
+    limits: ReadLimits,
+    options: &IngestOptions<'_>,
+    counters: &Counters,
+) -> Result<FileResult> {
+    let mut reader = WarcReader::open(path, limits.max_body_bytes)?;
+    let file_name = path.display().to_string();
+    let mut result = FileResult::default();
+    let mut last_position = 0u64;
+    loop {
+        let mut batch = Vec::with_capacity(options.config.batch_records);
+        for item in reader.by_ref().take(options.config.batch_records) {
+            counters.records.fetch_add(1, Ordering::Relaxed);
+            match item {
+                Ok(record) => batch.push(record),
+                Err(error) => {
+                    tracing::warn!("{error}, record skipped");
+                    *result.counts.skipped.entry(error.reason()).or_default() += 1;
+                    if matches!(error, corpus::WarcError::NotWarc { .. }) {
+                        result.counts.failed_files.push(error.to_string());
+                    }
+                }
+            }
+        }
+        if batch.is_empty() && reader.is_finished() {
+            break;
+        }
+        let position = reader.position();
+        counters.bytes_read.fetch_add(position - last_position, Ordering::Relaxed);
+        last_position = position;
+        (options.progress)(counters.bytes_read.load(Ordering::Relaxed));
+
+        let processed: Vec<Result<Processed>> = batch
+            .par_iter()
+            .map(|record| process_record(record, &file_name, limits, store))
+            .collect();
+        let mut taken = Vec::new();
+        for item in processed {
+            match item? {
+                Processed::Capture(capture, stored_new) => {
+                    if let Some(key) = capture.content_key {
+                        taken.push(key);
+                        result.counts.count_body(capture.body_bytes, stored_new);
+                    }
+                    result.captures.push(*capture);
+                }
+                Processed::Revisit(revisit) => result.revisits.push(revisit),
+                Processed::Ignored(reason) => *result.counts.ignored.entry(reason).or_default() += 1,
+                Processed::Bad(reason) => *result.counts.skipped.entry(reason).or_default() += 1,
+            }
+        }
+        journal.record(&taken)?;
+    }
+    Ok(result)
+}
+
+/// Decodes, extracts and stores one record.
+fn process_record(record: &corpus::WarcRecord, file_name: &str, limits: ReadLimits, store: &PageStore) -> Result<Processed> {
+    let page = match corpus::interpret_record(record, file_name, limits) {
+        RecordOutcome::Page(page) => page,
+        RecordOutcome::Revisit(revisit) => return Ok(Processed::Revisit(revisit)),
+        RecordOutcome::Ignored(reason) => return Ok(Processed::Ignored(reason)),
+        RecordOutcome::Bad { reason, detail } => {
+            tracing::warn!("{file_name} at offset {}: {detail}, record skipped", record.offset);
+            return Ok(Processed::Bad(reason));
+        }
+    };
+    let mut capture = Capture {
+        body_bytes: page.body.len() as u64,
+        info: page.info,
+        content_key: None,
+        encoding: String::new(),
+        title: String::new(),
+        links: page.redirect_to.into_iter().collect(),
+        revisit_of: None,
+    };
+    if page.body.is_empty() {
+        return Ok(Processed::Capture(Box::new(capture), false));
+    }
+    let decoded = match charset::decode_body(&page.body, capture.info.content_type.as_deref()) {
+        Ok(decoded) => decoded,
+        Err(problem) => {
+            tracing::warn!("{file_name} at offset {}: {} {problem}, record skipped", record.offset, capture.info.url);
+            return Ok(Processed::Bad("bad-charset"));
+        }
+    };
+    apply_extraction(&mut capture, &decoded.text);
+    capture.encoding = decoded.encoding.to_string();
+    let outcome = store.put(&page.body)?;
+    capture.content_key = Some(outcome.key);
+    Ok(Processed::Capture(Box::new(capture), outcome.stored_new))
+}
+
+fn apply_extraction(capture: &mut Capture, text: &str) {
+    let Ok(page_url) = Url::parse(&capture.info.url) else {
+        return;
+    };
+    let extracted = corpus::extract_html(text, &page_url);
+    capture.title = extracted.title;
+    let mut links: Vec<String> = std::mem::take(&mut capture.links);
+    links.extend(extracted.links.into_iter().map(String::from));
+    capture.links = links;
+}
+
+/// Resolves revisit records to the body they refer to, by payload digest.
+fn resolve_revisits(
+    revisits: Vec<corpus::Revisit>,
+    captures: &mut Vec<Capture>,
+    store: &PageStore,
+    journal: &ReferenceJournal,
+    options: &IngestOptions<'_>,
+    report: &mut IngestReport,
+) -> Result<()> {
+    if revisits.is_empty() {
+        return Ok(());
+    }
+    let mut by_digest: HashMap<String, (ContentKey, String)> = HashMap::new();
+    for capture in captures.iter() {
+        if let (Some(digest), Some(key)) = (&capture.info.payload_digest, capture.content_key) {
+            by_digest.entry(digest.clone()).or_insert_with(|| (key, capture.info.url.clone()));
+        }
+    }
+    let mut resolved = Vec::new();
+    for revisit in revisits {
+        let target = revisit
+            .info
+            .payload_digest
+            .as_deref()
+            .and_then(|digest| by_digest.get(digest).or_else(|| options.known_digests.get(digest)).cloned());
+        let Some((key, original_url)) = target else {
+            tracing::warn!(
+                "{} at offset {}: revisit of {} has no earlier capture with digest {}, record skipped",
+                revisit.info.location.file,
+                revisit.info.location.offset,
+                revisit.info.url,
+                revisit.info.payload_digest.as_deref().unwrap_or("(none)")
+            );
+            *report.skipped.entry("unresolved-revisit".into()).or_default() += 1;
+            continue;
+        };
+        let body = store.get(&key)?;
+        let mut capture = Capture {
+            body_bytes: body.len() as u64,
+            info: revisit.info,
+            content_key: None,
+            encoding: String::new(),
+            title: String::new(),
+            links: Vec::new(),
+            revisit_of: Some(revisit.refers_to_uri.unwrap_or(original_url)),
+        };
+        match charset::decode_body(&body, capture.info.content_type.as_deref()) {
+            Ok(decoded) => {
+                // Links resolve against the revisit's own URL, which may differ.
+                apply_extraction(&mut capture, &decoded.text);
+                capture.encoding = decoded.encoding.to_string();
+            }
+            Err(problem) => {
+                tracing::warn!("{}: {problem}, revisit skipped", capture.info.url);
+                *report.skipped.entry("bad-charset".into()).or_default() += 1;
+                continue;
+            }
+        }
+        store.add_reference(&key)?;
+        capture.content_key = Some(key);
+        report.revisits_resolved += 1;
+        report.duplicate_pages_eliminated += 1;
+        report.bytes_saved += capture.body_bytes;
+        resolved.push(key);
+        captures.push(capture);
+    }
+    journal.record(&resolved)
+}
+
+/// Reads a crawl's captures written by [`write_captures`].
+pub fn read_captures(path: &Path) -> Result<Vec<Capture>> {
+    let bytes = std::fs::read(path).map_err(io_error(path))?;
+    let bytes = zstd::decode_all(bytes.as_slice()).map_err(io_error(path))?;
+    postcard::from_bytes(&bytes).map_err(|error| IngestError::Format {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })
+}
+
+/// Writes captures (postcard, zstd-compressed) and syncs the file.
+pub fn write_captures(path: &Path, captures: &[Capture]) -> Result<()> {
+    let bytes = postcard::to_allocvec(captures).map_err(|error| IngestError::Format {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })?;
+    let compressed = zstd::encode_all(bytes.as_slice(), 3).map_err(io_error(path))?;
+    let mut file = File::create(path).map_err(io_error(path))?;
+    file.write_all(&compressed).map_err(io_error(path))?;
+    file.sync_all().map_err(io_error(path))
+}
+
+/// Skip reasons in a stable order for printing.
+pub fn sorted_reasons(counts: &BTreeMap<String, u64>) -> Vec<(&str, u64)> {
+    counts.iter().map(|(reason, count)| (reason.as_str(), *count)).collect()
+}

@@ -1,0 +1,98 @@
+//! The `mirrorscope` command: parse arguments, call the library, print.
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use mirrorscope::datadir::DataDir;
+use mirrorscope::pipeline::{self, IndexRequest};
+use mirrorscope::report;
+
+/// Search a web crawl with its mirrored collections rolled up.
+#[derive(Parser)]
+#[command(name = "mirrorscope", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Read WARC files (or folders of them) into the page store and page table,
+    /// and switch to the new generation. Without CRAWL, indexes the shipped crawl in corpus/.
+    Index {
+        /// WARC files (.warc, .warc.gz) or folders holding them.
+        crawl: Vec<PathBuf>,
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+    },
+    /// Statistics of the current generation.
+    Stats {
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+fn main() -> ExitCode {
+    init_logging();
+    match run(Cli::parse()) {
+        Ok(code) => code,
+        Err(error) => {
+            if is_broken_pipe(&error) {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("mirrorscope: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("MIRRORSCOPE_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,mirrorscope=info"));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .without_time()
+        .init();
+}
+
+fn is_broken_pipe(error: &anyhow::Error) -> bool {
+    error
+        .downcast_ref::<std::io::Error>()
+        .is_some_and(|error| error.kind() == std::io::ErrorKind::BrokenPipe)
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    let mut stdout = std::io::stdout().lock();
+    match cli.command {
+        Command::Index { crawl, data } => {
+            let inputs = if crawl.is_empty() { vec![pipeline::default_corpus_dir()] } else { crawl };
+            let outcome = pipeline::run_index(&IndexRequest {
+                inputs,
+                data,
+                progress: std::io::stderr().is_terminal(),
+            })?;
+            writeln!(stdout, "{}", report::index_summary(&outcome))?;
+        }
+        Command::Stats { data, json } => {
+            let data = DataDir::open_existing(&data)?;
+            let stats = report::Stats::gather(&data)?;
+            if json {
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&stats)?)?;
+            } else {
+                writeln!(stdout, "{stats}")?;
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

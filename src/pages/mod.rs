@@ -1,0 +1,259 @@
+//! The page table: every page of a generation, one per canonical URL.
+//!
+//! Reads the captures of the generation's crawls (written by `ingest`);
+//! writes nothing itself (`datadir` persists it). Page ids are positions in
+//! URL order, so the same crawls always give the same ids. When a URL was
+//! captured more than once, the newest capture (by WARC-Date, then by crawl
+//! order, then by position in the crawl) is the page.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::corpus::RecordLocation;
+use crate::ingest::Capture;
+use crate::store::ContentKey;
+
+/// A page's position in the page table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct PageId(pub u32);
+
+/// A host's position in the host list.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct HostId(pub u32);
+
+impl fmt::Display for PageId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}", self.0)
+    }
+}
+
+impl fmt::Display for HostId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}", self.0)
+    }
+}
+
+/// One page of the crawl.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Page {
+    pub url: String,
+    pub host: HostId,
+    pub ip: Option<String>,
+    /// WARC-Date of the capture.
+    pub date: String,
+    pub status: u16,
+    pub title: String,
+    /// The body in the page store; `None` for a redirect without a body.
+    pub content_key: Option<ContentKey>,
+    pub body_bytes: u64,
+    pub encoding: String,
+    /// Links to pages of this table (targets that were crawled), sorted, unique.
+    pub outlinks: Vec<PageId>,
+    /// Links whose target was not crawled.
+    pub uncrawled_outlinks: u32,
+    /// Index into the generation's crawl list.
+    pub crawl: u16,
+    pub location: RecordLocation,
+    /// For a capture from a revisit record, the URL whose body it reuses.
+    pub revisit_of: Option<String>,
+}
+
+/// Every page of a generation and the hosts they are on.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PageTable {
+    pub hosts: Vec<String>,
+    pub pages: Vec<Page>,
+}
+
+/// Counts over a page table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TableCounts {
+    pub pages: u64,
+    pub hosts: u64,
+    pub pages_with_body: u64,
+    pub distinct_bodies: u64,
+    /// Pages whose body is byte-identical to a page earlier in URL order.
+    pub exact_duplicate_pages: u64,
+    pub links: u64,
+}
+
+impl PageTable {
+    /// Builds the table from the captures of each crawl, in crawl order.
+    pub fn build(crawls: &[&[Capture]]) -> PageTable {
+        // Newest capture per URL.
+        let mut chosen: HashMap<&str, (usize, usize)> = HashMap::new();
+        for (crawl_index, captures) in crawls.iter().enumerate() {
+            for (capture_index, capture) in captures.iter().enumerate() {
+                let url = capture.info.url.as_str();
+                let replace = match chosen.get(url) {
+                    None => true,
+                    Some(&(best_crawl, best_index)) => {
+                        let best = &crawls[best_crawl][best_index];
+                        (capture.info.date.as_str(), crawl_index, capture_index) >= (best.info.date.as_str(), best_crawl, best_index)
+                    }
+                };
+                if replace {
+                    chosen.insert(url, (crawl_index, capture_index));
+                }
+            }
+        }
+        let mut urls: Vec<&str> = chosen.keys().copied().collect();
+        urls.sort_unstable();
+        let id_of: HashMap<&str, PageId> = urls
+            .iter()
+            .enumerate()
+            .map(|(index, url)| (*url, PageId(index as u32)))
+            .collect();
+        let mut hosts: Vec<String> = urls.iter().map(|url| host_of_url(url).to_string()).collect();
+        hosts.sort_unstable();
+        hosts.dedup();
+        let host_id: HashMap<&str, HostId> = hosts
+            .iter()
+            .enumerate()
+            .map(|(index, host)| (host.as_str(), HostId(index as u32)))
+            .collect();
+
+        let pages = urls
+            .iter()
+            .enumerate()
+            .map(|(index, url)| {
+                let (crawl_index, capture_index) = chosen[url];
+                let capture = &crawls[crawl_index][capture_index];
+                let mut outlinks: Vec<PageId> = capture
+                    .links
+                    .iter()
+                    .filter_map(|link| id_of.get(link.as_str()).copied())
+                    .filter(|target| target.0 as usize != index)
+                    .collect();
+                outlinks.sort_unstable();
+                outlinks.dedup();
+                let crawled_links = capture.links.iter().filter(|link| id_of.contains_key(link.as_str())).count();
+                Page {
+                    url: url.to_string(),
+                    host: host_id[host_of_url(url)],
+                    ip: capture.info.ip.clone(),
+                    date: capture.info.date.clone(),
+                    status: capture.info.status,
+                    title: capture.title.clone(),
+                    content_key: capture.content_key,
+                    body_bytes: capture.body_bytes,
+                    encoding: capture.encoding.clone(),
+                    outlinks,
+                    uncrawled_outlinks: (capture.links.len() - crawled_links) as u32,
+                    crawl: crawl_index as u16,
+                    location: capture.info.location.clone(),
+                    revisit_of: capture.revisit_of.clone(),
+                }
+            })
+            .collect();
+        PageTable { hosts, pages }
+    }
+
+    pub fn page(&self, id: PageId) -> Option<&Page> {
+        self.pages.get(id.0 as usize)
+    }
+
+    pub fn host_name(&self, id: HostId) -> &str {
+        self.hosts.get(id.0 as usize).map_or("", String::as_str)
+    }
+
+    /// The page with this canonical URL.
+    pub fn find_url(&self, url: &str) -> Option<PageId> {
+        self.pages
+            .binary_search_by(|page| page.url.as_str().cmp(url))
+            .ok()
+            .map(|index| PageId(index as u32))
+    }
+
+    pub fn counts(&self) -> TableCounts {
+        let mut keys: Vec<ContentKey> = self.pages.iter().filter_map(|page| page.content_key).collect();
+        let pages_with_body = keys.len() as u64;
+        keys.sort_unstable();
+        keys.dedup();
+        TableCounts {
+            pages: self.pages.len() as u64,
+            hosts: self.hosts.len() as u64,
+            pages_with_body,
+            distinct_bodies: keys.len() as u64,
+            exact_duplicate_pages: pages_with_body - keys.len() as u64,
+            links: self.pages.iter().map(|page| page.outlinks.len() as u64).sum(),
+        }
+    }
+}
+
+/// The host part of a canonical URL string (`http://host:port/...` -> `host:port`).
+fn host_of_url(url: &str) -> &str {
+    let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let end = after_scheme.find(['/', '?', '#']).unwrap_or(after_scheme.len());
+    &after_scheme[..end]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::corpus::CaptureInfo;
+    use crate::store::{ContentKey, Signature};
+
+    fn capture(url: &str, date: &str, body: u128, links: &[&str]) -> Capture {
+        Capture {
+            info: CaptureInfo {
+                url: url.into(),
+                date: date.into(),
+                ip: Some("192.0.2.1".into()),
+                payload_digest: None,
+                status: 200,
+                content_type: Some("text/html".into()),
+                location: RecordLocation { file: "f".into(), offset: 0 },
+            },
+            content_key: Some(ContentKey {
+                signature: Signature(body),
+                volume: 0,
+                overflow: 0,
+            }),
+            body_bytes: 10,
+            encoding: "UTF-8".into(),
+            title: format!("title of {url}"),
+            links: links.iter().map(|link| link.to_string()).collect(),
+            revisit_of: None,
+        }
+    }
+
+    #[test]
+    fn ids_follow_url_order_links_resolve_and_newest_capture_wins() {
+        let first = vec![
+            capture("http://b.example/", "2026-10-01T00:00:00Z", 1, &["http://a.example/x", "http://nowhere.example/"]),
+            capture("http://a.example/x", "2026-10-01T00:00:00Z", 2, &["http://b.example/", "http://a.example/x"]),
+        ];
+        let second = vec![capture("http://a.example/x", "2026-10-02T00:00:00Z", 1, &[])];
+        let table = PageTable::build(&[&first, &second]);
+        assert_eq!(table.hosts, vec!["a.example", "b.example"]);
+        assert_eq!(table.pages.len(), 2);
+        let a = table.find_url("http://a.example/x").unwrap();
+        let b = table.find_url("http://b.example/").unwrap();
+        assert_eq!((a, b), (PageId(0), PageId(1)));
+        // The newer capture from the second crawl won: no links, body 1, crawl 1.
+        assert_eq!(table.pages[0].outlinks, vec![]);
+        assert_eq!(table.pages[0].crawl, 1);
+        assert_eq!(table.pages[1].outlinks, vec![PageId(0)]);
+        assert_eq!(table.pages[1].uncrawled_outlinks, 1);
+        let counts = table.counts();
+        assert_eq!((counts.pages, counts.distinct_bodies, counts.exact_duplicate_pages), (2, 1, 1));
+        assert_eq!(table.host_name(table.pages[1].host), "b.example");
+    }
+
+    #[test]
+    fn building_twice_gives_the_same_table() {
+        let captures: Vec<Capture> = (0..50)
+            .map(|index| capture(&format!("http://h{}.example/p{index}", index % 7), "2026-10-01T00:00:00Z", index % 5, &["http://h1.example/p1"]))
+            .collect();
+        assert_eq!(PageTable::build(&[&captures]), PageTable::build(&[&captures]));
+    }
+
+    #[test]
+    fn host_of_url_keeps_the_port() {
+        assert_eq!(host_of_url("http://a.example:8080/x?y"), "a.example:8080");
+        assert_eq!(host_of_url("https://a.example"), "a.example");
+    }
+}

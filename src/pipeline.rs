@@ -1,0 +1,159 @@
+//! `mirrorscope index`: crawl files -> ingested crawl -> page table -> a new
+//! generation, switched to atomically.
+//!
+//! A crawl is identified by the content of its WARC files; indexing the same
+//! files again reuses the ingested crawl (its bodies are not stored twice and
+//! their reference counts do not grow) and gives the same page table.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use indicatif::{ProgressBar, ProgressStyle};
+use xxhash_rust::xxh3::Xxh3;
+
+use crate::corpus;
+use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest, Result};
+use crate::ingest::{self, IngestOptions, IngestReport};
+use crate::pages::PageTable;
+
+/// What `index` was asked to do.
+#[derive(Debug, Clone)]
+pub struct IndexRequest {
+    /// WARC files or folders of them.
+    pub inputs: Vec<PathBuf>,
+    pub data: PathBuf,
+    /// Draw a progress bar (only shown when stderr is a terminal).
+    pub progress: bool,
+}
+
+/// What `index` did.
+#[derive(Debug, Clone)]
+pub struct IndexOutcome {
+    pub crawl_id: String,
+    /// True when the crawl had been ingested before and was reused.
+    pub reused: bool,
+    pub report: IngestReport,
+    pub manifest: Manifest,
+    /// Interrupted ingests rolled back before this one.
+    pub rolled_back: usize,
+}
+
+/// The shipped crawl: `corpus/` in the working directory, else the one beside
+/// the crate's sources.
+pub fn default_corpus_dir() -> PathBuf {
+    let local = PathBuf::from("corpus");
+    if local.is_dir() {
+        return local;
+    }
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
+}
+
+/// Identifies a crawl by its files' names, sizes and contents.
+pub fn crawl_id(files: &[PathBuf]) -> Result<String> {
+    let mut hasher = Xxh3::new();
+    let mut buffer = vec![0u8; 1 << 20];
+    for path in files {
+        let name = path.file_name().map(|name| name.to_string_lossy().to_string()).unwrap_or_default();
+        hasher.update(name.as_bytes());
+        hasher.update(&[0]);
+        let mut file = std::fs::File::open(path).map_err(|source| DataError::Io { path: path.clone(), source })?;
+        let mut length = 0u64;
+        loop {
+            let read = file.read(&mut buffer).map_err(|source| DataError::Io { path: path.clone(), source })?;
+            if read == 0 {
+                break;
+            }
+            length += read as u64;
+            hasher.update(&buffer[..read]);
+        }
+        hasher.update(&length.to_le_bytes());
+    }
+    Ok(format!("crawl-{:016x}", (hasher.digest128() >> 64) as u64))
+}
+
+/// Runs `index`: ingest (or reuse) the crawl, build the page table, write and
+/// switch to a new generation.
+pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
+    let files = corpus::list_warc_files(&request.inputs).map_err(ingest::IngestError::from)?;
+    if files.is_empty() {
+        let shown: Vec<String> = request.inputs.iter().map(|path| path.display().to_string()).collect();
+        return Err(DataError::Format {
+            path: request.inputs.first().cloned().unwrap_or_default(),
+            detail: format!("no WARC files (*.warc, *.warc.gz) in {}", shown.join(", ")),
+        });
+    }
+    let data = DataDir::open(&request.data)?;
+    let _lock = data.lock_for_writing()?;
+    let config = data.config()?;
+    let store = data.store(&config)?;
+    let rolled_back = data.recover_interrupted_crawls(&store)?;
+
+    let crawl_id = crawl_id(&files)?;
+    let file_names: Vec<String> = files.iter().map(|path| path.display().to_string()).collect();
+    let reused = data.has_crawl(&crawl_id);
+    let (captures, report) = if reused {
+        tracing::info!(crawl = %crawl_id, "crawl already ingested; reusing it");
+        (data.crawl_captures(&crawl_id)?, data.crawl_report(&crawl_id)?)
+    } else {
+        let known_digests = known_digests(&data)?;
+        let total_bytes: u64 = files.iter().filter_map(|path| std::fs::metadata(path).ok()).map(|metadata| metadata.len()).sum();
+        let bar = progress_bar(request.progress, total_bytes);
+        let progress = |bytes: u64| bar.set_position(bytes);
+        let partial = data.begin_crawl(&crawl_id)?;
+        let options = IngestOptions {
+            config: &config.ingest,
+            known_digests: &known_digests,
+            progress: &progress,
+        };
+        let mut ingested = ingest::ingest_files(&files, &store, &partial, &options)?;
+        bar.finish_and_clear();
+        let mut keys: Vec<_> = ingested.captures.iter().filter_map(|capture| capture.content_key).collect();
+        keys.sort_unstable();
+        keys.dedup();
+        ingested.report.distinct_bodies = keys.len() as u64;
+        data.finish_crawl(&crawl_id, &partial, &file_names, &ingested.captures, &ingested.report)?;
+        (ingested.captures, ingested.report)
+    };
+
+    let table = PageTable::build(&[&captures]);
+    let crawls = vec![CrawlEntry {
+        id: crawl_id.clone(),
+        files: file_names,
+        captures: captures.len() as u64,
+    }];
+    let manifest = data.write_generation(crawls, &table)?;
+    Ok(IndexOutcome {
+        crawl_id,
+        reused,
+        report,
+        manifest,
+        rolled_back,
+    })
+}
+
+/// Payload digest -> (body, URL) over every crawl already ingested, so that
+/// revisit records of a new crawl resolve against earlier crawls.
+fn known_digests(data: &DataDir) -> Result<HashMap<String, (crate::store::ContentKey, String)>> {
+    let mut digests = HashMap::new();
+    for crawl_id in data.crawl_ids()? {
+        for capture in data.crawl_captures(&crawl_id)? {
+            if let (Some(digest), Some(key)) = (capture.info.payload_digest, capture.content_key) {
+                digests.entry(digest).or_insert((key, capture.info.url));
+            }
+        }
+    }
+    Ok(digests)
+}
+
+fn progress_bar(enabled: bool, total_bytes: u64) -> ProgressBar {
+    if !enabled {
+        return ProgressBar::hidden();
+    }
+    // Draws to stderr, and only when it is a terminal.
+    let bar = ProgressBar::new(total_bytes);
+    if let Ok(style) = ProgressStyle::with_template("{spinner} reading crawl {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}") {
+        bar.set_style(style);
+    }
+    bar
+}

@@ -1,0 +1,77 @@
+//! Reports for people and scripts: the `index` summary and `stats`.
+//!
+//! Reads the current generation (manifest and page table) and the page store;
+//! writes nothing.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::datadir::{DataDir, Result};
+use crate::pipeline::IndexOutcome;
+
+/// The text `mirrorscope index` prints when it is done.
+pub fn index_summary(outcome: &IndexOutcome) -> String {
+    let counts = &outcome.manifest.counts;
+    let mut text = String::new();
+    if outcome.rolled_back > 0 {
+        text.push_str(&format!("rolled back {} interrupted ingest(s)\n", outcome.rolled_back));
+    }
+    if outcome.reused {
+        text.push_str(&format!(
+            "{} was ingested before: reused (its bodies are not stored again); its ingest report:\n",
+            outcome.crawl_id
+        ));
+    } else {
+        text.push_str(&format!("ingested {}\n", outcome.crawl_id));
+    }
+    text.push_str(&outcome.report.to_string());
+    text.push_str(&format!(
+        "\ngeneration {}: {} pages on {} hosts, {} distinct bodies, {} exact duplicate pages, {} links between crawled pages",
+        outcome.manifest.generation, counts.pages, counts.hosts, counts.distinct_bodies, counts.exact_duplicate_pages, counts.links
+    ));
+    text
+}
+
+/// What `mirrorscope stats` shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct Stats {
+    pub generation: String,
+    pub pages: u64,
+    pub hosts: u64,
+    pub pages_with_body: u64,
+    pub distinct_bodies: u64,
+    pub exact_duplicate_pages: u64,
+    pub links: u64,
+    pub crawls: usize,
+}
+
+impl Stats {
+    pub fn gather(data: &DataDir) -> Result<Stats> {
+        let manifest = data.manifest()?;
+        let counts = manifest.counts;
+        Ok(Stats {
+            generation: manifest.generation,
+            pages: counts.pages,
+            hosts: counts.hosts,
+            pages_with_body: counts.pages_with_body,
+            distinct_bodies: counts.distinct_bodies,
+            exact_duplicate_pages: counts.exact_duplicate_pages,
+            links: counts.links,
+            crawls: manifest.crawls.len(),
+        })
+    }
+}
+
+impl fmt::Display for Stats {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(formatter, "generation             {}", self.generation)?;
+        writeln!(formatter, "crawls                 {}", self.crawls)?;
+        writeln!(formatter, "pages                  {}", self.pages)?;
+        writeln!(formatter, "hosts                  {}", self.hosts)?;
+        writeln!(formatter, "pages with a body      {}", self.pages_with_body)?;
+        writeln!(formatter, "distinct bodies        {}", self.distinct_bodies)?;
+        writeln!(formatter, "exact duplicate pages  {}", self.exact_duplicate_pages)?;
+        write!(formatter, "links between pages    {}", self.links)
+    }
+}
