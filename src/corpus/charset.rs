@@ -17,9 +17,20 @@ pub enum CharsetSource {
     Sniffed,
 }
 
+impl std::fmt::Display for CharsetSource {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(match self {
+            CharsetSource::ByteOrderMark => "its byte-order mark",
+            CharsetSource::HttpHeader => "the HTTP Content-Type",
+            CharsetSource::MetaTag => "a meta tag",
+            CharsetSource::Sniffed => "sniffing",
+        })
+    }
+}
+
 /// Why a body could not be decoded.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
-#[error("body is not valid {encoding} (declared by {declared_by:?}); first bad byte at body offset {offset}")]
+#[error("body is not valid {encoding} (declared by {declared_by}); first bad byte at body offset {offset}")]
 pub struct CharsetProblem {
     pub encoding: &'static str,
     pub declared_by: CharsetSource,

@@ -183,11 +183,8 @@ impl Collector {
                     self.raw_links.push(href);
                 }
             }
-            b"base" => {
-                if self.base_href.is_none() {
-                    self.base_href = href;
-                }
-            }
+            // Only the first <base> counts.
+            b"base" if self.base_href.is_none() => self.base_href = href,
             _ => {}
         }
         if is_hidden(&name) {

@@ -864,6 +864,44 @@ mod tests {
         assert_eq!(records[1].header("x-folded"), Some("first second"));
     }
 
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(48))]
+
+        /// Whatever is written is read back: types, fields, blocks, order.
+        #[test]
+        fn write_then_read_round_trips(
+            gzip in proptest::bool::ANY,
+            records in proptest::collection::vec(
+                (
+                    "[a-z]{1,10}",
+                    proptest::collection::vec(("[A-Z][A-Za-z-]{0,15}", "[ -~]{0,40}"), 0..4),
+                    proptest::collection::vec(proptest::num::u8::ANY, 0..2000),
+                ),
+                1..8,
+            ),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join("round-trip.warc");
+            let mut writer = WarcWriter::new(File::create(&path).unwrap(), gzip);
+            for (warc_type, headers, block) in &records {
+                let headers: Vec<(&str, String)> = headers
+                    .iter()
+                    .filter(|(name, _)| !name.eq_ignore_ascii_case("content-length") && !name.eq_ignore_ascii_case("warc-type"))
+                    .map(|(name, value)| (name.as_str(), value.trim().to_string()))
+                    .collect();
+                writer.write_record(&OutRecord { warc_type, headers, block }).unwrap();
+            }
+            writer.finish().unwrap();
+            let (read, errors) = read_all(&path);
+            proptest::prop_assert!(errors.is_empty(), "{:?}", errors);
+            proptest::prop_assert_eq!(read.len(), records.len());
+            for (record, (warc_type, _, block)) in read.iter().zip(&records) {
+                proptest::prop_assert_eq!(&record.warc_type(), warc_type);
+                proptest::prop_assert_eq!(&record.block, block);
+            }
+        }
+    }
+
     #[test]
     fn missing_file_names_the_path() {
         let error = WarcReader::open(Path::new("/nonexistent/crawl.warc.gz"), 1000)

@@ -236,7 +236,8 @@ fn ingest_one_file(
             match item {
                 Ok(record) => batch.push(record),
                 Err(error) => {
-                    tracing::warn!("{error}, record skipped");
+                    let what = if matches!(error, corpus::WarcError::NotWarc { .. }) { "file" } else { "record" };
+                    tracing::warn!("{error}, {what} skipped");
                     *result.counts.skipped.entry(error.reason()).or_default() += 1;
                     if matches!(error, corpus::WarcError::NotWarc { .. }) {
                         result.counts.failed_files.push(error.to_string());

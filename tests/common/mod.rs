@@ -1,0 +1,108 @@
+//! Shared helpers of the integration tests: writing small crawls, running the binary.
+
+#![allow(dead_code)]
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use mirrorscope::corpus::warc_write::{OutRecord, WarcWriter};
+
+/// The shipped crawl.
+pub fn corpus_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("corpus")
+}
+
+/// Runs the `mirrorscope` binary with `args` in `dir`.
+pub fn mirrorscope(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
+        .args(args)
+        .current_dir(dir)
+        .env("MIRRORSCOPE_LOG", "warn")
+        .output()
+        .expect("the mirrorscope binary runs")
+}
+
+pub fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+pub fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// An HTML page of a small test site.
+pub struct TestPage {
+    pub url: String,
+    pub head: String,
+    pub body: Vec<u8>,
+}
+
+impl TestPage {
+    pub fn html(url: &str, title: &str, text: &str, links: &[&str]) -> TestPage {
+        let anchors: String = links.iter().map(|link| format!("<a href=\"{link}\">{link}</a>\n")).collect();
+        let body = format!("<!DOCTYPE html><html><head><title>{title}</title></head><body><h1>{title}</h1><p>{text}</p>\n{anchors}</body></html>");
+        TestPage {
+            url: url.to_string(),
+            head: "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n".to_string(),
+            body: body.into_bytes(),
+        }
+    }
+
+    /// The HTTP block: head, blank line, body.
+    pub fn block(&self) -> Vec<u8> {
+        let mut block = self.head.clone().into_bytes();
+        block.extend_from_slice(format!("Content-Length: {}\r\n\r\n", self.body.len()).as_bytes());
+        block.extend_from_slice(&self.body);
+        block
+    }
+}
+
+/// The bytes of one response record for `page` (plain, not gzipped).
+pub fn response_record(page: &TestPage, index: usize) -> Vec<u8> {
+    record_bytes("response", &page.url, index, &page.block(), &[])
+}
+
+pub fn record_bytes(warc_type: &str, url: &str, index: usize, block: &[u8], extra: &[(&str, String)]) -> Vec<u8> {
+    let mut headers = vec![
+        ("WARC-Record-ID", format!("<urn:uuid:00000000-0000-0000-0000-{index:012}>")),
+        ("WARC-Date", format!("2026-10-03T12:{:02}:{:02}Z", index / 60 % 60, index % 60)),
+        ("WARC-Target-URI", url.to_string()),
+        ("WARC-IP-Address", "192.0.2.10".to_string()),
+        ("Content-Type", "application/http; msgtype=response".to_string()),
+    ];
+    headers.extend(extra.iter().cloned());
+    let mut writer = WarcWriter::new(Vec::new(), false);
+    writer
+        .write_record(&OutRecord {
+            warc_type,
+            headers,
+            block,
+        })
+        .expect("writing to memory");
+    writer.finish().expect("writing to memory")
+}
+
+/// Writes raw records to `path`, one gzip member each when `gzip`.
+pub fn write_warc(path: &Path, gzip: bool, records: &[Vec<u8>]) {
+    let mut writer = WarcWriter::new(File::create(path).expect("create fixture"), gzip);
+    for record in records {
+        writer.write_raw_record(record).expect("write fixture");
+    }
+    writer.finish().expect("write fixture");
+}
+
+/// A small site: `pages` pages on `host`, each linking to the next.
+pub fn site(host: &str, pages: usize) -> Vec<TestPage> {
+    (0..pages)
+        .map(|index| {
+            let next = format!("p{}.html", (index + 1) % pages);
+            TestPage::html(
+                &format!("http://{host}/doc/p{index}.html"),
+                &format!("Page {index}"),
+                &format!("This is page number {index} of the manual, with its own text."),
+                &[&next],
+            )
+        })
+        .collect()
+}

@@ -1,0 +1,262 @@
+//! End to end: `mirrorscope index` and `stats` on small crawls, bad input of
+//! every kind the issue names, and the guarantees of generations and the store.
+
+mod common;
+
+use std::path::Path;
+
+use common::*;
+use mirrorscope::datadir::DataDir;
+use mirrorscope::pipeline::{run_index, IndexRequest};
+
+fn index(inputs: &[&Path], data: &Path) -> mirrorscope::datadir::Result<mirrorscope::pipeline::IndexOutcome> {
+    run_index(&IndexRequest {
+        inputs: inputs.iter().map(|path| path.to_path_buf()).collect(),
+        data: data.to_path_buf(),
+        progress: false,
+    })
+}
+
+/// A primary site and an exact mirror of it on another host, one WARC each.
+fn mirrored_crawl(dir: &Path, gzip: bool) -> Vec<std::path::PathBuf> {
+    let primary = site("www.primary.example", 5);
+    let mut mirror = site("mirror.example", 5);
+    // The mirror serves the same bytes: rewrite only the URL.
+    for (copy, original) in mirror.iter_mut().zip(&primary) {
+        copy.body = original.body.clone();
+    }
+    let name = |base: &str| if gzip { format!("{base}.warc.gz") } else { format!("{base}.warc") };
+    let first = dir.join(name("primary"));
+    let second = dir.join(name("mirror"));
+    write_warc(&first, gzip, &primary.iter().enumerate().map(|(index, page)| response_record(page, index)).collect::<Vec<_>>());
+    write_warc(&second, gzip, &mirror.iter().enumerate().map(|(index, page)| response_record(page, 10 + index)).collect::<Vec<_>>());
+    vec![first, second]
+}
+
+#[test]
+fn exact_copies_are_stored_once_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = dir.path().join("crawl");
+    std::fs::create_dir(&crawl).unwrap();
+    mirrored_crawl(&crawl, true);
+    let data = dir.path().join("data");
+    let outcome = index(&[&crawl], &data).unwrap();
+    assert_eq!(outcome.report.captures, 10);
+    assert_eq!(outcome.report.distinct_bodies, 5);
+    assert_eq!(outcome.report.new_blocks, 5);
+    assert_eq!(outcome.report.duplicate_pages_eliminated, 5);
+    assert!(outcome.report.bytes_saved > 0);
+    assert_eq!(outcome.manifest.counts.pages, 10);
+    assert_eq!(outcome.manifest.counts.hosts, 2);
+    // Each page links to the next one of its own site: 10 links between crawled pages.
+    assert_eq!(outcome.manifest.counts.links, 10);
+
+    let data_dir = DataDir::open_existing(&data).unwrap();
+    let table = data_dir.page_table().unwrap();
+    let page = &table.pages[table.find_url("http://mirror.example/doc/p3.html").unwrap().0 as usize];
+    assert_eq!(page.title, "Page 3");
+    assert_eq!(page.ip.as_deref(), Some("192.0.2.10"));
+    assert_eq!(table.pages[page.outlinks[0].0 as usize].url, "http://mirror.example/doc/p4.html");
+    // Every page's body reads back from the store, byte for byte.
+    let config = data_dir.config().unwrap();
+    let store = data_dir.store(&config).unwrap();
+    let body = store.get(&page.content_key.unwrap()).unwrap();
+    assert!(String::from_utf8(body).unwrap().contains("page number 3 of the manual"));
+    assert_eq!(store.references(&page.content_key.unwrap()).unwrap(), 2);
+
+    let output = mirrorscope(dir.path(), &["stats", "--json", "--data", data.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let stats: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
+    assert_eq!(stats["pages"], 10);
+    assert_eq!(stats["distinct_bodies"], 5);
+    assert_eq!(stats["exact_duplicate_pages"], 5);
+}
+
+#[test]
+fn indexing_the_same_crawl_again_gives_the_same_table_and_the_same_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = mirrored_crawl(dir.path(), false);
+    let data = dir.path().join("data");
+    let first = index(&[&files[0], &files[1]], &data).unwrap();
+    let data_dir = DataDir::open_existing(&data).unwrap();
+    let table_before = data_dir.page_table().unwrap();
+    let store_before = data_dir.store(&data_dir.config().unwrap()).unwrap().stats().unwrap();
+    // The same files, named in another order.
+    let second = index(&[&files[1], &files[0]], &data).unwrap();
+    assert!(second.reused);
+    assert_eq!(second.crawl_id, first.crawl_id);
+    assert_ne!(second.manifest.generation, first.manifest.generation);
+    assert_eq!(data_dir.page_table().unwrap(), table_before);
+    assert_eq!(data_dir.store(&data_dir.config().unwrap()).unwrap().stats().unwrap(), store_before);
+}
+
+#[test]
+fn revisit_records_resolve_to_the_body_they_refer_to() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = TestPage::html("http://a.example/doc/", "Doc", "the documentation root", &["other.html"]);
+    let original = record_bytes("response", &page.url, 0, &page.block(), &[("WARC-Payload-Digest", "sha1:AAAA".into())]);
+    // A URL-agnostic revisit: another URL, same payload; its links resolve against its own URL.
+    let revisit = record_bytes(
+        "revisit",
+        "http://alias.example/doc/",
+        1,
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n",
+        &[
+            ("WARC-Payload-Digest", "sha1:AAAA".into()),
+            ("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest".into()),
+            ("WARC-Refers-To-Target-URI", page.url.clone()),
+        ],
+    );
+    let unresolved = record_bytes("revisit", "http://b.example/x", 2, b"HTTP/1.1 200 OK\r\n\r\n", &[("WARC-Payload-Digest", "sha1:ZZZZ".into())]);
+    // The revisit comes first in the file: resolution must not depend on order.
+    let path = dir.path().join("revisits.warc.gz");
+    write_warc(&path, true, &[revisit, original, unresolved]);
+    let data = dir.path().join("data");
+    let outcome = index(&[&path], &data).unwrap();
+    assert_eq!(outcome.report.revisits_resolved, 1);
+    assert_eq!(outcome.report.skipped.get("unresolved-revisit"), Some(&1));
+    let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
+    let alias = &table.pages[table.find_url("http://alias.example/doc/").unwrap().0 as usize];
+    let primary = &table.pages[table.find_url("http://a.example/doc/").unwrap().0 as usize];
+    assert_eq!(alias.content_key, primary.content_key);
+    assert_eq!(alias.title, "Doc");
+    assert_eq!(alias.revisit_of.as_deref(), Some("http://a.example/doc/"));
+    let store = DataDir::open_existing(&data).unwrap();
+    let store = store.store(&store.config().unwrap()).unwrap();
+    assert_eq!(store.references(&primary.content_key.unwrap()).unwrap(), 2);
+}
+
+/// Every kind of bad input: one warning each, the record counted and skipped,
+/// every good record kept, no panic.
+#[test]
+fn bad_records_are_counted_and_skipped_and_good_ones_kept() {
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = dir.path().join("crawl");
+    std::fs::create_dir(&crawl).unwrap();
+    let good: Vec<TestPage> = site("good.example", 4);
+    let good_record = |index: usize| response_record(&good[index], index);
+
+    // A record whose Content-Length is wrong, between good ones (plain file).
+    let wrong_length = String::from_utf8(good_record(1)).unwrap();
+    let declared = wrong_length.split("Content-Length: ").nth(1).unwrap().split("\r\n").next().unwrap().to_string();
+    let wrong_length = wrong_length.replacen(
+        &format!("Content-Length: {declared}"),
+        &format!("Content-Length: {}", declared.parse::<usize>().unwrap() - 7),
+        1,
+    );
+    write_warc(&crawl.join("a-wrong-length.warc"), false, &[good_record(0), wrong_length.into_bytes(), good_record(2)]);
+
+    // An HTTP block without headers; a body over the cap; invalid UTF-8 declared UTF-8.
+    let headless = record_bytes("response", "http://bad.example/headless", 20, b"<html><body>no HTTP head</body></html>", &[]);
+    let huge_page = TestPage::html("http://bad.example/huge", "Huge", &"x".repeat(300_000), &[]);
+    let huge = response_record(&huge_page, 21);
+    let mut broken_utf8 = TestPage::html("http://bad.example/utf8", "Broken", "caf", &[]);
+    broken_utf8.body.splice(60..60, [0xff, 0xfe, 0xc3]);
+    let broken_utf8 = response_record(&broken_utf8, 22);
+    write_warc(&crawl.join("b-bad-http.warc.gz"), true, &[headless, huge, broken_utf8, good_record(3)]);
+
+    // A truncated gzip file: its last member is cut short.
+    let truncated = crawl.join("c-truncated.warc.gz");
+    let other = site("other.example", 3);
+    write_warc(&truncated, true, &other.iter().enumerate().map(|(index, page)| response_record(page, 30 + index)).collect::<Vec<_>>());
+    let bytes = std::fs::read(&truncated).unwrap();
+    std::fs::write(&truncated, &bytes[..bytes.len() - 40]).unwrap();
+
+    // A file that is not WARC at all.
+    std::fs::write(crawl.join("d-notes.warc"), "these are my notes about the crawl\nnot a WARC file\n").unwrap();
+
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(data.join("config.json"), r#"{"ingest": {"max_body_bytes": 200000}}"#).unwrap();
+    let output = mirrorscope(dir.path(), &["index", crawl.to_str().unwrap(), "--data", data.to_str().unwrap()]);
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert!(output.status.success(), "{err}");
+    assert!(!err.contains("panicked"), "{err}");
+    // One warning per bad record, naming file and offset.
+    for expected in [
+        "a-wrong-length.warc at offset",
+        "b-bad-http.warc.gz at offset",
+        "HTTP block has no status line and headers",
+        "over the 200000-byte cap",
+        "is not valid UTF-8",
+        "c-truncated.warc.gz at offset",
+        "d-notes.warc: not a WARC file",
+    ] {
+        assert!(err.contains(expected), "stderr lacks {expected:?}:\n{err}");
+    }
+    for expected in [
+        "wrong-content-length 1",
+        "no-http-headers 1",
+        "too-large 1",
+        "bad-charset 1",
+        "bad-gzip 1",
+        "not-warc 1",
+    ] {
+        assert!(out.contains(expected), "summary lacks {expected:?}:\n{out}");
+    }
+    // Every good record is kept: 4 good.example pages and the 2 intact other.example ones.
+    let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
+    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://good.example/doc/p0.html",
+            "http://good.example/doc/p2.html",
+            "http://good.example/doc/p3.html",
+            "http://other.example/doc/p0.html",
+            "http://other.example/doc/p1.html",
+        ]
+    );
+}
+
+#[test]
+fn a_missing_crawl_is_one_clear_error_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = mirrored_crawl(dir.path(), true);
+    let data = dir.path().join("data");
+    index(&[&files[0]], &data).unwrap();
+    let before = DataDir::open_existing(&data).unwrap().current_generation().unwrap();
+    let output = mirrorscope(dir.path(), &["index", "no-such-crawl.warc.gz", "--data", data.to_str().unwrap()]);
+    assert!(!output.status.success());
+    let err = stderr(&output);
+    assert!(err.starts_with("mirrorscope: no-such-crawl.warc.gz: cannot read"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert_eq!(DataDir::open_existing(&data).unwrap().current_generation().unwrap(), before);
+    // stats on a data directory without an index says so.
+    let output = mirrorscope(dir.path(), &["stats", "--data", "empty"]);
+    assert!(!output.status.success());
+    assert!(stderr(&output).contains("empty: no index yet"), "{}", stderr(&output));
+}
+
+#[test]
+fn an_interrupted_ingest_is_rolled_back_on_the_next_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = mirrored_crawl(dir.path(), true);
+    let data = dir.path().join("data");
+    let first = index(&[&files[0]], &data).unwrap();
+    let data_dir = DataDir::open_existing(&data).unwrap();
+    let store = data_dir.store(&data_dir.config().unwrap()).unwrap();
+    let stats_before = store.stats().unwrap();
+    // Simulate a crash in the middle of ingesting the mirror: it stored bodies
+    // (each a second reference to a primary body) and journaled them, but
+    // never completed.
+    let table = data_dir.page_table().unwrap();
+    let partial = data.join("crawls/crawl-0123456789abcdef.partial");
+    std::fs::create_dir_all(&partial).unwrap();
+    let mut journal = String::new();
+    for page in &table.pages[..3] {
+        let key = page.content_key.unwrap();
+        store.add_reference(&key).unwrap();
+        journal.push_str(&format!("{key}\n"));
+    }
+    journal.push_str("torn-li"); // the crash cut the last line
+    std::fs::write(partial.join("references"), journal).unwrap();
+    assert_ne!(store.stats().unwrap(), stats_before);
+
+    let second = index(&[&files[0]], &data).unwrap();
+    assert_eq!(second.rolled_back, 1);
+    assert!(second.reused);
+    assert_eq!(second.crawl_id, first.crawl_id);
+    assert!(!partial.exists());
+    assert_eq!(store.stats().unwrap(), stats_before);
+}
