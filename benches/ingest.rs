@@ -24,16 +24,26 @@ fn main() {
         .filter(|argument| !argument.starts_with("--"))
         .map(PathBuf::from)
         .collect();
-    let inputs = if inputs.is_empty() { vec![default_corpus_dir()] } else { inputs };
+    let inputs = if inputs.is_empty() {
+        vec![default_corpus_dir()]
+    } else {
+        inputs
+    };
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     println!("ingest benchmark on {} ({} cores available), best of {RUNS} runs, fresh data directory each run", inputs.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(" "), cores);
-    println!("{:>7}  {:>9}  {:>10}  {:>11}  {:>13}  {:>14}  {:>8}", "threads", "pages", "seconds", "pages/s", "pages/s/core", "WARC MB/s", "body MB/s");
+    println!(
+        "{:>7}  {:>9}  {:>10}  {:>11}  {:>13}  {:>14}  {:>8}",
+        "threads", "pages", "seconds", "pages/s", "pages/s/core", "WARC MB/s", "body MB/s"
+    );
     let mut thread_counts = vec![1];
     if cores > 1 {
         thread_counts.push(cores);
     }
     for threads in thread_counts {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("a thread pool");
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .expect("a thread pool");
         let mut best: Option<(f64, mirrorscope::pipeline::IndexOutcome)> = None;
         for _ in 0..RUNS {
             let data = tempfile::tempdir().expect("a temporary data directory");
@@ -43,9 +53,14 @@ fn main() {
                 progress: false,
             };
             let started = Instant::now();
-            let outcome = pool.install(|| run_index(&request)).expect("the crawl indexes");
+            let outcome = pool
+                .install(|| run_index(&request))
+                .expect("the crawl indexes");
             let seconds = started.elapsed().as_secs_f64();
-            if best.as_ref().is_none_or(|(best_seconds, _)| seconds < *best_seconds) {
+            if best
+                .as_ref()
+                .is_none_or(|(best_seconds, _)| seconds < *best_seconds)
+            {
                 best = Some((seconds, outcome));
             }
         }

@@ -44,9 +44,15 @@ impl Default for IngestConfig {
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("{path}: cannot read: {source}")]
-    Read { path: String, source: std::io::Error },
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
     #[error("{path}: {source}")]
-    Parse { path: String, source: serde_json::Error },
+    Parse {
+        path: String,
+        source: serde_json::Error,
+    },
 }
 
 impl Config {
@@ -54,7 +60,9 @@ impl Config {
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = match std::fs::read_to_string(path) {
             Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(Config::default()),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(Config::default())
+            }
             Err(source) => {
                 return Err(ConfigError::Read {
                     path: path.display().to_string(),
@@ -83,7 +91,13 @@ mod tests {
         assert_eq!(config.ingest.batch_records, 256);
         std::fs::write(&path, r#"{"ingest": {"max_body_byte": 1000}}"#).unwrap();
         let error = Config::load(&path).unwrap_err().to_string();
-        assert!(error.contains("config.json") && error.contains("max_body_byte"), "{error}");
-        assert_eq!(Config::load(&dir.path().join("absent.json")).unwrap(), Config::default());
+        assert!(
+            error.contains("config.json") && error.contains("max_body_byte"),
+            "{error}"
+        );
+        assert_eq!(
+            Config::load(&dir.path().join("absent.json")).unwrap(),
+            Config::default()
+        );
     }
 }

@@ -77,7 +77,11 @@ fn run(cli: Cli) -> Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     match cli.command {
         Command::Index { crawl, data } => {
-            let inputs = if crawl.is_empty() { vec![pipeline::default_corpus_dir()] } else { crawl };
+            let inputs = if crawl.is_empty() {
+                vec![pipeline::default_corpus_dir()]
+            } else {
+                crawl
+            };
             let outcome = pipeline::run_index(&IndexRequest {
                 inputs,
                 data,

@@ -54,13 +54,22 @@ pub fn crawl_id(files: &[PathBuf]) -> Result<String> {
     let mut hasher = Xxh3::new();
     let mut buffer = vec![0u8; 1 << 20];
     for path in files {
-        let name = path.file_name().map(|name| name.to_string_lossy().to_string()).unwrap_or_default();
+        let name = path
+            .file_name()
+            .map(|name| name.to_string_lossy().to_string())
+            .unwrap_or_default();
         hasher.update(name.as_bytes());
         hasher.update(&[0]);
-        let mut file = std::fs::File::open(path).map_err(|source| DataError::Io { path: path.clone(), source })?;
+        let mut file = std::fs::File::open(path).map_err(|source| DataError::Io {
+            path: path.clone(),
+            source,
+        })?;
         let mut length = 0u64;
         loop {
-            let read = file.read(&mut buffer).map_err(|source| DataError::Io { path: path.clone(), source })?;
+            let read = file.read(&mut buffer).map_err(|source| DataError::Io {
+                path: path.clone(),
+                source,
+            })?;
             if read == 0 {
                 break;
             }
@@ -77,7 +86,11 @@ pub fn crawl_id(files: &[PathBuf]) -> Result<String> {
 pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
     let files = corpus::list_warc_files(&request.inputs).map_err(ingest::IngestError::from)?;
     if files.is_empty() {
-        let shown: Vec<String> = request.inputs.iter().map(|path| path.display().to_string()).collect();
+        let shown: Vec<String> = request
+            .inputs
+            .iter()
+            .map(|path| path.display().to_string())
+            .collect();
         return Err(DataError::Format {
             path: request.inputs.first().cloned().unwrap_or_default(),
             detail: format!("no WARC files (*.warc, *.warc.gz) in {}", shown.join(", ")),
@@ -90,14 +103,24 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
     let rolled_back = data.recover_interrupted_crawls(&store)?;
 
     let crawl_id = crawl_id(&files)?;
-    let file_names: Vec<String> = files.iter().map(|path| path.display().to_string()).collect();
+    let file_names: Vec<String> = files
+        .iter()
+        .map(|path| path.display().to_string())
+        .collect();
     let reused = data.has_crawl(&crawl_id);
     let (captures, report) = if reused {
         tracing::info!(crawl = %crawl_id, "crawl already ingested; reusing it");
-        (data.crawl_captures(&crawl_id)?, data.crawl_report(&crawl_id)?)
+        (
+            data.crawl_captures(&crawl_id)?,
+            data.crawl_report(&crawl_id)?,
+        )
     } else {
         let known_digests = known_digests(&data)?;
-        let total_bytes: u64 = files.iter().filter_map(|path| std::fs::metadata(path).ok()).map(|metadata| metadata.len()).sum();
+        let total_bytes: u64 = files
+            .iter()
+            .filter_map(|path| std::fs::metadata(path).ok())
+            .map(|metadata| metadata.len())
+            .sum();
         let bar = progress_bar(request.progress, total_bytes);
         let progress = |bytes: u64| bar.set_position(bytes);
         let partial = data.begin_crawl(&crawl_id)?;
@@ -108,11 +131,21 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         };
         let mut ingested = ingest::ingest_files(&files, &store, &partial, &options)?;
         bar.finish_and_clear();
-        let mut keys: Vec<_> = ingested.captures.iter().filter_map(|capture| capture.content_key).collect();
+        let mut keys: Vec<_> = ingested
+            .captures
+            .iter()
+            .filter_map(|capture| capture.content_key)
+            .collect();
         keys.sort_unstable();
         keys.dedup();
         ingested.report.distinct_bodies = keys.len() as u64;
-        data.finish_crawl(&crawl_id, &partial, &file_names, &ingested.captures, &ingested.report)?;
+        data.finish_crawl(
+            &crawl_id,
+            &partial,
+            &file_names,
+            &ingested.captures,
+            &ingested.report,
+        )?;
         (ingested.captures, ingested.report)
     };
 
@@ -152,7 +185,9 @@ fn progress_bar(enabled: bool, total_bytes: u64) -> ProgressBar {
     }
     // Draws to stderr, and only when it is a terminal.
     let bar = ProgressBar::new(total_bytes);
-    if let Ok(style) = ProgressStyle::with_template("{spinner} reading crawl {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}") {
+    if let Ok(style) = ProgressStyle::with_template(
+        "{spinner} reading crawl {bar:40} {bytes}/{total_bytes} {bytes_per_sec} eta {eta}",
+    ) {
         bar.set_style(style);
     }
     bar

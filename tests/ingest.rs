@@ -9,7 +9,10 @@ use common::*;
 use mirrorscope::datadir::DataDir;
 use mirrorscope::pipeline::{run_index, IndexRequest};
 
-fn index(inputs: &[&Path], data: &Path) -> mirrorscope::datadir::Result<mirrorscope::pipeline::IndexOutcome> {
+fn index(
+    inputs: &[&Path],
+    data: &Path,
+) -> mirrorscope::datadir::Result<mirrorscope::pipeline::IndexOutcome> {
     run_index(&IndexRequest {
         inputs: inputs.iter().map(|path| path.to_path_buf()).collect(),
         data: data.to_path_buf(),
@@ -25,11 +28,33 @@ fn mirrored_crawl(dir: &Path, gzip: bool) -> Vec<std::path::PathBuf> {
     for (copy, original) in mirror.iter_mut().zip(&primary) {
         copy.body = original.body.clone();
     }
-    let name = |base: &str| if gzip { format!("{base}.warc.gz") } else { format!("{base}.warc") };
+    let name = |base: &str| {
+        if gzip {
+            format!("{base}.warc.gz")
+        } else {
+            format!("{base}.warc")
+        }
+    };
     let first = dir.join(name("primary"));
     let second = dir.join(name("mirror"));
-    write_warc(&first, gzip, &primary.iter().enumerate().map(|(index, page)| response_record(page, index)).collect::<Vec<_>>());
-    write_warc(&second, gzip, &mirror.iter().enumerate().map(|(index, page)| response_record(page, 10 + index)).collect::<Vec<_>>());
+    write_warc(
+        &first,
+        gzip,
+        &primary
+            .iter()
+            .enumerate()
+            .map(|(index, page)| response_record(page, index))
+            .collect::<Vec<_>>(),
+    );
+    write_warc(
+        &second,
+        gzip,
+        &mirror
+            .iter()
+            .enumerate()
+            .map(|(index, page)| response_record(page, 10 + index))
+            .collect::<Vec<_>>(),
+    );
     vec![first, second]
 }
 
@@ -53,18 +78,29 @@ fn exact_copies_are_stored_once_and_counted() {
 
     let data_dir = DataDir::open_existing(&data).unwrap();
     let table = data_dir.page_table().unwrap();
-    let page = &table.pages[table.find_url("http://mirror.example/doc/p3.html").unwrap().0 as usize];
+    let page = &table.pages[table
+        .find_url("http://mirror.example/doc/p3.html")
+        .unwrap()
+        .0 as usize];
     assert_eq!(page.title, "Page 3");
     assert_eq!(page.ip.as_deref(), Some("192.0.2.10"));
-    assert_eq!(table.pages[page.outlinks[0].0 as usize].url, "http://mirror.example/doc/p4.html");
+    assert_eq!(
+        table.pages[page.outlinks[0].0 as usize].url,
+        "http://mirror.example/doc/p4.html"
+    );
     // Every page's body reads back from the store, byte for byte.
     let config = data_dir.config().unwrap();
     let store = data_dir.store(&config).unwrap();
     let body = store.get(&page.content_key.unwrap()).unwrap();
-    assert!(String::from_utf8(body).unwrap().contains("page number 3 of the manual"));
+    assert!(String::from_utf8(body)
+        .unwrap()
+        .contains("page number 3 of the manual"));
     assert_eq!(store.references(&page.content_key.unwrap()).unwrap(), 2);
 
-    let output = mirrorscope(dir.path(), &["stats", "--json", "--data", data.to_str().unwrap()]);
+    let output = mirrorscope(
+        dir.path(),
+        &["stats", "--json", "--data", data.to_str().unwrap()],
+    );
     assert!(output.status.success(), "{}", stderr(&output));
     let stats: serde_json::Value = serde_json::from_str(&stdout(&output)).unwrap();
     assert_eq!(stats["pages"], 10);
@@ -80,21 +116,43 @@ fn indexing_the_same_crawl_again_gives_the_same_table_and_the_same_store() {
     let first = index(&[&files[0], &files[1]], &data).unwrap();
     let data_dir = DataDir::open_existing(&data).unwrap();
     let table_before = data_dir.page_table().unwrap();
-    let store_before = data_dir.store(&data_dir.config().unwrap()).unwrap().stats().unwrap();
+    let store_before = data_dir
+        .store(&data_dir.config().unwrap())
+        .unwrap()
+        .stats()
+        .unwrap();
     // The same files, named in another order.
     let second = index(&[&files[1], &files[0]], &data).unwrap();
     assert!(second.reused);
     assert_eq!(second.crawl_id, first.crawl_id);
     assert_ne!(second.manifest.generation, first.manifest.generation);
     assert_eq!(data_dir.page_table().unwrap(), table_before);
-    assert_eq!(data_dir.store(&data_dir.config().unwrap()).unwrap().stats().unwrap(), store_before);
+    assert_eq!(
+        data_dir
+            .store(&data_dir.config().unwrap())
+            .unwrap()
+            .stats()
+            .unwrap(),
+        store_before
+    );
 }
 
 #[test]
 fn revisit_records_resolve_to_the_body_they_refer_to() {
     let dir = tempfile::tempdir().unwrap();
-    let page = TestPage::html("http://a.example/doc/", "Doc", "the documentation root", &["other.html"]);
-    let original = record_bytes("response", &page.url, 0, &page.block(), &[("WARC-Payload-Digest", "sha1:AAAA".into())]);
+    let page = TestPage::html(
+        "http://a.example/doc/",
+        "Doc",
+        "the documentation root",
+        &["other.html"],
+    );
+    let original = record_bytes(
+        "response",
+        &page.url,
+        0,
+        &page.block(),
+        &[("WARC-Payload-Digest", "sha1:AAAA".into())],
+    );
     // A URL-agnostic revisit: another URL, same payload; its links resolve against its own URL.
     let revisit = record_bytes(
         "revisit",
@@ -103,11 +161,20 @@ fn revisit_records_resolve_to_the_body_they_refer_to() {
         b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n",
         &[
             ("WARC-Payload-Digest", "sha1:AAAA".into()),
-            ("WARC-Profile", "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest".into()),
+            (
+                "WARC-Profile",
+                "http://netpreserve.org/warc/1.1/revisit/identical-payload-digest".into(),
+            ),
             ("WARC-Refers-To-Target-URI", page.url.clone()),
         ],
     );
-    let unresolved = record_bytes("revisit", "http://b.example/x", 2, b"HTTP/1.1 200 OK\r\n\r\n", &[("WARC-Payload-Digest", "sha1:ZZZZ".into())]);
+    let unresolved = record_bytes(
+        "revisit",
+        "http://b.example/x",
+        2,
+        b"HTTP/1.1 200 OK\r\n\r\n",
+        &[("WARC-Payload-Digest", "sha1:ZZZZ".into())],
+    );
     // The revisit comes first in the file: resolution must not depend on order.
     let path = dir.path().join("revisits.warc.gz");
     write_warc(&path, true, &[revisit, original, unresolved]);
@@ -138,37 +205,82 @@ fn bad_records_are_counted_and_skipped_and_good_ones_kept() {
 
     // A record whose Content-Length is wrong, between good ones (plain file).
     let wrong_length = String::from_utf8(good_record(1)).unwrap();
-    let declared = wrong_length.split("Content-Length: ").nth(1).unwrap().split("\r\n").next().unwrap().to_string();
+    let declared = wrong_length
+        .split("Content-Length: ")
+        .nth(1)
+        .unwrap()
+        .split("\r\n")
+        .next()
+        .unwrap()
+        .to_string();
     let wrong_length = wrong_length.replacen(
         &format!("Content-Length: {declared}"),
         &format!("Content-Length: {}", declared.parse::<usize>().unwrap() - 7),
         1,
     );
-    write_warc(&crawl.join("a-wrong-length.warc"), false, &[good_record(0), wrong_length.into_bytes(), good_record(2)]);
+    write_warc(
+        &crawl.join("a-wrong-length.warc"),
+        false,
+        &[good_record(0), wrong_length.into_bytes(), good_record(2)],
+    );
 
     // An HTTP block without headers; a body over the cap; invalid UTF-8 declared UTF-8.
-    let headless = record_bytes("response", "http://bad.example/headless", 20, b"<html><body>no HTTP head</body></html>", &[]);
+    let headless = record_bytes(
+        "response",
+        "http://bad.example/headless",
+        20,
+        b"<html><body>no HTTP head</body></html>",
+        &[],
+    );
     let huge_page = TestPage::html("http://bad.example/huge", "Huge", &"x".repeat(300_000), &[]);
     let huge = response_record(&huge_page, 21);
     let mut broken_utf8 = TestPage::html("http://bad.example/utf8", "Broken", "caf", &[]);
     broken_utf8.body.splice(60..60, [0xff, 0xfe, 0xc3]);
     let broken_utf8 = response_record(&broken_utf8, 22);
-    write_warc(&crawl.join("b-bad-http.warc.gz"), true, &[headless, huge, broken_utf8, good_record(3)]);
+    write_warc(
+        &crawl.join("b-bad-http.warc.gz"),
+        true,
+        &[headless, huge, broken_utf8, good_record(3)],
+    );
 
     // A truncated gzip file: its last member is cut short.
     let truncated = crawl.join("c-truncated.warc.gz");
     let other = site("other.example", 3);
-    write_warc(&truncated, true, &other.iter().enumerate().map(|(index, page)| response_record(page, 30 + index)).collect::<Vec<_>>());
+    write_warc(
+        &truncated,
+        true,
+        &other
+            .iter()
+            .enumerate()
+            .map(|(index, page)| response_record(page, 30 + index))
+            .collect::<Vec<_>>(),
+    );
     let bytes = std::fs::read(&truncated).unwrap();
     std::fs::write(&truncated, &bytes[..bytes.len() - 40]).unwrap();
 
     // A file that is not WARC at all.
-    std::fs::write(crawl.join("d-notes.warc"), "these are my notes about the crawl\nnot a WARC file\n").unwrap();
+    std::fs::write(
+        crawl.join("d-notes.warc"),
+        "these are my notes about the crawl\nnot a WARC file\n",
+    )
+    .unwrap();
 
     let data = dir.path().join("data");
     std::fs::create_dir_all(&data).unwrap();
-    std::fs::write(data.join("config.json"), r#"{"ingest": {"max_body_bytes": 200000}}"#).unwrap();
-    let output = mirrorscope(dir.path(), &["index", crawl.to_str().unwrap(), "--data", data.to_str().unwrap()]);
+    std::fs::write(
+        data.join("config.json"),
+        r#"{"ingest": {"max_body_bytes": 200000}}"#,
+    )
+    .unwrap();
+    let output = mirrorscope(
+        dir.path(),
+        &[
+            "index",
+            crawl.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
     let (out, err) = (stdout(&output), stderr(&output));
     assert!(output.status.success(), "{err}");
     assert!(!err.contains("panicked"), "{err}");
@@ -215,17 +327,41 @@ fn a_missing_crawl_is_one_clear_error_and_changes_nothing() {
     let files = mirrored_crawl(dir.path(), true);
     let data = dir.path().join("data");
     index(&[&files[0]], &data).unwrap();
-    let before = DataDir::open_existing(&data).unwrap().current_generation().unwrap();
-    let output = mirrorscope(dir.path(), &["index", "no-such-crawl.warc.gz", "--data", data.to_str().unwrap()]);
+    let before = DataDir::open_existing(&data)
+        .unwrap()
+        .current_generation()
+        .unwrap();
+    let output = mirrorscope(
+        dir.path(),
+        &[
+            "index",
+            "no-such-crawl.warc.gz",
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
     assert!(!output.status.success());
     let err = stderr(&output);
-    assert!(err.starts_with("mirrorscope: no-such-crawl.warc.gz: cannot read"), "{err}");
+    assert!(
+        err.starts_with("mirrorscope: no-such-crawl.warc.gz: cannot read"),
+        "{err}"
+    );
     assert_eq!(err.lines().count(), 1, "{err}");
-    assert_eq!(DataDir::open_existing(&data).unwrap().current_generation().unwrap(), before);
+    assert_eq!(
+        DataDir::open_existing(&data)
+            .unwrap()
+            .current_generation()
+            .unwrap(),
+        before
+    );
     // stats on a data directory without an index says so.
     let output = mirrorscope(dir.path(), &["stats", "--data", "empty"]);
     assert!(!output.status.success());
-    assert!(stderr(&output).contains("empty: no index yet"), "{}", stderr(&output));
+    assert!(
+        stderr(&output).contains("empty: no index yet"),
+        "{}",
+        stderr(&output)
+    );
 }
 
 #[test]

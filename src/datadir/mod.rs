@@ -39,7 +39,10 @@ const GENERATIONS_KEPT: usize = 3;
 #[derive(Debug, thiserror::Error)]
 pub enum DataError {
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {detail}")]
     Format { path: PathBuf, detail: String },
     #[error("{0}: no index yet; run `mirrorscope index` first")]
@@ -95,10 +98,16 @@ pub struct WriterLock {
 impl DataDir {
     /// Opens (creating if needed) the data directory at `root`.
     pub fn open(root: &Path) -> Result<DataDir> {
-        for folder in [root.to_path_buf(), root.join("crawls"), root.join("generations")] {
+        for folder in [
+            root.to_path_buf(),
+            root.join("crawls"),
+            root.join("generations"),
+        ] {
             fs::create_dir_all(&folder).map_err(io_error(&folder))?;
         }
-        Ok(DataDir { root: root.to_path_buf() })
+        Ok(DataDir {
+            root: root.to_path_buf(),
+        })
     }
 
     /// Opens an existing data directory for reading, without creating anything.
@@ -106,7 +115,9 @@ impl DataDir {
         if !root.join("CURRENT").exists() {
             return Err(DataError::NoGeneration(root.to_path_buf()));
         }
-        Ok(DataDir { root: root.to_path_buf() })
+        Ok(DataDir {
+            root: root.to_path_buf(),
+        })
     }
 
     pub fn root(&self) -> &Path {
@@ -141,7 +152,10 @@ impl DataDir {
 
     /// Opens the page store with the configuration's settings.
     pub fn store(&self, config: &Config) -> Result<PageStore> {
-        Ok(PageStore::open(&self.root.join("store"), config.store.clone())?)
+        Ok(PageStore::open(
+            &self.root.join("store"),
+            config.store.clone(),
+        )?)
     }
 
     pub fn crawl_dir(&self, crawl_id: &str) -> PathBuf {
@@ -202,7 +216,10 @@ impl DataDir {
 
     /// Starts ingesting a crawl: a fresh `<id>.partial` directory.
     pub fn begin_crawl(&self, crawl_id: &str) -> Result<PathBuf> {
-        let partial = self.root.join("crawls").join(format!("{crawl_id}{PARTIAL_SUFFIX}"));
+        let partial = self
+            .root
+            .join("crawls")
+            .join(format!("{crawl_id}{PARTIAL_SUFFIX}"));
         if partial.exists() {
             fs::remove_dir_all(&partial).map_err(io_error(&partial))?;
         }
@@ -212,7 +229,14 @@ impl DataDir {
 
     /// Completes an ingest: writes its captures, files and report, then
     /// renames the partial directory into place.
-    pub fn finish_crawl(&self, crawl_id: &str, partial: &Path, files: &[String], captures: &[Capture], report: &IngestReport) -> Result<()> {
+    pub fn finish_crawl(
+        &self,
+        crawl_id: &str,
+        partial: &Path,
+        files: &[String],
+        captures: &[Capture],
+        report: &IngestReport,
+    ) -> Result<()> {
         ingest::write_captures(&partial.join(CAPTURES_FILE), captures)?;
         write_json(&partial.join("files.json"), &files)?;
         // The report goes last: its presence marks a complete crawl.
@@ -232,13 +256,21 @@ impl DataDir {
     }
 
     pub fn crawl_captures(&self, crawl_id: &str) -> Result<Vec<Capture>> {
-        Ok(ingest::read_captures(&self.crawl_dir(crawl_id).join(CAPTURES_FILE))?)
+        Ok(ingest::read_captures(
+            &self.crawl_dir(crawl_id).join(CAPTURES_FILE),
+        )?)
     }
 
     /// Writes a new generation and makes it current. Returns its manifest.
     pub fn write_generation(&self, crawls: Vec<CrawlEntry>, table: &PageTable) -> Result<Manifest> {
         let generations = self.root.join("generations");
-        let number = self.generation_names()?.iter().filter_map(|name| generation_number(name)).max().unwrap_or(0) + 1;
+        let number = self
+            .generation_names()?
+            .iter()
+            .filter_map(|name| generation_number(name))
+            .max()
+            .unwrap_or(0)
+            + 1;
         let name = format!("gen-{number:06}");
         let temporary = generations.join(format!(".{name}.tmp"));
         if temporary.exists() {
@@ -289,7 +321,11 @@ impl DataDir {
     fn prune_generations(&self, current: &str) -> Result<()> {
         let names = self.generation_names()?;
         let excess = names.len().saturating_sub(GENERATIONS_KEPT);
-        for name in names.iter().take(excess).filter(|name| name.as_str() != current) {
+        for name in names
+            .iter()
+            .take(excess)
+            .filter(|name| name.as_str() != current)
+        {
             let path = self.root.join("generations").join(name);
             fs::remove_dir_all(&path).map_err(io_error(&path))?;
         }
@@ -301,7 +337,9 @@ impl DataDir {
         let path = self.root.join("CURRENT");
         let text = match fs::read_to_string(&path) {
             Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Err(DataError::NoGeneration(self.root.clone())),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Err(DataError::NoGeneration(self.root.clone()))
+            }
             Err(source) => return Err(DataError::Io { path, source }),
         };
         let name = text.trim().to_string();
@@ -317,7 +355,13 @@ impl DataDir {
     /// The manifest of the current generation.
     pub fn manifest(&self) -> Result<Manifest> {
         let name = self.current_generation()?;
-        let manifest: Manifest = read_json(&self.root.join("generations").join(&name).join(MANIFEST_FILE))?;
+        let manifest: Manifest = read_json(
+            &self
+                .root
+                .join("generations")
+                .join(&name)
+                .join(MANIFEST_FILE),
+        )?;
         if manifest.format != GENERATION_FORMAT {
             return Err(DataError::Format {
                 path: self.root.join("generations").join(&name),
@@ -381,7 +425,9 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let folder = path.parent().unwrap_or(Path::new("."));
     let temporary = folder.join(format!(
         ".{}.tmp-{}",
-        path.file_name().map(|name| name.to_string_lossy().to_string()).unwrap_or_default(),
+        path.file_name()
+            .map(|name| name.to_string_lossy().to_string())
+            .unwrap_or_default(),
         std::process::id()
     ));
     write_synced(&temporary, bytes)?;
@@ -390,7 +436,9 @@ fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 fn sync_dir(path: &Path) -> Result<()> {
-    File::open(path).and_then(|folder| folder.sync_all()).map_err(io_error(path))
+    File::open(path)
+        .and_then(|folder| folder.sync_all())
+        .map_err(io_error(path))
 }
 
 #[cfg(test)]
@@ -409,21 +457,34 @@ mod tests {
             assert_eq!(data.current_generation().unwrap(), manifest.generation);
             assert_eq!(data.page_table().unwrap(), table);
         }
-        assert_eq!(data.generation_names().unwrap(), vec!["gen-000003", "gen-000004", "gen-000005"]);
+        assert_eq!(
+            data.generation_names().unwrap(),
+            vec!["gen-000003", "gen-000004", "gen-000005"]
+        );
     }
 
     #[test]
     fn an_unfinished_generation_is_never_current() {
         let dir = tempfile::tempdir().unwrap();
         let data = DataDir::open(dir.path()).unwrap();
-        data.write_generation(Vec::new(), &PageTable::default()).unwrap();
+        data.write_generation(Vec::new(), &PageTable::default())
+            .unwrap();
         // A crash while writing generation 2 leaves only its temporary folder.
         fs::create_dir_all(dir.path().join("generations/.gen-000002.tmp")).unwrap();
-        fs::write(dir.path().join("generations/.gen-000002.tmp/pages.bin"), b"half").unwrap();
+        fs::write(
+            dir.path().join("generations/.gen-000002.tmp/pages.bin"),
+            b"half",
+        )
+        .unwrap();
         assert_eq!(data.current_generation().unwrap(), "gen-000001");
         assert!(data.page_table().is_ok());
         // The next writer cleans it and takes the number.
-        assert_eq!(data.write_generation(Vec::new(), &PageTable::default()).unwrap().generation, "gen-000002");
+        assert_eq!(
+            data.write_generation(Vec::new(), &PageTable::default())
+                .unwrap()
+                .generation,
+            "gen-000002"
+        );
     }
 
     #[test]
@@ -431,7 +492,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data = DataDir::open(dir.path()).unwrap();
         let held = data.lock_for_writing().unwrap();
-        assert!(matches!(data.lock_for_writing(), Err(DataError::Busy { .. })));
+        assert!(matches!(
+            data.lock_for_writing(),
+            Err(DataError::Busy { .. })
+        ));
         drop(held);
         assert!(data.lock_for_writing().is_ok());
     }

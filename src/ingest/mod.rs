@@ -61,7 +61,10 @@ pub enum IngestError {
     #[error(transparent)]
     Store(#[from] crate::store::StoreError),
     #[error("{path}: {source}")]
-    Io { path: PathBuf, source: std::io::Error },
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
     #[error("{path}: {detail}")]
     Format { path: PathBuf, detail: String },
 }
@@ -110,7 +113,10 @@ impl ReferenceJournal {
         if keys.is_empty() {
             return Ok(());
         }
-        let mut writer = self.writer.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         for key in keys {
             writeln!(writer, "{key}").map_err(io_error(&self.path))?;
         }
@@ -118,7 +124,10 @@ impl ReferenceJournal {
     }
 
     fn finish(self) -> Result<()> {
-        let writer = self.writer.into_inner().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let writer = self
+            .writer
+            .into_inner()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let file = writer.into_inner().map_err(|error| IngestError::Io {
             path: self.path.clone(),
             source: error.into_error(),
@@ -139,7 +148,9 @@ pub fn read_references(path: &Path) -> Result<Vec<ContentKey>> {
         // taken but not recorded, and leaks rather than being released twice.
         match line.parse() {
             Ok(key) => keys.push(key),
-            Err(error) => tracing::warn!(path = %path.display(), line = line_number + 1, %error, "unreadable reference line skipped"),
+            Err(error) => {
+                tracing::warn!(path = %path.display(), line = line_number + 1, %error, "unreadable reference line skipped")
+            }
         }
     }
     Ok(keys)
@@ -161,7 +172,12 @@ pub struct Ingested {
 }
 
 /// Ingests `files` into `store`, journaling references in `crawl_dir/references`.
-pub fn ingest_files(files: &[PathBuf], store: &PageStore, crawl_dir: &Path, options: &IngestOptions<'_>) -> Result<Ingested> {
+pub fn ingest_files(
+    files: &[PathBuf],
+    store: &PageStore,
+    crawl_dir: &Path,
+    options: &IngestOptions<'_>,
+) -> Result<Ingested> {
     let started = Instant::now();
     let journal = ReferenceJournal::create(crawl_dir.join(REFERENCES_FILE))?;
     let counters = Counters::default();
@@ -186,7 +202,10 @@ pub fn ingest_files(files: &[PathBuf], store: &PageStore, crawl_dir: &Path, opti
             Err(IngestError::Warc(error)) => {
                 // A missing or unreadable file is reported and counted; the others go on.
                 tracing::error!("{error}");
-                *report.skipped.entry(error.reason().to_string()).or_default() += 1;
+                *report
+                    .skipped
+                    .entry(error.reason().to_string())
+                    .or_default() += 1;
                 report.failed_files.push(error.to_string());
                 continue;
             }
@@ -197,7 +216,14 @@ pub fn ingest_files(files: &[PathBuf], store: &PageStore, crawl_dir: &Path, opti
         revisits.extend(file_result.revisits);
     }
 
-    resolve_revisits(revisits, &mut captures, store, &journal, options, &mut report)?;
+    resolve_revisits(
+        revisits,
+        &mut captures,
+        store,
+        &journal,
+        options,
+        &mut report,
+    )?;
     journal.finish()?;
 
     report.records = counters.records.load(Ordering::Relaxed);
@@ -236,7 +262,11 @@ fn ingest_one_file(
             match item {
                 Ok(record) => batch.push(record),
                 Err(error) => {
-                    let what = if matches!(error, corpus::WarcError::NotWarc { .. }) { "file" } else { "record" };
+                    let what = if matches!(error, corpus::WarcError::NotWarc { .. }) {
+                        "file"
+                    } else {
+                        "record"
+                    };
                     tracing::warn!("{error}, {what} skipped");
                     *result.counts.skipped.entry(error.reason()).or_default() += 1;
                     if matches!(error, corpus::WarcError::NotWarc { .. }) {
@@ -249,7 +279,9 @@ fn ingest_one_file(
             break;
         }
         let position = reader.position();
-        counters.bytes_read.fetch_add(position - last_position, Ordering::Relaxed);
+        counters
+            .bytes_read
+            .fetch_add(position - last_position, Ordering::Relaxed);
         last_position = position;
         (options.progress)(counters.bytes_read.load(Ordering::Relaxed));
 
@@ -268,7 +300,9 @@ fn ingest_one_file(
                     result.captures.push(*capture);
                 }
                 Processed::Revisit(revisit) => result.revisits.push(revisit),
-                Processed::Ignored(reason) => *result.counts.ignored.entry(reason).or_default() += 1,
+                Processed::Ignored(reason) => {
+                    *result.counts.ignored.entry(reason).or_default() += 1
+                }
                 Processed::Bad(reason) => *result.counts.skipped.entry(reason).or_default() += 1,
             }
         }
@@ -278,13 +312,21 @@ fn ingest_one_file(
 }
 
 /// Decodes, extracts and stores one record.
-fn process_record(record: &corpus::WarcRecord, file_name: &str, limits: ReadLimits, store: &PageStore) -> Result<Processed> {
+fn process_record(
+    record: &corpus::WarcRecord,
+    file_name: &str,
+    limits: ReadLimits,
+    store: &PageStore,
+) -> Result<Processed> {
     let page = match corpus::interpret_record(record, file_name, limits) {
         RecordOutcome::Page(page) => page,
         RecordOutcome::Revisit(revisit) => return Ok(Processed::Revisit(revisit)),
         RecordOutcome::Ignored(reason) => return Ok(Processed::Ignored(reason)),
         RecordOutcome::Bad { reason, detail } => {
-            tracing::warn!("{file_name} at offset {}: {detail}, record skipped", record.offset);
+            tracing::warn!(
+                "{file_name} at offset {}: {detail}, record skipped",
+                record.offset
+            );
             return Ok(Processed::Bad(reason));
         }
     };
@@ -303,7 +345,11 @@ fn process_record(record: &corpus::WarcRecord, file_name: &str, limits: ReadLimi
     let decoded = match charset::decode_body(&page.body, capture.info.content_type.as_deref()) {
         Ok(decoded) => decoded,
         Err(problem) => {
-            tracing::warn!("{file_name} at offset {}: {} {problem}, record skipped", record.offset, capture.info.url);
+            tracing::warn!(
+                "{file_name} at offset {}: {} {problem}, record skipped",
+                record.offset,
+                capture.info.url
+            );
             return Ok(Processed::Bad("bad-charset"));
         }
     };
@@ -340,16 +386,19 @@ fn resolve_revisits(
     let mut by_digest: HashMap<String, (ContentKey, String)> = HashMap::new();
     for capture in captures.iter() {
         if let (Some(digest), Some(key)) = (&capture.info.payload_digest, capture.content_key) {
-            by_digest.entry(digest.clone()).or_insert_with(|| (key, capture.info.url.clone()));
+            by_digest
+                .entry(digest.clone())
+                .or_insert_with(|| (key, capture.info.url.clone()));
         }
     }
     let mut resolved = Vec::new();
     for revisit in revisits {
-        let target = revisit
-            .info
-            .payload_digest
-            .as_deref()
-            .and_then(|digest| by_digest.get(digest).or_else(|| options.known_digests.get(digest)).cloned());
+        let target = revisit.info.payload_digest.as_deref().and_then(|digest| {
+            by_digest
+                .get(digest)
+                .or_else(|| options.known_digests.get(digest))
+                .cloned()
+        });
         let Some((key, original_url)) = target else {
             tracing::warn!(
                 "{} at offset {}: revisit of {} has no earlier capture with digest {}, record skipped",
@@ -358,7 +407,10 @@ fn resolve_revisits(
                 revisit.info.url,
                 revisit.info.payload_digest.as_deref().unwrap_or("(none)")
             );
-            *report.skipped.entry("unresolved-revisit".into()).or_default() += 1;
+            *report
+                .skipped
+                .entry("unresolved-revisit".into())
+                .or_default() += 1;
             continue;
         };
         let body = store.get(&key)?;
@@ -418,5 +470,8 @@ pub fn write_captures(path: &Path, captures: &[Capture]) -> Result<()> {
 
 /// Skip reasons in a stable order for printing.
 pub fn sorted_reasons(counts: &BTreeMap<String, u64>) -> Vec<(&str, u64)> {
-    counts.iter().map(|(reason, count)| (reason.as_str(), *count)).collect()
+    counts
+        .iter()
+        .map(|(reason, count)| (reason.as_str(), *count))
+        .collect()
 }

@@ -76,7 +76,8 @@ impl IngestReport {
         for (kind, count) in &counts.ignored {
             *self.ignored.entry(kind.to_string()).or_default() += count;
         }
-        self.failed_files.extend(counts.failed_files.iter().cloned());
+        self.failed_files
+            .extend(counts.failed_files.iter().cloned());
         self.pages_with_body += counts.pages_with_body;
         self.new_blocks += counts.new_blocks;
         self.body_bytes += counts.body_bytes;
@@ -106,13 +107,34 @@ impl fmt::Display for IngestReport {
         let megabytes = self.bytes_read as f64 / 1e6;
         let seconds = self.elapsed_seconds.max(1e-9);
         writeln!(formatter, "files read                  {}", self.files)?;
-        writeln!(formatter, "records read                {} ({megabytes:.1} MB)", self.records)?;
+        writeln!(
+            formatter,
+            "records read                {} ({megabytes:.1} MB)",
+            self.records
+        )?;
         writeln!(formatter, "pages (HTML captures)       {}", self.captures)?;
-        writeln!(formatter, "records not indexed         {}", join_counts(&self.ignored))?;
-        writeln!(formatter, "bad records skipped         {} ({})", self.skipped_total(), join_counts(&self.skipped))?;
-        writeln!(formatter, "distinct bodies             {}", self.distinct_bodies)?;
+        writeln!(
+            formatter,
+            "records not indexed         {}",
+            join_counts(&self.ignored)
+        )?;
+        writeln!(
+            formatter,
+            "bad records skipped         {} ({})",
+            self.skipped_total(),
+            join_counts(&self.skipped)
+        )?;
+        writeln!(
+            formatter,
+            "distinct bodies             {}",
+            self.distinct_bodies
+        )?;
         writeln!(formatter, "new blocks stored           {}", self.new_blocks)?;
-        writeln!(formatter, "duplicate pages eliminated  {}", self.duplicate_pages_eliminated)?;
+        writeln!(
+            formatter,
+            "duplicate pages eliminated  {}",
+            self.duplicate_pages_eliminated
+        )?;
         writeln!(
             formatter,
             "bytes saved                 {} of {} body bytes ({:.1}%)",

@@ -91,7 +91,8 @@ impl PageTable {
                     None => true,
                     Some(&(best_crawl, best_index)) => {
                         let best = &crawls[best_crawl][best_index];
-                        (capture.info.date.as_str(), crawl_index, capture_index) >= (best.info.date.as_str(), best_crawl, best_index)
+                        (capture.info.date.as_str(), crawl_index, capture_index)
+                            >= (best.info.date.as_str(), best_crawl, best_index)
                     }
                 };
                 if replace {
@@ -106,7 +107,10 @@ impl PageTable {
             .enumerate()
             .map(|(index, url)| (*url, PageId(index as u32)))
             .collect();
-        let mut hosts: Vec<String> = urls.iter().map(|url| host_of_url(url).to_string()).collect();
+        let mut hosts: Vec<String> = urls
+            .iter()
+            .map(|url| host_of_url(url).to_string())
+            .collect();
         hosts.sort_unstable();
         hosts.dedup();
         let host_id: HashMap<&str, HostId> = hosts
@@ -129,7 +133,11 @@ impl PageTable {
                     .collect();
                 outlinks.sort_unstable();
                 outlinks.dedup();
-                let crawled_links = capture.links.iter().filter(|link| id_of.contains_key(link.as_str())).count();
+                let crawled_links = capture
+                    .links
+                    .iter()
+                    .filter(|link| id_of.contains_key(link.as_str()))
+                    .count();
                 Page {
                     url: url.to_string(),
                     host: host_id[host_of_url(url)],
@@ -168,7 +176,11 @@ impl PageTable {
     }
 
     pub fn counts(&self) -> TableCounts {
-        let mut keys: Vec<ContentKey> = self.pages.iter().filter_map(|page| page.content_key).collect();
+        let mut keys: Vec<ContentKey> = self
+            .pages
+            .iter()
+            .filter_map(|page| page.content_key)
+            .collect();
         let pages_with_body = keys.len() as u64;
         keys.sort_unstable();
         keys.dedup();
@@ -178,7 +190,11 @@ impl PageTable {
             pages_with_body,
             distinct_bodies: keys.len() as u64,
             exact_duplicate_pages: pages_with_body - keys.len() as u64,
-            links: self.pages.iter().map(|page| page.outlinks.len() as u64).sum(),
+            links: self
+                .pages
+                .iter()
+                .map(|page| page.outlinks.len() as u64)
+                .sum(),
         }
     }
 }
@@ -186,7 +202,9 @@ impl PageTable {
 /// The host part of a canonical URL string (`http://host:port/...` -> `host:port`).
 fn host_of_url(url: &str) -> &str {
     let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let end = after_scheme.find(['/', '?', '#']).unwrap_or(after_scheme.len());
+    let end = after_scheme
+        .find(['/', '?', '#'])
+        .unwrap_or(after_scheme.len());
     &after_scheme[..end]
 }
 
@@ -205,7 +223,10 @@ mod tests {
                 payload_digest: None,
                 status: 200,
                 content_type: Some("text/html".into()),
-                location: RecordLocation { file: "f".into(), offset: 0 },
+                location: RecordLocation {
+                    file: "f".into(),
+                    offset: 0,
+                },
             },
             content_key: Some(ContentKey {
                 signature: Signature(body),
@@ -223,10 +244,25 @@ mod tests {
     #[test]
     fn ids_follow_url_order_links_resolve_and_newest_capture_wins() {
         let first = vec![
-            capture("http://b.example/", "2026-10-01T00:00:00Z", 1, &["http://a.example/x", "http://nowhere.example/"]),
-            capture("http://a.example/x", "2026-10-01T00:00:00Z", 2, &["http://b.example/", "http://a.example/x"]),
+            capture(
+                "http://b.example/",
+                "2026-10-01T00:00:00Z",
+                1,
+                &["http://a.example/x", "http://nowhere.example/"],
+            ),
+            capture(
+                "http://a.example/x",
+                "2026-10-01T00:00:00Z",
+                2,
+                &["http://b.example/", "http://a.example/x"],
+            ),
         ];
-        let second = vec![capture("http://a.example/x", "2026-10-02T00:00:00Z", 1, &[])];
+        let second = vec![capture(
+            "http://a.example/x",
+            "2026-10-02T00:00:00Z",
+            1,
+            &[],
+        )];
         let table = PageTable::build(&[&first, &second]);
         assert_eq!(table.hosts, vec!["a.example", "b.example"]);
         assert_eq!(table.pages.len(), 2);
@@ -239,16 +275,33 @@ mod tests {
         assert_eq!(table.pages[1].outlinks, vec![PageId(0)]);
         assert_eq!(table.pages[1].uncrawled_outlinks, 1);
         let counts = table.counts();
-        assert_eq!((counts.pages, counts.distinct_bodies, counts.exact_duplicate_pages), (2, 1, 1));
+        assert_eq!(
+            (
+                counts.pages,
+                counts.distinct_bodies,
+                counts.exact_duplicate_pages
+            ),
+            (2, 1, 1)
+        );
         assert_eq!(table.host_name(table.pages[1].host), "b.example");
     }
 
     #[test]
     fn building_twice_gives_the_same_table() {
         let captures: Vec<Capture> = (0..50)
-            .map(|index| capture(&format!("http://h{}.example/p{index}", index % 7), "2026-10-01T00:00:00Z", index % 5, &["http://h1.example/p1"]))
+            .map(|index| {
+                capture(
+                    &format!("http://h{}.example/p{index}", index % 7),
+                    "2026-10-01T00:00:00Z",
+                    index % 5,
+                    &["http://h1.example/p1"],
+                )
+            })
             .collect();
-        assert_eq!(PageTable::build(&[&captures]), PageTable::build(&[&captures]));
+        assert_eq!(
+            PageTable::build(&[&captures]),
+            PageTable::build(&[&captures])
+        );
     }
 
     #[test]

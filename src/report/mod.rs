@@ -15,7 +15,10 @@ pub fn index_summary(outcome: &IndexOutcome) -> String {
     let counts = &outcome.manifest.counts;
     let mut text = String::new();
     if outcome.rolled_back > 0 {
-        text.push_str(&format!("rolled back {} interrupted ingest(s)\n", outcome.rolled_back));
+        text.push_str(&format!(
+            "rolled back {} interrupted ingest(s)\n",
+            outcome.rolled_back
+        ));
     }
     if outcome.reused {
         text.push_str(&format!(
@@ -71,7 +74,11 @@ impl fmt::Display for Stats {
         writeln!(formatter, "hosts                  {}", self.hosts)?;
         writeln!(formatter, "pages with a body      {}", self.pages_with_body)?;
         writeln!(formatter, "distinct bodies        {}", self.distinct_bodies)?;
-        writeln!(formatter, "exact duplicate pages  {}", self.exact_duplicate_pages)?;
+        writeln!(
+            formatter,
+            "exact duplicate pages  {}",
+            self.exact_duplicate_pages
+        )?;
         write!(formatter, "links between pages    {}", self.links)
     }
 }

@@ -40,7 +40,10 @@ pub struct TestPage {
 
 impl TestPage {
     pub fn html(url: &str, title: &str, text: &str, links: &[&str]) -> TestPage {
-        let anchors: String = links.iter().map(|link| format!("<a href=\"{link}\">{link}</a>\n")).collect();
+        let anchors: String = links
+            .iter()
+            .map(|link| format!("<a href=\"{link}\">{link}</a>\n"))
+            .collect();
         let body = format!("<!DOCTYPE html><html><head><title>{title}</title></head><body><h1>{title}</h1><p>{text}</p>\n{anchors}</body></html>");
         TestPage {
             url: url.to_string(),
@@ -63,13 +66,28 @@ pub fn response_record(page: &TestPage, index: usize) -> Vec<u8> {
     record_bytes("response", &page.url, index, &page.block(), &[])
 }
 
-pub fn record_bytes(warc_type: &str, url: &str, index: usize, block: &[u8], extra: &[(&str, String)]) -> Vec<u8> {
+pub fn record_bytes(
+    warc_type: &str,
+    url: &str,
+    index: usize,
+    block: &[u8],
+    extra: &[(&str, String)],
+) -> Vec<u8> {
     let mut headers = vec![
-        ("WARC-Record-ID", format!("<urn:uuid:00000000-0000-0000-0000-{index:012}>")),
-        ("WARC-Date", format!("2026-10-03T12:{:02}:{:02}Z", index / 60 % 60, index % 60)),
+        (
+            "WARC-Record-ID",
+            format!("<urn:uuid:00000000-0000-0000-0000-{index:012}>"),
+        ),
+        (
+            "WARC-Date",
+            format!("2026-10-03T12:{:02}:{:02}Z", index / 60 % 60, index % 60),
+        ),
         ("WARC-Target-URI", url.to_string()),
         ("WARC-IP-Address", "192.0.2.10".to_string()),
-        ("Content-Type", "application/http; msgtype=response".to_string()),
+        (
+            "Content-Type",
+            "application/http; msgtype=response".to_string(),
+        ),
     ];
     headers.extend(extra.iter().cloned());
     let mut writer = WarcWriter::new(Vec::new(), false);
