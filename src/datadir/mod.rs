@@ -150,12 +150,12 @@ impl DataDir {
         Ok(Config::load(&path)?)
     }
 
-    /// Opens the page store with the configuration's settings.
+    /// Opens the page store with the configuration's settings. Directory
+    /// syncs are deferred: writers flush the store before they record what
+    /// they wrote (see [`PageStore::defer_directory_syncs`]).
     pub fn store(&self, config: &Config) -> Result<PageStore> {
-        Ok(PageStore::open(
-            &self.root.join("store"),
-            config.store.clone(),
-        )?)
+        let store = PageStore::open(&self.root.join("store"), config.store.clone())?;
+        Ok(store.defer_directory_syncs())
     }
 
     pub fn crawl_dir(&self, crawl_id: &str) -> PathBuf {
@@ -208,6 +208,7 @@ impl DataDir {
                     }
                 }
             }
+            store.flush()?;
             fs::remove_dir_all(&partial).map_err(io_error(&partial))?;
             recovered += 1;
         }

@@ -306,6 +306,9 @@ fn ingest_one_file(
                 Processed::Bad(reason) => *result.counts.skipped.entry(reason).or_default() += 1,
             }
         }
+        // The references become durable before the journal names them: a
+        // journaled reference is always one the store really holds.
+        store.flush()?;
         journal.record(&taken)?;
     }
     Ok(result)
@@ -443,6 +446,7 @@ fn resolve_revisits(
         resolved.push(key);
         captures.push(capture);
     }
+    store.flush()?;
     journal.record(&resolved)
 }
 

@@ -34,10 +34,13 @@ pub struct StoreConfig {
     /// `vol-<v>` directories, few enough to keep directories small.
     pub volumes: u16,
     /// Depth of each volume's tree: `depth - 1` directory levels, one per
-    /// leading signature byte, then the block file. Default 3, the paper's
-    /// example: 65,536 leaf directories per volume, which keeps a leaf
-    /// directory down to a handful of blocks for crawls of a few million
-    /// distinct pages. From 1 (no directories) to 16.
+    /// leading signature byte, then the block file. Default 2: 256 leaf
+    /// directories per volume, about 1,000 blocks per directory at a million
+    /// distinct pages. The paper's example depth 3 (65,536 leaves per
+    /// volume) suits stores of hundreds of millions; on the demo crawl it
+    /// made nearly every block create two directories, and directory
+    /// creation and its fsyncs were a third of ingest time (measured, see
+    /// BENCHMARKS.md). From 1 (no directories) to 16.
     pub depth: u8,
     /// How duplicates are detected. Default `regular`.
     pub mode: StoreMode,
@@ -50,7 +53,7 @@ impl Default for StoreConfig {
     fn default() -> Self {
         StoreConfig {
             volumes: 4,
-            depth: 3,
+            depth: 2,
             mode: StoreMode::Regular,
             zstd_level: 3,
         }

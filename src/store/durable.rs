@@ -9,10 +9,12 @@
 //! worst a temporary file. Writers hold the directory's lock while they do
 //! this, so a temporary file seen by someone holding the lock is stale.
 
+use std::collections::BTreeSet;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Mutex;
 
 use super::error::{Result, StoreError};
 use super::location::{is_temporary_file_name, LOCK_FILE_NAME, TEMPORARY_FILE_PREFIX};
@@ -21,12 +23,119 @@ use super::location::{is_temporary_file_name, LOCK_FILE_NAME, TEMPORARY_FILE_PRE
 /// pid in the name separates processes.
 static TEMPORARY_FILE_COUNTER: AtomicU64 = AtomicU64::new(0);
 
+/// When the directory fsyncs that make renames, creations and removals
+/// durable happen: at once (the default), or together at the next
+/// [`DirectorySyncs::flush`]. File contents are fsynced before their rename
+/// either way, so a block is never torn; deferring only delays when a change
+/// is sure to survive a power loss, and lets a batch of writes share one
+/// file-system sync.
+#[derive(Debug, Default)]
+pub(super) struct DirectorySyncs {
+    /// `None`: sync at once. `Some`: directories waiting for the next flush.
+    pending: Option<Mutex<BTreeSet<PathBuf>>>,
+}
+
+impl DirectorySyncs {
+    pub(super) fn immediate() -> DirectorySyncs {
+        DirectorySyncs { pending: None }
+    }
+
+    pub(super) fn deferred() -> DirectorySyncs {
+        DirectorySyncs {
+            pending: Some(Mutex::new(BTreeSet::new())),
+        }
+    }
+
+    /// Makes the entries of `directory` durable, now or at the next flush.
+    pub(super) fn sync(&self, directory: &Path) -> Result<()> {
+        match &self.pending {
+            None => sync_directory(directory),
+            Some(pending) => {
+                pending
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .insert(directory.to_path_buf());
+                Ok(())
+            }
+        }
+    }
+
+    /// Makes every deferred change durable. On Linux one `syncfs` of the
+    /// file system holding `root` covers them all; elsewhere each directory is
+    /// fsynced. Returns how many directories were waiting.
+    pub(super) fn flush(&self, root: &Path) -> Result<usize> {
+        let Some(pending) = &self.pending else {
+            return Ok(0);
+        };
+        let directories = std::mem::take(
+            &mut *pending
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()),
+        );
+        if directories.is_empty() {
+            return Ok(0);
+        }
+        if let Err(error) = sync_file_system(root, &directories) {
+            // Nothing was made durable for sure: keep them waiting.
+            pending
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                .extend(directories);
+            return Err(error);
+        }
+        Ok(directories.len())
+    }
+}
+
+impl Drop for DirectorySyncs {
+    fn drop(&mut self) {
+        if let Some(pending) = &self.pending {
+            let directories = std::mem::take(
+                &mut *pending
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner()),
+            );
+            for directory in directories {
+                if let Err(error) = sync_directory(&directory) {
+                    tracing::warn!(%error, "deferred directory sync failed");
+                }
+            }
+        }
+    }
+}
+
+#[cfg(target_os = "linux")]
+fn sync_file_system(root: &Path, _directories: &BTreeSet<PathBuf>) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    let handle = File::open(root).map_err(|source| StoreError::io("open", root, source))?;
+    // SAFETY: syncfs only reads the descriptor, which `handle` keeps open
+    // for the duration of the call.
+    let status = unsafe { libc::syncfs(handle.as_raw_fd()) };
+    if status != 0 {
+        return Err(StoreError::io(
+            "sync file system of",
+            root,
+            io::Error::last_os_error(),
+        ));
+    }
+    Ok(())
+}
+
+#[cfg(not(target_os = "linux"))]
+fn sync_file_system(_root: &Path, directories: &BTreeSet<PathBuf>) -> Result<()> {
+    for directory in directories {
+        sync_directory(directory)?;
+    }
+    Ok(())
+}
+
 /// Writes `parts`, concatenated, as `directory/file_name`, replacing any file
 /// of that name atomically. The caller holds the directory's lock.
 ///
 /// If the final directory sync fails the new file is already in place but
 /// may not survive a power loss; the error says so by naming the directory.
 pub(super) fn write_file_atomically(
+    syncs: &DirectorySyncs,
     directory: &Path,
     file_name: &str,
     parts: &[&[u8]],
@@ -55,7 +164,7 @@ pub(super) fn write_file_atomically(
         let _ = fs::remove_file(&temporary_path);
         return Err(StoreError::io("rename into place", final_path, source));
     }
-    sync_directory(directory)
+    syncs.sync(directory)
 }
 
 fn write_and_sync_new_file(path: &Path, parts: &[&[u8]]) -> io::Result<()> {
@@ -76,15 +185,19 @@ pub(super) fn sync_directory(directory: &Path) -> Result<()> {
 }
 
 /// Removes `directory/file_name` and makes the removal durable.
-pub(super) fn remove_file_durably(directory: &Path, file_name: &str) -> Result<()> {
+pub(super) fn remove_file_durably(
+    syncs: &DirectorySyncs,
+    directory: &Path,
+    file_name: &str,
+) -> Result<()> {
     let path = directory.join(file_name);
     fs::remove_file(&path).map_err(|source| StoreError::io("remove", path, source))?;
-    sync_directory(directory)
+    syncs.sync(directory)
 }
 
 /// Creates `directory` and any missing parents, fsyncing each parent that
 /// gained an entry, so that a block written inside survives a crash.
-pub(super) fn create_directory_durably(directory: &Path) -> Result<()> {
+pub(super) fn create_directory_durably(syncs: &DirectorySyncs, directory: &Path) -> Result<()> {
     if directory.is_dir() {
         return Ok(());
     }
@@ -121,7 +234,7 @@ pub(super) fn create_directory_durably(directory: &Path) -> Result<()> {
             .parent()
             .filter(|parent| !parent.as_os_str().is_empty())
         {
-            sync_directory(parent)?;
+            syncs.sync(parent)?;
         }
     }
     Ok(())

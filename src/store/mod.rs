@@ -106,6 +106,7 @@ mod tests;
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use serde::Serialize;
 
@@ -114,7 +115,7 @@ use self::block::{
 };
 use self::durable::{
     create_directory_durably, remove_file_durably, remove_stale_temporary_files,
-    write_file_atomically, DirectoryLock,
+    write_file_atomically, DirectoryLock, DirectorySyncs,
 };
 use self::location::{is_block_file_name, is_temporary_file_name, BlockLocation};
 
@@ -178,6 +179,8 @@ pub struct PageStore {
     mode: StoreMode,
     zstd_level: i32,
     signer: fn(&[u8]) -> Signature,
+    /// Shared by clones of this handle.
+    syncs: Arc<DirectorySyncs>,
 }
 
 /// How a candidate block at a body's location compares with the body.
@@ -220,7 +223,7 @@ impl PageStore {
                 ),
             });
         }
-        create_directory_durably(root)?;
+        create_directory_durably(&DirectorySyncs::immediate(), root)?;
         let layout = {
             let _root_lock = DirectoryLock::acquire(root)
                 .map_err(|source| StoreError::io("lock", root, source))?;
@@ -234,13 +237,33 @@ impl PageStore {
             mode: config.mode,
             zstd_level: config.zstd_level,
             signer,
+            syncs: Arc::new(DirectorySyncs::immediate()),
         };
         for volume in 0..layout.volumes {
             let volume_directory = store.volume_directory(volume);
-            create_directory_durably(&volume_directory)?;
+            create_directory_durably(&DirectorySyncs::immediate(), &volume_directory)?;
             remove_temporary_files_in_tree(&volume_directory)?;
         }
         Ok(store)
+    }
+
+    /// Defers the directory fsyncs of this handle (and its clones) to the
+    /// next [`PageStore::flush`]. Every block's contents are still fsynced
+    /// before it is renamed into place, so no block is ever torn; what waits
+    /// is the durability of the renames and removals themselves. A caller
+    /// that records elsewhere that a write happened (a journal of
+    /// references) must call `flush` first. Used by ingest, where one flush
+    /// per batch replaces thousands of directory fsyncs.
+    pub fn defer_directory_syncs(mut self) -> PageStore {
+        self.syncs = Arc::new(DirectorySyncs::deferred());
+        self
+    }
+
+    /// Makes every deferred change durable (see
+    /// [`PageStore::defer_directory_syncs`]); returns how many directories
+    /// were waiting. Does nothing for a handle that syncs at once.
+    pub fn flush(&self) -> Result<usize> {
+        self.syncs.flush(&self.root)
     }
 
     /// The directory the store lives in.
@@ -270,7 +293,7 @@ impl PageStore {
         let volume = self.volume_of(signature);
         let location =
             BlockLocation::new(&self.volume_directory(volume), signature, self.layout.depth);
-        create_directory_durably(&location.directory)?;
+        create_directory_durably(&self.syncs, &location.directory)?;
         let _lock = DirectoryLock::acquire(&location.directory)
             .map_err(|source| StoreError::io("lock", &location.directory, source))?;
         let existing_overflows = existing_overflow_indices(&location)?;
@@ -291,6 +314,7 @@ impl PageStore {
                     }
                 })?;
                 let stored_size = rewrite_references(
+                    &self.syncs,
                     &location,
                     overflow,
                     header,
@@ -327,7 +351,12 @@ impl PageStore {
             references: 1,
         }
         .encode();
-        write_file_atomically(&location.directory, &file_name, &[&header, &data])?;
+        write_file_atomically(
+            &self.syncs,
+            &location.directory,
+            &file_name,
+            &[&header, &data],
+        )?;
         Ok(PutOutcome {
             key: ContentKey {
                 signature,
@@ -356,6 +385,7 @@ impl PageStore {
             .checked_add(1)
             .ok_or(StoreError::ReferenceCountOverflow { path })?;
         rewrite_references(
+            &self.syncs,
             &location,
             key.overflow,
             header,
@@ -405,11 +435,16 @@ impl PageStore {
         let (header, data_offset) = parse_block_for_rewrite(&path, &block_bytes)?;
         debug_assert!(header.references >= 1, "parse_header rejects a zero count");
         if header.references <= 1 {
-            remove_file_durably(&location.directory, &location.block_file_name(key.overflow))?;
+            remove_file_durably(
+                &self.syncs,
+                &location.directory,
+                &location.block_file_name(key.overflow),
+            )?;
             return Ok(DeleteOutcome::Removed);
         }
         let remaining = header.references - 1;
         rewrite_references(
+            &self.syncs,
             &location,
             key.overflow,
             header,
@@ -578,7 +613,12 @@ fn load_or_create_layout(root: &Path, config: &StoreConfig) -> Result<StoreLayou
                 }
             })?;
             json.push(b'\n');
-            write_file_atomically(root, STORE_DESCRIPTION_FILE_NAME, &[&json])?;
+            write_file_atomically(
+                &DirectorySyncs::immediate(),
+                root,
+                STORE_DESCRIPTION_FILE_NAME,
+                &[&json],
+            )?;
             tracing::info!(root = %root.display(), volumes = configured.volumes, depth = configured.depth, "created a new page store");
             return Ok(configured);
         }
@@ -717,6 +757,7 @@ fn parse_block_for_rewrite(path: &Path, block_bytes: &[u8]) -> Result<(BlockHead
 /// carrying `references`. Returns the new file size. The caller holds the
 /// directory lock.
 fn rewrite_references(
+    syncs: &DirectorySyncs,
     location: &BlockLocation,
     overflow: u32,
     header: BlockHeader,
@@ -733,6 +774,7 @@ fn rewrite_references(
     }
     .encode();
     write_file_atomically(
+        syncs,
         &location.directory,
         &location.block_file_name(overflow),
         &[&new_header, data],

@@ -313,9 +313,12 @@ fn sig2location_follows_the_paper_example() {
         Signature(0xADEE2232AF3A4355_0011223344556677)
     }
     let directory = tempfile::tempdir().unwrap();
-    let store =
-        PageStore::open_with_signer(directory.path(), StoreConfig::default(), paper_signature)
-            .unwrap();
+    // The paper's example is a tree of depth 3.
+    let config = StoreConfig {
+        depth: 3,
+        ..StoreConfig::default()
+    };
+    let store = PageStore::open_with_signer(directory.path(), config, paper_signature).unwrap();
     let outcome = store.put(b"<html>paper</html>").unwrap();
     // 0x...77 mod 4 volumes = 3.
     assert_eq!(outcome.key.volume, 3);
@@ -506,7 +509,7 @@ fn store_config_serde_uses_kebab_case_and_defaults() {
     );
     assert_eq!(
         serde_json::to_value(StoreConfig::default()).unwrap(),
-        serde_json::json!({"volumes": 4, "depth": 3, "mode": "regular", "zstd_level": 3})
+        serde_json::json!({"volumes": 4, "depth": 2, "mode": "regular", "zstd_level": 3})
     );
     assert!(serde_json::from_str::<StoreConfig>(r#"{"mode": "compare", "colour": 1}"#).is_err());
 }
@@ -867,4 +870,26 @@ fn corrupt_blocks_are_errors_naming_the_file() {
     assert_eq!(outcome.key.overflow, 1);
     assert_eq!(store.get(&outcome.key).unwrap(), body);
     assert_eq!(fs::read(&path).unwrap(), b"not a block\n\ngarbage");
+}
+
+#[test]
+fn deferred_directory_syncs_wait_for_flush_and_lose_nothing() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = PageStore::open(directory.path(), StoreConfig::default())
+        .unwrap()
+        .defer_directory_syncs();
+    let first = store.put(b"<p>one</p>").unwrap();
+    let second = store.put(b"<p>two</p>").unwrap();
+    store.put(b"<p>one</p>").unwrap();
+    // New blocks, their folders and a reference-count rewrite are waiting.
+    assert!(store.flush().unwrap() >= 2);
+    assert_eq!(store.flush().unwrap(), 0);
+    assert_eq!(store.references(&first.key).unwrap(), 2);
+    assert_eq!(store.delete(&second.key).unwrap(), DeleteOutcome::Removed);
+    assert_eq!(store.flush().unwrap(), 1);
+    // A handle that syncs at once has nothing to flush.
+    let immediate = PageStore::open(directory.path(), StoreConfig::default()).unwrap();
+    immediate.put(b"<p>three</p>").unwrap();
+    assert_eq!(immediate.flush().unwrap(), 0);
+    assert_eq!(immediate.get(&first.key).unwrap(), b"<p>one</p>");
 }
