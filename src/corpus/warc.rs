@@ -634,10 +634,25 @@ mod tests {
         writer.finish().unwrap()
     }
 
+    fn three_records() -> Vec<Vec<u8>> {
+        (0..3)
+            .map(|index| {
+                record_bytes(
+                    &format!("http://a.example/{index}"),
+                    "<p>some text here</p>",
+                )
+            })
+            .collect()
+    }
+
     fn read_all(path: &Path) -> (Vec<WarcRecord>, Vec<WarcError>) {
+        read_all_with_cap(path, 1 << 20)
+    }
+
+    fn read_all_with_cap(path: &Path, max_block_bytes: u64) -> (Vec<WarcRecord>, Vec<WarcError>) {
         let mut records = Vec::new();
         let mut errors = Vec::new();
-        for item in WarcReader::open(path, 1 << 20).unwrap() {
+        for item in WarcReader::open(path, max_block_bytes).unwrap() {
             match item {
                 Ok(record) => records.push(record),
                 Err(error) => errors.push(error),
@@ -727,14 +742,7 @@ mod tests {
     #[test]
     fn truncated_gzip_keeps_the_records_before_it() {
         let dir = tempfile::tempdir().unwrap();
-        let raws: Vec<Vec<u8>> = (0..3)
-            .map(|index| {
-                record_bytes(
-                    &format!("http://a.example/{index}"),
-                    "<p>some text here</p>",
-                )
-            })
-            .collect();
+        let raws = three_records();
         let path = write_file(dir.path(), "t.warc.gz", true, &raws);
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() - 20]).unwrap();
@@ -747,14 +755,7 @@ mod tests {
     #[test]
     fn corrupt_member_in_the_middle_resyncs_to_the_next_member() {
         let dir = tempfile::tempdir().unwrap();
-        let raws: Vec<Vec<u8>> = (0..3)
-            .map(|index| {
-                record_bytes(
-                    &format!("http://a.example/{index}"),
-                    "<p>some text here</p>",
-                )
-            })
-            .collect();
+        let raws = three_records();
         let path = write_file(dir.path(), "c.warc.gz", true, &raws);
         let mut bytes = std::fs::read(&path).unwrap();
         // Damage the deflate data of the first member (after its 10-byte header).
@@ -815,14 +816,7 @@ mod tests {
         let small = record_bytes("http://a.example/small", "<p>s</p>");
         for gzip in [false, true] {
             let path = write_file(dir.path(), "big.warc", gzip, &[big.clone(), small.clone()]);
-            let mut records = Vec::new();
-            let mut errors = Vec::new();
-            for item in WarcReader::open(&path, 1000).unwrap() {
-                match item {
-                    Ok(record) => records.push(record),
-                    Err(error) => errors.push(error),
-                }
-            }
+            let (records, errors) = read_all_with_cap(&path, 1000);
             assert_eq!(records.len(), 1);
             assert_eq!(
                 records[0].header("WARC-Target-URI"),

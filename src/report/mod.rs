@@ -8,6 +8,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::datadir::{DataDir, Result};
+use crate::pages::TableCounts;
 use crate::pipeline::IndexOutcome;
 
 /// The text `mirrorscope index` prints when it is done.
@@ -36,49 +37,48 @@ pub fn index_summary(outcome: &IndexOutcome) -> String {
     text
 }
 
-/// What `mirrorscope stats` shows.
+/// What `mirrorscope stats` shows: the counts of the current generation.
 #[derive(Debug, Clone, Serialize)]
 pub struct Stats {
     pub generation: String,
-    pub pages: u64,
-    pub hosts: u64,
-    pub pages_with_body: u64,
-    pub distinct_bodies: u64,
-    pub exact_duplicate_pages: u64,
-    pub links: u64,
     pub crawls: usize,
+    #[serde(flatten)]
+    pub counts: TableCounts,
 }
 
 impl Stats {
     pub fn gather(data: &DataDir) -> Result<Stats> {
         let manifest = data.manifest()?;
-        let counts = manifest.counts;
         Ok(Stats {
             generation: manifest.generation,
-            pages: counts.pages,
-            hosts: counts.hosts,
-            pages_with_body: counts.pages_with_body,
-            distinct_bodies: counts.distinct_bodies,
-            exact_duplicate_pages: counts.exact_duplicate_pages,
-            links: counts.links,
             crawls: manifest.crawls.len(),
+            counts: manifest.counts,
         })
     }
 }
 
 impl fmt::Display for Stats {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let counts = &self.counts;
         writeln!(formatter, "generation             {}", self.generation)?;
         writeln!(formatter, "crawls                 {}", self.crawls)?;
-        writeln!(formatter, "pages                  {}", self.pages)?;
-        writeln!(formatter, "hosts                  {}", self.hosts)?;
-        writeln!(formatter, "pages with a body      {}", self.pages_with_body)?;
-        writeln!(formatter, "distinct bodies        {}", self.distinct_bodies)?;
+        writeln!(formatter, "pages                  {}", counts.pages)?;
+        writeln!(formatter, "hosts                  {}", counts.hosts)?;
+        writeln!(
+            formatter,
+            "pages with a body      {}",
+            counts.pages_with_body
+        )?;
+        writeln!(
+            formatter,
+            "distinct bodies        {}",
+            counts.distinct_bodies
+        )?;
         writeln!(
             formatter,
             "exact duplicate pages  {}",
-            self.exact_duplicate_pages
+            counts.exact_duplicate_pages
         )?;
-        write!(formatter, "links between pages    {}", self.links)
+        write!(formatter, "links between pages    {}", counts.links)
     }
 }
