@@ -53,6 +53,26 @@ pub enum ConfigError {
         path: String,
         source: serde_json::Error,
     },
+    #[error("{path}: {detail}")]
+    Invalid { path: String, detail: String },
+}
+
+/// Largest accepted `max_body_bytes`: one record in memory per thread must fit.
+const MAX_BODY_CAP: u64 = 1 << 30;
+
+impl IngestConfig {
+    /// Why these values cannot be used, if they cannot.
+    pub fn problem(&self) -> Option<String> {
+        if self.batch_records == 0 {
+            return Some("ingest.batch_records must be at least 1".into());
+        }
+        if self.max_body_bytes == 0 || self.max_body_bytes > MAX_BODY_CAP {
+            return Some(format!(
+                "ingest.max_body_bytes must be from 1 to {MAX_BODY_CAP}"
+            ));
+        }
+        None
+    }
 }
 
 impl Config {
@@ -70,10 +90,17 @@ impl Config {
                 })
             }
         };
-        serde_json::from_str(&text).map_err(|source| ConfigError::Parse {
+        let config: Config = serde_json::from_str(&text).map_err(|source| ConfigError::Parse {
             path: path.display().to_string(),
             source,
-        })
+        })?;
+        if let Some(detail) = config.ingest.problem() {
+            return Err(ConfigError::Invalid {
+                path: path.display().to_string(),
+                detail,
+            });
+        }
+        Ok(config)
     }
 }
 

@@ -396,3 +396,43 @@ fn an_interrupted_ingest_is_rolled_back_on_the_next_run() {
     assert!(!partial.exists());
     assert_eq!(store.stats().unwrap(), stats_before);
 }
+
+#[test]
+fn a_rollback_interrupted_itself_never_releases_a_reference_twice() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = mirrored_crawl(dir.path(), true);
+    let data = dir.path().join("data");
+    index(&[&files[0]], &data).unwrap();
+    let data_dir = DataDir::open_existing(&data).unwrap();
+    let store = data_dir.store(&data_dir.config().unwrap()).unwrap();
+    let table = data_dir.page_table().unwrap();
+    let keys: Vec<_> = table.pages[..3]
+        .iter()
+        .map(|page| page.content_key.unwrap())
+        .collect();
+    let before: Vec<u64> = keys
+        .iter()
+        .map(|key| store.references(key).unwrap())
+        .collect();
+    // An interrupted ingest took three references; a first rollback recorded
+    // that it would release the first two and was itself interrupted (we do
+    // not know how many it released: none, here).
+    let partial = data.join("crawls/crawl-00000000000000ff.partial");
+    std::fs::create_dir_all(&partial).unwrap();
+    for key in &keys {
+        store.add_reference(key).unwrap();
+    }
+    let journal: String = keys.iter().map(|key| format!("{key}\n")).collect();
+    std::fs::write(partial.join("references"), journal).unwrap();
+    std::fs::write(partial.join("released"), "2\n").unwrap();
+    store.flush().unwrap();
+
+    let outcome = index(&[&files[0]], &data).unwrap();
+    assert_eq!(outcome.rolled_back, 1);
+    let after: Vec<u64> = keys
+        .iter()
+        .map(|key| store.references(key).unwrap())
+        .collect();
+    // The first two stay taken (a leak is safe, a second release is not); the third is given back.
+    assert_eq!(after, vec![before[0] + 1, before[1] + 1, before[2]]);
+}

@@ -172,7 +172,7 @@ impl Collector {
         }
     }
 
-    fn start_tag(&mut self) {
+    fn start_tag(&mut self, self_closing: bool) {
         let name = std::mem::take(&mut self.tag_name);
         let href = self.href.take();
         match name.as_slice() {
@@ -187,10 +187,11 @@ impl Collector {
             b"base" if self.base_href.is_none() => self.base_href = href,
             _ => {}
         }
-        if is_hidden(&name) {
+        // `<svg/>` has no end tag to close it: only an open element hides.
+        if is_hidden(&name) && !self_closing {
             self.hidden_depth += 1;
         }
-        if name.as_slice() == b"pre" || name.as_slice() == b"listing" {
+        if (name.as_slice() == b"pre" || name.as_slice() == b"listing") && !self_closing {
             self.pre_depth += 1;
         }
         if is_block(&name) {
@@ -236,7 +237,7 @@ impl Collector {
                 self.attribute_name.extend_from_slice(name);
             }
             CallbackEvent::AttributeValue { value } => self.attribute_value(value),
-            CallbackEvent::CloseStartTag { .. } => self.start_tag(),
+            CallbackEvent::CloseStartTag { self_closing } => self.start_tag(self_closing),
             CallbackEvent::EndTag { name } => self.end_tag(name),
             CallbackEvent::String { value } => self.text(value),
             CallbackEvent::Comment { .. }
@@ -315,6 +316,12 @@ mod tests {
             extracted.text,
             "Modules\nFirst bold para graph continues here.\nLine one\nLine two\nitem <one>\nitem two\ncode line 1\ncode line 2\ntail"
         );
+    }
+
+    #[test]
+    fn self_closing_svg_does_not_hide_the_rest() {
+        let html = r#"<p>before <svg class="icon"/> after</p><p>next <svg><title>hidden</title></svg> shown</p>"#;
+        assert_eq!(extract_html(html, &page()).text, "before after\nnext shown");
     }
 
     #[test]

@@ -200,7 +200,9 @@ pub fn decode_chunked(bytes: &[u8]) -> Option<Vec<u8>> {
 
 fn read_limited<R: Read>(reader: R, max_body_bytes: u64) -> std::io::Result<Option<Vec<u8>>> {
     let mut output = Vec::new();
-    reader.take(max_body_bytes + 1).read_to_end(&mut output)?;
+    reader
+        .take(max_body_bytes.saturating_add(1))
+        .read_to_end(&mut output)?;
     if output.len() as u64 > max_body_bytes {
         return Ok(None);
     }

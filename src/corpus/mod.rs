@@ -401,4 +401,35 @@ mod tests {
         assert_eq!(revisit.refers_to_uri.as_deref(), Some("http://a.example/x"));
         assert_eq!(revisit.info.payload_digest.as_deref(), Some("sha1:ABC"));
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+        /// Whatever a crawl holds, reading it never panics: arbitrary HTTP
+        /// blocks (with and without a plausible head) and arbitrary markup.
+        #[test]
+        fn arbitrary_records_and_markup_never_panic(
+            head in proptest::sample::select(vec![
+                "",
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\n\r\n",
+                "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nContent-Encoding: gzip\r\n\r\n",
+                "HTTP/1.0 301 Moved\r\nLocation: ../../%zz/\u{e9}\r\n\r\n",
+                "HTTP/1.1 200\nContent-Type: text/html; charset=shift_jis\n\n",
+            ]),
+            body in proptest::collection::vec(proptest::num::u8::ANY, 0..600),
+            markup in "(<[a-z/!?]{0,8}( [a-z]{1,5}(=[\"']?[ -~]{0,12}[\"']?)?)?>|&[a-z#0-9]{0,6};?|[ -~\n\u{e9}\u{3042}]{0,12}){0,40}",
+        ) {
+            let mut block = head.as_bytes().to_vec();
+            block.extend_from_slice(&body);
+            let _ = interpret_record(&record("response", "http://a.example/x/y", &block), "f", LIMITS);
+            let mut block = head.as_bytes().to_vec();
+            block.extend_from_slice(markup.as_bytes());
+            let _ = interpret_record(&record("response", "http://a.example/x/y", &block), "f", LIMITS);
+            let base = Url::parse("http://a.example/x/y").unwrap();
+            let extracted = extract_html(&markup, &base);
+            proptest::prop_assert!(extracted.links.iter().all(|link| link.fragment().is_none()));
+            let _ = charset::decode_body(&body, Some("text/html; charset=utf-8"));
+            let _ = charset::decode_body(&body, None);
+        }
+    }
 }

@@ -84,6 +84,8 @@ impl WarcError {
 /// Why one record was skipped.
 #[derive(Debug, thiserror::Error)]
 pub enum RecordProblem {
+    #[error("not a WARC record: {0}")]
+    NoVersionLine(String),
     #[error("bad WARC header: {0}")]
     BadHeader(String),
     #[error("record is truncated (Content-Length {expected}, only {found} bytes left)")]
@@ -101,6 +103,7 @@ pub enum RecordProblem {
 impl RecordProblem {
     pub fn reason(&self) -> &'static str {
         match self {
+            RecordProblem::NoVersionLine(_) => "not-a-record",
             RecordProblem::BadHeader(_) => "bad-warc-header",
             RecordProblem::Truncated { .. } => "truncated-record",
             RecordProblem::WrongLength { .. } => "wrong-content-length",
@@ -138,16 +141,31 @@ fn input_position(input: &FileInput) -> u64 {
     input.get_ref().position - input.buffer().len() as u64
 }
 
+/// Where a reader is in its file.
+enum Position {
+    /// Reading the file itself: a plain file, or a gzip file between members.
+    File(FileInput),
+    /// Inside the gzip member that starts at `member_offset`.
+    Member {
+        decoded: BufReader<GzDecoder<FileInput>>,
+        member_offset: u64,
+    },
+    /// Only while moving the input from one state to the other.
+    Moving,
+}
+
 /// Reads the records of one WARC file in order; an iterator of
 /// `Result<WarcRecord, WarcError>` that keeps going after a bad record.
+/// Records are handed out one at a time, also from a gzip member that holds
+/// many (a whole file gzipped at once), so memory stays bounded.
 pub struct WarcReader {
     path: PathBuf,
-    input: FileInput,
+    position: Position,
     gzip: bool,
     max_block_bytes: u64,
-    /// Records read from the current gzip member that are not yet returned
-    /// (a member normally holds one record, a whole-file gzip holds all).
-    pending: std::collections::VecDeque<Result<WarcRecord, WarcError>>,
+    /// The version line of the next record, already consumed from the input
+    /// while resynchronising after a bad record, with the record's offset.
+    found_version_line: Option<(u64, Vec<u8>)>,
     records_seen: u64,
     finished: bool,
 }
@@ -173,10 +191,10 @@ impl WarcReader {
         let gzip = start.starts_with(&[0x1f, 0x8b]);
         Ok(WarcReader {
             path: path.to_path_buf(),
-            input,
+            position: Position::File(input),
             gzip,
             max_block_bytes,
-            pending: Default::default(),
+            found_version_line: None,
             records_seen: 0,
             finished: false,
         })
@@ -188,12 +206,16 @@ impl WarcReader {
 
     /// Bytes of the file consumed so far.
     pub fn position(&self) -> u64 {
-        input_position(&self.input)
+        match &self.position {
+            Position::File(input) => input_position(input),
+            Position::Member { decoded, .. } => input_position(decoded.get_ref().get_ref()),
+            Position::Moving => 0,
+        }
     }
 
     /// True once the iterator has nothing more to give.
     pub fn is_finished(&self) -> bool {
-        self.finished && self.pending.is_empty()
+        self.finished
     }
 
     fn record_error(&self, offset: u64, kind: RecordProblem) -> WarcError {
@@ -204,131 +226,178 @@ impl WarcReader {
         }
     }
 
-    /// The error for the first record of a file that is not a WARC record at all.
-    fn not_warc(&self, offset: u64, detail: String) -> WarcError {
+    /// The error for a first record that is not a WARC record at all: the
+    /// file is not a WARC file, and is not searched further.
+    fn not_warc(&mut self, offset: u64, problem: RecordProblem) -> WarcError {
+        self.finished = true;
         WarcError::NotWarc {
             path: self.path.clone(),
             offset,
-            detail,
+            detail: problem.to_string(),
         }
     }
 
     fn next_plain(&mut self) -> Option<Result<WarcRecord, WarcError>> {
-        let path = self.path.clone();
-        let max_block_bytes = self.max_block_bytes;
-        let first_record = self.records_seen == 0;
-        match skip_blank_lines(&mut self.input) {
-            Ok(true) => {}
-            Ok(false) => return None,
-            Err(err) => {
-                let offset = input_position(&self.input);
-                return Some(Err(
-                    self.record_error(offset, RecordProblem::Io(err.to_string()))
-                ));
+        let Position::File(input) = &mut self.position else {
+            return None;
+        };
+        let (offset, version_line) = match self.found_version_line.take() {
+            Some((offset, line)) => (offset, Some(line)),
+            None => match skip_blank_lines(input) {
+                Ok(true) => (input_position(input), None),
+                Ok(false) => return None,
+                Err(error) => {
+                    let offset = input_position(input);
+                    self.finished = true;
+                    return Some(Err(
+                        self.record_error(offset, RecordProblem::Io(error.to_string()))
+                    ));
+                }
+            },
+        };
+        let problem = match read_one_record(input, offset, self.max_block_bytes, version_line) {
+            Ok(record) => return Some(Ok(record)),
+            Err(problem) => problem,
+        };
+        if self.records_seen == 0 && matches!(problem, RecordProblem::NoVersionLine(_)) {
+            return Some(Err(self.not_warc(offset, problem)));
+        }
+        // An over-cap record was skipped up to its record end: nothing to
+        // look for. Otherwise go back to just after this record's start (it
+        // may have swallowed the next record's first bytes) and look for the
+        // next version line.
+        if !matches!(problem, RecordProblem::TooLarge { .. }) {
+            let found = input
+                .seek(SeekFrom::Start(offset + 1))
+                .and_then(|_| find_next_version_line(input));
+            match found {
+                Ok(Some(line)) => {
+                    let line_offset = input_position(input) - line.len() as u64;
+                    self.found_version_line = Some((line_offset, line));
+                }
+                Ok(None) => {}
+                Err(_) => self.finished = true,
             }
         }
-        let offset = input_position(&self.input);
-        let outcome = read_one_record(&mut self.input, offset, max_block_bytes);
-        let result = match outcome {
-            Ok(record) => Ok(record),
-            Err(problem) if first_record && matches!(problem, RecordProblem::BadHeader(_)) => {
-                // A file that does not start with a record is not a WARC file:
-                // say so once rather than hunting through it.
-                self.finished = true;
-                Err(WarcError::NotWarc {
-                    path,
-                    offset,
-                    detail: problem.to_string(),
-                })
-            }
-            Err(problem) => {
-                // Resume at the next line after this record's start that starts
-                // a record: the bad record may have swallowed the next one's
-                // first bytes (a Content-Length too long), so go back first.
-                let resumed = self
-                    .input
-                    .seek(SeekFrom::Start(offset + 1))
-                    .and_then(|_| resync_plain(&mut self.input));
-                if resumed.is_err() {
-                    self.finished = true;
-                }
-                Err(WarcError::Record {
-                    path,
-                    offset,
-                    kind: problem,
-                })
-            }
-        };
-        Some(result)
+        Some(Err(self.record_error(offset, problem)))
     }
 
-    fn next_gzip_member(&mut self) -> Option<()> {
-        let offset = input_position(&self.input);
-        match self.input.fill_buf() {
-            Ok([]) => return None,
-            Ok(_) => {}
-            Err(err) => {
-                let error = self.record_error(offset, RecordProblem::Io(err.to_string()));
-                self.pending.push_back(Err(error));
-                self.finished = true;
-                return Some(());
-            }
-        }
-        let first_member = self.records_seen == 0 && offset == 0;
-        let max_block_bytes = self.max_block_bytes;
-        let mut member = BufReader::new(GzDecoder::new(&mut self.input));
-        let mut member_offset_of_record = offset;
-        let mut problems = Vec::new();
-        let mut records = Vec::new();
+    fn next_gzip(&mut self) -> Option<Result<WarcRecord, WarcError>> {
         loop {
-            match skip_blank_lines(&mut member) {
-                Ok(true) => {}
-                Ok(false) => break,
-                Err(err) => {
-                    problems.push((member_offset_of_record, gzip_problem(err)));
-                    break;
-                }
-            }
-            match read_one_record(&mut member, offset, max_block_bytes) {
-                Ok(record) => records.push(record),
-                Err(problem) => {
-                    let fatal = matches!(problem, RecordProblem::BadGzip(_) | RecordProblem::Io(_));
-                    problems.push((member_offset_of_record, problem));
-                    // The rest of this member cannot be trusted: drop it.
-                    if !fatal {
-                        let _ = io::copy(&mut member, &mut io::sink());
+            match std::mem::replace(&mut self.position, Position::Moving) {
+                Position::Moving => return None,
+                Position::File(mut input) => {
+                    match input.fill_buf() {
+                        Ok([]) => {
+                            self.position = Position::File(input);
+                            return None;
+                        }
+                        Ok(_) => {}
+                        Err(error) => {
+                            let offset = input_position(&input);
+                            self.position = Position::File(input);
+                            self.finished = true;
+                            return Some(Err(
+                                self.record_error(offset, RecordProblem::Io(error.to_string()))
+                            ));
+                        }
                     }
-                    break;
+                    let member_offset = input_position(&input);
+                    self.position = Position::Member {
+                        decoded: BufReader::with_capacity(64 * 1024, GzDecoder::new(input)),
+                        member_offset,
+                    };
+                }
+                Position::Member {
+                    mut decoded,
+                    member_offset,
+                } => {
+                    let version_line = match self.found_version_line.take() {
+                        Some((_, line)) => Some(line),
+                        None => match skip_blank_lines(&mut decoded) {
+                            Ok(true) => None,
+                            Ok(false) => {
+                                // The member ended: on to the next one.
+                                self.position = Position::File(decoded.into_inner().into_inner());
+                                continue;
+                            }
+                            Err(error) => {
+                                return Some(Err(self.abandon_member(
+                                    decoded,
+                                    member_offset,
+                                    gzip_problem(error),
+                                )));
+                            }
+                        },
+                    };
+                    let problem = match read_one_record(
+                        &mut decoded,
+                        member_offset,
+                        self.max_block_bytes,
+                        version_line,
+                    ) {
+                        Ok(record) => {
+                            self.position = Position::Member {
+                                decoded,
+                                member_offset,
+                            };
+                            return Some(Ok(record));
+                        }
+                        Err(problem) => problem,
+                    };
+                    if matches!(problem, RecordProblem::BadGzip(_) | RecordProblem::Io(_)) {
+                        return Some(Err(self.abandon_member(decoded, member_offset, problem)));
+                    }
+                    if self.records_seen == 0
+                        && member_offset == 0
+                        && matches!(problem, RecordProblem::NoVersionLine(_))
+                    {
+                        self.position = Position::File(decoded.into_inner().into_inner());
+                        return Some(Err(self.not_warc(0, problem)));
+                    }
+                    if !matches!(problem, RecordProblem::TooLarge { .. }) {
+                        // Look for a next record in the rest of the member (a
+                        // member usually holds one record, a whole-file gzip all).
+                        match find_next_version_line(&mut decoded) {
+                            Ok(Some(line)) => self.found_version_line = Some((member_offset, line)),
+                            Ok(None) => {}
+                            Err(_) => {
+                                // The member is corrupt further on: skip to the next one.
+                                let error = self.record_error(member_offset, problem);
+                                let _ = self.abandon_member(
+                                    decoded,
+                                    member_offset,
+                                    RecordProblem::Io(String::new()),
+                                );
+                                return Some(Err(error));
+                            }
+                        }
+                    }
+                    self.position = Position::Member {
+                        decoded,
+                        member_offset,
+                    };
+                    return Some(Err(self.record_error(member_offset, problem)));
                 }
             }
-            // Further records in the same member (a whole-file gzip) share the member's offset.
-            member_offset_of_record = offset;
         }
-        drop(member);
-        let corrupt = problems.iter().any(|(_, problem)| {
-            matches!(problem, RecordProblem::BadGzip(_) | RecordProblem::Io(_))
-        });
-        let starts_with_garbage = problems
-            .first()
-            .is_some_and(|(_, problem)| matches!(problem, RecordProblem::BadHeader(_)));
-        if first_member && records.is_empty() && starts_with_garbage {
-            let (problem_offset, problem) = problems.remove(0);
-            self.pending
-                .push_back(Err(self.not_warc(problem_offset, problem.to_string())));
-            self.finished = true;
-            return Some(());
-        }
-        for record in records {
-            self.pending.push_back(Ok(record));
-        }
-        for (problem_offset, problem) in problems {
-            self.pending
-                .push_back(Err(self.record_error(problem_offset, problem)));
-        }
-        if corrupt && !resync_gzip(&mut self.input, offset) {
+    }
+
+    /// Gives up on a corrupt gzip member: moves to the next member header
+    /// after its start, or to the end when there is none. Returns the error
+    /// to report for it.
+    fn abandon_member(
+        &mut self,
+        decoded: BufReader<GzDecoder<FileInput>>,
+        member_offset: u64,
+        problem: RecordProblem,
+    ) -> WarcError {
+        let mut input = decoded.into_inner().into_inner();
+        if !seek_to_next_gzip_member(&mut input, member_offset) {
             self.finished = true;
         }
-        Some(())
+        self.position = Position::File(input);
+        self.record_error(member_offset, problem)
     }
 }
 
@@ -336,29 +405,22 @@ impl Iterator for WarcReader {
     type Item = Result<WarcRecord, WarcError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(item) = self.pending.pop_front() {
+        if self.finished {
+            return None;
+        }
+        let item = if self.gzip {
+            self.next_gzip()
+        } else {
+            self.next_plain()
+        };
+        match item {
+            Some(item) => {
                 self.records_seen += 1;
-                return Some(item);
+                Some(item)
             }
-            if self.finished {
-                return None;
-            }
-            if self.gzip {
-                if self.next_gzip_member().is_none() {
-                    self.finished = true;
-                }
-            } else {
-                let item = self.next_plain();
-                match item {
-                    None => {
-                        self.finished = true;
-                    }
-                    Some(item) => {
-                        self.records_seen += 1;
-                        return Some(item);
-                    }
-                }
+            None => {
+                self.finished = true;
+                None
             }
         }
     }
@@ -415,18 +477,27 @@ fn read_header_line<R: BufRead>(
 }
 
 /// Reads one record (version line, fields, block, trailing CRLF CRLF).
+///
+/// `version_line` is the record's first line when it was already read (while
+/// looking for the next record after a bad one).
 fn read_one_record<R: BufRead>(
     input: &mut R,
     offset: u64,
     max_block_bytes: u64,
+    version_line: Option<Vec<u8>>,
 ) -> Result<WarcRecord, RecordProblem> {
     let mut budget = MAX_HEADER_BYTES;
     let mut line = Vec::with_capacity(128);
-    read_header_line(input, &mut line, &mut budget)?;
+    match version_line {
+        Some(found) => line = found,
+        None => {
+            read_header_line(input, &mut line, &mut budget)?;
+        }
+    }
     let version_line = String::from_utf8_lossy(&line).trim_end().to_string();
     if !version_line.starts_with("WARC/") || version_line.len() > 16 {
         let shown: String = version_line.chars().take(40).collect();
-        return Err(RecordProblem::BadHeader(format!(
+        return Err(RecordProblem::NoVersionLine(format!(
             "expected a version line like WARC/1.1, found {shown:?}"
         )));
     }
@@ -481,13 +552,16 @@ fn read_one_record<R: BufRead>(
                 found: skipped,
             });
         }
-        consume_record_end(input);
+        if !consume_record_end(input) {
+            return Err(RecordProblem::WrongLength { declared });
+        }
         return Err(RecordProblem::TooLarge {
             declared,
             cap: max_block_bytes,
         });
     }
-    let mut block = Vec::with_capacity(declared as usize);
+    // The declared length is not trusted for the allocation: grow as bytes come.
+    let mut block = Vec::with_capacity(declared.min(1 << 20) as usize);
     let read = input
         .by_ref()
         .take(declared)
@@ -534,68 +608,63 @@ fn consume_record_end<R: BufRead>(input: &mut R) -> bool {
     }
     match input.fill_buf() {
         Ok([]) => true,
-        Ok(next) => ending.is_empty() && next.starts_with(b"WARC/"),
+        Ok(next) => next.starts_with(b"WARC/"),
         Err(_) => false,
     }
 }
 
-/// After a bad record in a plain file, skips to the next line that starts with
-/// `WARC/1.` or `WARC/0.`.
-fn resync_plain<R: BufRead>(input: &mut R) -> io::Result<()> {
+/// Reads lines until one starts a record (`WARC/1.` or `WARC/0.`) and
+/// returns it, consumed; `None` at the end of input. Lines are read in slices
+/// of at most 64 KiB, so a huge line without a newline costs no memory.
+fn find_next_version_line<R: BufRead>(input: &mut R) -> io::Result<Option<Vec<u8>>> {
     let mut line = Vec::new();
+    let mut at_line_start = true;
     loop {
-        let available = input.fill_buf()?;
-        if available.is_empty() {
-            return Ok(());
-        }
-        if available.starts_with(b"WARC/1.") || available.starts_with(b"WARC/0.") {
-            return Ok(());
-        }
         line.clear();
-        // Bounded read: a gigantic line without newline is consumed in slices.
-        input
+        let read = input
             .by_ref()
             .take(64 * 1024)
             .read_until(b'\n', &mut line)?;
+        if read == 0 {
+            return Ok(None);
+        }
+        if at_line_start && (line.starts_with(b"WARC/1.") || line.starts_with(b"WARC/0.")) {
+            return Ok(Some(line));
+        }
+        at_line_start = line.ends_with(b"\n");
     }
 }
 
 /// After a corrupt gzip member, moves to the next gzip member header
 /// (`1f 8b 08`) after `failed_member_offset`. Returns false when there is none.
-fn resync_gzip(input: &mut FileInput, failed_member_offset: u64) -> bool {
-    // The decoder may have stopped anywhere inside the member; scan forward
-    // from where the reader is now, but never before the failed member.
-    let mut first = input_position(input) <= failed_member_offset;
+fn seek_to_next_gzip_member(input: &mut FileInput, failed_member_offset: u64) -> bool {
+    const MAGIC: [u8; 3] = [0x1f, 0x8b, 0x08];
+    let mut chunk = vec![0u8; 256 * 1024];
+    let mut position = failed_member_offset + 1;
     loop {
-        let available = match input.fill_buf() {
-            Ok([]) | Err(_) => return false,
-            Ok(bytes) => bytes,
-        };
-        let start = usize::from(first);
-        first = false;
-        let found = available
-            .windows(3)
-            .skip(start)
-            .position(|window| window == [0x1f, 0x8b, 0x08])
-            .map(|position| position + start);
-        match found {
-            Some(position) => {
-                input.consume(position);
-                return true;
-            }
-            None => {
-                // Keep the last two bytes: a header may straddle the buffer end.
-                let keep = available.len().min(2);
-                let consumed = available.len() - keep;
-                if consumed == 0 {
-                    // Fewer than three bytes left and no header.
-                    let length = available.len();
-                    input.consume(length);
-                    return false;
-                }
-                input.consume(consumed);
+        if input.seek(SeekFrom::Start(position)).is_err() {
+            return false;
+        }
+        let mut filled = 0;
+        while filled < chunk.len() {
+            match input.read(&mut chunk[filled..]) {
+                Ok(0) => break,
+                Ok(read) => filled += read,
+                Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return false,
             }
         }
+        if let Some(found) = chunk[..filled]
+            .windows(MAGIC.len())
+            .position(|window| window == MAGIC)
+        {
+            return input.seek(SeekFrom::Start(position + found as u64)).is_ok();
+        }
+        if filled < chunk.len() {
+            return false;
+        }
+        // The next chunk starts two bytes back: a header may straddle chunks.
+        position += (filled - (MAGIC.len() - 1)) as u64;
     }
 }
 
@@ -894,6 +963,132 @@ mod tests {
                 proptest::prop_assert_eq!(&record.block, block);
             }
         }
+    }
+
+    /// Deterministic bytes without 0x1f, so no gzip header can appear in them
+    /// (nor in the stored deflate blocks that hold them).
+    fn noise(length: usize) -> String {
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        (0..length)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                char::from(b'!' + (state % 90) as u8)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_corrupt_member_far_from_the_next_one_does_not_lose_the_rest() {
+        let dir = tempfile::tempdir().unwrap();
+        let big = record_bytes("http://a.example/big", &noise(600_000));
+        let raws = vec![big, record_bytes("http://a.example/after", "<p>after</p>")];
+        let path = write_file(dir.path(), "far.warc.gz", true, &raws);
+        let mut bytes = std::fs::read(&path).unwrap();
+        for byte in &mut bytes[12..40] {
+            *byte ^= 0xa5;
+        }
+        std::fs::write(&path, &bytes).unwrap();
+        let (records, errors) = read_all(&path);
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        assert_eq!(records.len(), 1);
+        assert_eq!(
+            records[0].header("WARC-Target-URI"),
+            Some("http://a.example/after")
+        );
+    }
+
+    #[test]
+    fn a_bad_field_in_the_first_record_loses_only_that_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = String::from_utf8(record_bytes("http://a.example/0", "<p>x</p>"))
+            .unwrap()
+            .replace("Content-Length:", "Content-Lenght:")
+            .into_bytes();
+        for gzip in [false, true] {
+            let mut raws = vec![first.clone()];
+            raws.extend(three_records());
+            let path = write_file(dir.path(), "first.warc", gzip, &raws);
+            let (records, errors) = read_all(&path);
+            assert_eq!(records.len(), 3, "gzip={gzip} {errors:?}");
+            assert_eq!(errors.len(), 1);
+            assert_eq!(errors[0].reason(), "bad-warc-header");
+        }
+    }
+
+    #[test]
+    fn a_whole_file_gzip_keeps_going_after_a_bad_or_over_cap_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut plain = Vec::new();
+        plain.extend(record_bytes("http://a.example/0", "<p>zero</p>"));
+        plain.extend(record_bytes("http://a.example/big", &"x".repeat(5000)));
+        plain.extend(record_bytes("http://a.example/1", "<p>one</p>"));
+        let wrong =
+            String::from_utf8(record_bytes("http://a.example/wrong", "<p>wrong</p>")).unwrap();
+        let wrong = wrong.replace("Content-Length: 56", "Content-Length: 50");
+        plain.extend(wrong.as_bytes());
+        plain.extend(record_bytes("http://a.example/2", "<p>two</p>"));
+        let path = dir.path().join("whole.warc.gz");
+        let mut encoder = flate2::write::GzEncoder::new(
+            File::create(&path).unwrap(),
+            flate2::Compression::fast(),
+        );
+        encoder.write_all(&plain).unwrap();
+        encoder.finish().unwrap();
+        let (records, errors) = read_all_with_cap(&path, 1000);
+        let urls: Vec<_> = records
+            .iter()
+            .map(|record| record.header("WARC-Target-URI").unwrap())
+            .collect();
+        assert_eq!(
+            urls,
+            [
+                "http://a.example/0",
+                "http://a.example/1",
+                "http://a.example/2"
+            ]
+        );
+        let reasons: Vec<_> = errors.iter().map(WarcError::reason).collect();
+        assert_eq!(reasons, ["too-large", "wrong-content-length"]);
+    }
+
+    #[test]
+    fn an_over_cap_block_holding_warc_lines_yields_no_phantom_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let inner =
+            String::from_utf8(record_bytes("http://inner.example/", "<p>inner</p>")).unwrap();
+        let outer = record_bytes("http://a.example/archive", &inner.repeat(20));
+        let path = write_file(
+            dir.path(),
+            "nested.warc",
+            false,
+            &[outer, record_bytes("http://a.example/next", "<p>n</p>")],
+        );
+        let (records, errors) = read_all_with_cap(&path, 1000);
+        assert_eq!(records.len(), 1, "{records:?}");
+        assert_eq!(
+            records[0].header("WARC-Target-URI"),
+            Some("http://a.example/next")
+        );
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].reason(), "too-large");
+    }
+
+    #[test]
+    fn a_short_record_end_before_the_next_record_is_accepted() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut first = record_bytes("http://a.example/0", "<p>x</p>");
+        first.truncate(first.len() - 2);
+        let path = write_file(
+            dir.path(),
+            "short.warc",
+            false,
+            &[first, record_bytes("http://a.example/1", "<p>y</p>")],
+        );
+        let (records, errors) = read_all(&path);
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(records.len(), 2);
     }
 
     #[test]

@@ -28,7 +28,7 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::ingest::{self, Capture, IngestReport};
 use crate::pages::{PageTable, TableCounts};
-use crate::store::{PageStore, StoreError};
+use crate::store::{ContentKey, PageStore, StoreError};
 
 /// Version of the generation format written by this build.
 pub const GENERATION_FORMAT: u32 = 1;
@@ -197,18 +197,8 @@ impl DataDir {
             let journal = partial.join(ingest::REFERENCES_FILE);
             if journal.exists() {
                 let keys = ingest::read_references(&journal)?;
-                tracing::warn!(crawl = %name, references = keys.len(), "rolling back an interrupted ingest");
-                for key in keys {
-                    match store.delete(&key) {
-                        Ok(_) => {}
-                        Err(error) if error.is_not_found() => {
-                            tracing::warn!(%key, "journaled reference already gone");
-                        }
-                        Err(error) => return Err(error.into()),
-                    }
-                }
+                release_journaled_references(&partial, &keys, store)?;
             }
-            store.flush()?;
             fs::remove_dir_all(&partial).map_err(io_error(&partial))?;
             recovered += 1;
         }
@@ -386,6 +376,52 @@ impl DataDir {
             detail: error.to_string(),
         })
     }
+}
+
+/// Gives back the references an interrupted ingest journaled, so that a
+/// second interruption never gives one back twice: before each slice of
+/// releases, how far the release will have got is recorded durably in
+/// `released`; a run that finds it starts after it. An interruption inside a
+/// slice leaves its remaining references taken: a leak, never an under-count.
+fn release_journaled_references(
+    partial: &Path,
+    keys: &[ContentKey],
+    store: &PageStore,
+) -> Result<()> {
+    const SLICE: usize = 256;
+    let marker = partial.join("released");
+    let already = match fs::read_to_string(&marker) {
+        Ok(text) => text.trim().parse::<usize>().unwrap_or(keys.len()),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => 0,
+        Err(source) => {
+            return Err(DataError::Io {
+                path: marker,
+                source,
+            })
+        }
+    };
+    tracing::warn!(
+        crawl = %partial.display(),
+        references = keys.len().saturating_sub(already),
+        "rolling back an interrupted ingest"
+    );
+    let mut start = already.min(keys.len());
+    while start < keys.len() {
+        let end = (start + SLICE).min(keys.len());
+        write_atomically(&marker, format!("{end}\n").as_bytes())?;
+        for key in &keys[start..end] {
+            match store.delete(key) {
+                Ok(_) => {}
+                Err(error) if error.is_not_found() => {
+                    tracing::warn!(%key, "journaled reference already gone");
+                }
+                Err(error) => return Err(error.into()),
+            }
+        }
+        store.flush()?;
+        start = end;
+    }
+    Ok(())
 }
 
 const PARTIAL_SUFFIX: &str = ".partial";

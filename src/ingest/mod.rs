@@ -290,8 +290,18 @@ fn ingest_one_file(
             .map(|record| process_record(record, &file_name, limits, store))
             .collect();
         let mut taken = Vec::new();
+        let mut first_error = None;
         for item in processed {
-            match item? {
+            let processed = match item {
+                Ok(processed) => processed,
+                Err(error) => {
+                    // Keep going through the batch: what the other records
+                    // stored must still be journaled before giving up.
+                    first_error.get_or_insert(error);
+                    continue;
+                }
+            };
+            match processed {
                 Processed::Capture(capture, stored_new) => {
                     if let Some(key) = capture.content_key {
                         taken.push(key);
@@ -310,6 +320,9 @@ fn ingest_one_file(
         // journaled reference is always one the store really holds.
         store.flush()?;
         journal.record(&taken)?;
+        if let Some(error) = first_error {
+            return Err(error);
+        }
     }
     Ok(result)
 }
@@ -395,6 +408,30 @@ fn resolve_revisits(
         }
     }
     let mut resolved = Vec::new();
+    let outcome = resolve_each(
+        revisits,
+        &by_digest,
+        captures,
+        store,
+        options,
+        report,
+        &mut resolved,
+    );
+    // Journal what was taken even when a later revisit failed.
+    store.flush()?;
+    journal.record(&resolved)?;
+    outcome
+}
+
+fn resolve_each(
+    revisits: Vec<corpus::Revisit>,
+    by_digest: &HashMap<String, (ContentKey, String)>,
+    captures: &mut Vec<Capture>,
+    store: &PageStore,
+    options: &IngestOptions<'_>,
+    report: &mut IngestReport,
+    resolved: &mut Vec<ContentKey>,
+) -> Result<()> {
     for revisit in revisits {
         let target = revisit.info.payload_digest.as_deref().and_then(|digest| {
             by_digest
@@ -433,21 +470,25 @@ fn resolve_revisits(
                 capture.encoding = decoded.encoding.to_string();
             }
             Err(problem) => {
-                tracing::warn!("{}: {problem}, revisit skipped", capture.info.url);
+                tracing::warn!(
+                    "{} at offset {}: revisit of {}: {problem}, record skipped",
+                    capture.info.location.file,
+                    capture.info.location.offset,
+                    capture.info.url
+                );
                 *report.skipped.entry("bad-charset".into()).or_default() += 1;
                 continue;
             }
         }
         store.add_reference(&key)?;
         capture.content_key = Some(key);
+        resolved.push(key);
         report.revisits_resolved += 1;
         report.duplicate_pages_eliminated += 1;
         report.bytes_saved += capture.body_bytes;
-        resolved.push(key);
         captures.push(capture);
     }
-    store.flush()?;
-    journal.record(&resolved)
+    Ok(())
 }
 
 /// Reads a crawl's captures written by [`write_captures`].

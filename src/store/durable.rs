@@ -33,16 +33,24 @@ static TEMPORARY_FILE_COUNTER: AtomicU64 = AtomicU64::new(0);
 pub(super) struct DirectorySyncs {
     /// `None`: sync at once. `Some`: directories waiting for the next flush.
     pending: Option<Mutex<BTreeSet<PathBuf>>>,
+    /// Held for a whole flush, so that a flush that finds nothing waiting
+    /// returns only after a concurrent flush (which took its directories)
+    /// has made them durable.
+    flushing: Mutex<()>,
 }
 
 impl DirectorySyncs {
     pub(super) fn immediate() -> DirectorySyncs {
-        DirectorySyncs { pending: None }
+        DirectorySyncs {
+            pending: None,
+            flushing: Mutex::new(()),
+        }
     }
 
     pub(super) fn deferred() -> DirectorySyncs {
         DirectorySyncs {
             pending: Some(Mutex::new(BTreeSet::new())),
+            flushing: Mutex::new(()),
         }
     }
 
@@ -67,6 +75,10 @@ impl DirectorySyncs {
         let Some(pending) = &self.pending else {
             return Ok(0);
         };
+        let _flushing = self
+            .flushing
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let directories = std::mem::take(
             &mut *pending
                 .lock()
