@@ -147,7 +147,7 @@ enum Position {
     File(FileInput),
     /// Inside the gzip member that starts at `member_offset`.
     Member {
-        decoded: BufReader<GzDecoder<FileInput>>,
+        decoded: Box<BufReader<GzDecoder<FileInput>>>,
         member_offset: u64,
     },
     /// Only while moving the input from one state to the other.
@@ -304,7 +304,10 @@ impl WarcReader {
                     }
                     let member_offset = input_position(&input);
                     self.position = Position::Member {
-                        decoded: BufReader::with_capacity(64 * 1024, GzDecoder::new(input)),
+                        decoded: Box::new(BufReader::with_capacity(
+                            64 * 1024,
+                            GzDecoder::new(input),
+                        )),
                         member_offset,
                     };
                 }
@@ -388,7 +391,7 @@ impl WarcReader {
     /// to report for it.
     fn abandon_member(
         &mut self,
-        decoded: BufReader<GzDecoder<FileInput>>,
+        decoded: Box<BufReader<GzDecoder<FileInput>>>,
         member_offset: u64,
         problem: RecordProblem,
     ) -> WarcError {
