@@ -5,7 +5,6 @@
 //! files again reuses the ingested crawl (its bodies are not stored twice and
 //! their reference counts do not grow) and gives the same page table.
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -115,7 +114,11 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
             data.crawl_report(&crawl_id)?,
         )
     } else {
-        let known_digests = known_digests(&data)?;
+        let earlier_captures: Vec<PathBuf> = data
+            .crawl_ids()?
+            .iter()
+            .map(|id| data.crawl_captures_path(id))
+            .collect();
         let total_bytes: u64 = files
             .iter()
             .filter_map(|path| std::fs::metadata(path).ok())
@@ -126,19 +129,11 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         let partial = data.begin_crawl(&crawl_id)?;
         let options = IngestOptions {
             config: &config.ingest,
-            known_digests: &known_digests,
+            earlier_captures: &earlier_captures,
             progress: &progress,
         };
-        let mut ingested = ingest::ingest_files(&files, &store, &partial, &options)?;
+        let ingested = ingest::ingest_files(&files, &store, &partial, &options)?;
         bar.finish_and_clear();
-        let mut keys: Vec<_> = ingested
-            .captures
-            .iter()
-            .filter_map(|capture| capture.content_key)
-            .collect();
-        keys.sort_unstable();
-        keys.dedup();
-        ingested.report.distinct_bodies = keys.len() as u64;
         data.finish_crawl(
             &crawl_id,
             &partial,
@@ -163,20 +158,6 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         manifest,
         rolled_back,
     })
-}
-
-/// Payload digest -> (body, URL) over every crawl already ingested, so that
-/// revisit records of a new crawl resolve against earlier crawls.
-fn known_digests(data: &DataDir) -> Result<HashMap<String, (crate::store::ContentKey, String)>> {
-    let mut digests = HashMap::new();
-    for crawl_id in data.crawl_ids()? {
-        for capture in data.crawl_captures(&crawl_id)? {
-            if let (Some(digest), Some(key)) = (capture.info.payload_digest, capture.content_key) {
-                digests.entry(digest).or_insert((key, capture.info.url));
-            }
-        }
-    }
-    Ok(digests)
 }
 
 fn progress_bar(enabled: bool, total_bytes: u64) -> ProgressBar {

@@ -37,24 +37,8 @@ fn mirrored_crawl(dir: &Path, gzip: bool) -> Vec<std::path::PathBuf> {
     };
     let first = dir.join(name("primary"));
     let second = dir.join(name("mirror"));
-    write_warc(
-        &first,
-        gzip,
-        &primary
-            .iter()
-            .enumerate()
-            .map(|(index, page)| response_record(page, index))
-            .collect::<Vec<_>>(),
-    );
-    write_warc(
-        &second,
-        gzip,
-        &mirror
-            .iter()
-            .enumerate()
-            .map(|(index, page)| response_record(page, 10 + index))
-            .collect::<Vec<_>>(),
-    );
+    write_site(&first, gzip, &primary, 0);
+    write_site(&second, gzip, &mirror, 10);
     vec![first, second]
 }
 
@@ -246,15 +230,7 @@ fn bad_records_are_counted_and_skipped_and_good_ones_kept() {
     // A truncated gzip file: its last member is cut short.
     let truncated = crawl.join("c-truncated.warc.gz");
     let other = site("other.example", 3);
-    write_warc(
-        &truncated,
-        true,
-        &other
-            .iter()
-            .enumerate()
-            .map(|(index, page)| response_record(page, 30 + index))
-            .collect::<Vec<_>>(),
-    );
+    write_site(&truncated, true, &other, 30);
     let bytes = std::fs::read(&truncated).unwrap();
     std::fs::write(&truncated, &bytes[..bytes.len() - 40]).unwrap();
 
@@ -435,4 +411,48 @@ fn a_rollback_interrupted_itself_never_releases_a_reference_twice() {
         .collect();
     // The first two stay taken (a leak is safe, a second release is not); the third is given back.
     assert_eq!(after, vec![before[0] + 1, before[1] + 1, before[2]]);
+}
+
+#[test]
+fn a_revisit_resolves_against_an_earlier_crawl() {
+    let dir = tempfile::tempdir().unwrap();
+    let page = TestPage::html(
+        "http://a.example/doc/",
+        "Doc",
+        "the documentation root",
+        &[],
+    );
+    let earlier = dir.path().join("earlier.warc.gz");
+    write_warc(
+        &earlier,
+        true,
+        &[record_bytes(
+            "response",
+            &page.url,
+            0,
+            &page.block(),
+            &[("WARC-Payload-Digest", "sha1:EARLIER".into())],
+        )],
+    );
+    let later = dir.path().join("later.warc.gz");
+    let revisit = record_bytes(
+        "revisit",
+        &page.url,
+        1,
+        b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n",
+        &[("WARC-Payload-Digest", "sha1:EARLIER".into())],
+    );
+    write_warc(&later, true, &[revisit]);
+    let data = dir.path().join("data");
+    let first = index(&[&earlier], &data).unwrap();
+    let second = index(&[&later], &data).unwrap();
+    assert_eq!(second.report.revisits_resolved, 1);
+    assert_eq!(second.report.new_blocks, 0);
+    let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
+    assert_eq!(table.pages.len(), 1);
+    assert_eq!(table.pages[0].title, "Doc");
+    assert_eq!(
+        second.manifest.counts.distinct_bodies,
+        first.manifest.counts.distinct_bodies
+    );
 }

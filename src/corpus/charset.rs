@@ -6,6 +6,8 @@
 //! bytes; with none of these, UTF-8 when the bytes are valid UTF-8 and
 //! windows-1252 otherwise.
 
+use std::borrow::Cow;
+
 use encoding_rs::{Encoding, UTF_8, WINDOWS_1252};
 
 /// Where the encoding came from.
@@ -37,10 +39,10 @@ pub struct CharsetProblem {
     pub offset: usize,
 }
 
-/// A decoded page.
+/// A decoded page; borrows the body when it already is UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DecodedText {
-    pub text: String,
+pub struct DecodedText<'a> {
+    pub text: Cow<'a, str>,
     pub encoding: &'static str,
     pub source: CharsetSource,
 }
@@ -59,13 +61,16 @@ pub fn charset_of_content_type(content_type: &str) -> Option<&str> {
 /// that holds invalid UTF-8 is refused: its text cannot be trusted for
 /// comparison with other pages. Other declared encodings decode every byte
 /// sequence (bad ones become U+FFFD, as in a browser).
-pub fn decode_body(body: &[u8], content_type: Option<&str>) -> Result<DecodedText, CharsetProblem> {
+pub fn decode_body<'a>(
+    body: &'a [u8],
+    content_type: Option<&str>,
+) -> Result<DecodedText<'a>, CharsetProblem> {
     let (encoding, source, start) = detect(body, content_type);
     let bytes = &body[start..];
     if encoding == UTF_8 {
         return match std::str::from_utf8(bytes) {
             Ok(text) => Ok(DecodedText {
-                text: text.to_string(),
+                text: Cow::Borrowed(text),
                 encoding: UTF_8.name(),
                 source,
             }),
@@ -78,7 +83,7 @@ pub fn decode_body(body: &[u8], content_type: Option<&str>) -> Result<DecodedTex
     }
     let (text, _had_errors) = encoding.decode_without_bom_handling(bytes);
     Ok(DecodedText {
-        text: text.into_owned(),
+        text,
         encoding: encoding.name(),
         source,
     })

@@ -706,6 +706,16 @@ mod tests {
         writer.finish().unwrap()
     }
 
+    /// Flips bits of `range` in the file: inside the first gzip member's
+    /// deflate data when the range starts after its 10-byte header.
+    fn damage(path: &Path, range: std::ops::Range<usize>, mask: u8) {
+        let mut bytes = std::fs::read(path).unwrap();
+        for byte in &mut bytes[range] {
+            *byte ^= mask;
+        }
+        std::fs::write(path, &bytes).unwrap();
+    }
+
     fn three_records() -> Vec<Vec<u8>> {
         (0..3)
             .map(|index| {
@@ -829,12 +839,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let raws = three_records();
         let path = write_file(dir.path(), "c.warc.gz", true, &raws);
-        let mut bytes = std::fs::read(&path).unwrap();
-        // Damage the deflate data of the first member (after its 10-byte header).
-        for byte in &mut bytes[12..30] {
-            *byte ^= 0x5a;
-        }
-        std::fs::write(&path, &bytes).unwrap();
+        damage(&path, 12..30, 0x5a);
         let (records, errors) = read_all(&path);
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(records.len(), 2);
@@ -988,11 +993,7 @@ mod tests {
         let big = record_bytes("http://a.example/big", &noise(600_000));
         let raws = vec![big, record_bytes("http://a.example/after", "<p>after</p>")];
         let path = write_file(dir.path(), "far.warc.gz", true, &raws);
-        let mut bytes = std::fs::read(&path).unwrap();
-        for byte in &mut bytes[12..40] {
-            *byte ^= 0xa5;
-        }
-        std::fs::write(&path, &bytes).unwrap();
+        damage(&path, 12..40, 0xa5);
         let (records, errors) = read_all(&path);
         assert_eq!(errors.len(), 1, "{errors:?}");
         assert_eq!(records.len(), 1);

@@ -247,9 +247,12 @@ impl DataDir {
     }
 
     pub fn crawl_captures(&self, crawl_id: &str) -> Result<Vec<Capture>> {
-        Ok(ingest::read_captures(
-            &self.crawl_dir(crawl_id).join(CAPTURES_FILE),
-        )?)
+        Ok(ingest::read_captures(&self.crawl_captures_path(crawl_id))?)
+    }
+
+    /// Where a complete crawl's captures are.
+    pub fn crawl_captures_path(&self, crawl_id: &str) -> PathBuf {
+        self.crawl_dir(crawl_id).join(CAPTURES_FILE)
     }
 
     /// Writes a new generation and makes it current. Returns its manifest.

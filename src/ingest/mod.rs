@@ -18,7 +18,7 @@
 
 mod report;
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -159,8 +159,9 @@ pub fn read_references(path: &Path) -> Result<Vec<ContentKey>> {
 /// Options for one ingest.
 pub struct IngestOptions<'a> {
     pub config: &'a IngestConfig,
-    /// Digest -> stored body of captures of earlier crawls, for revisits.
-    pub known_digests: &'a HashMap<String, (ContentKey, String)>,
+    /// The captures files of crawls ingested before, read only if a revisit
+    /// record refers to none of this crawl's captures.
+    pub earlier_captures: &'a [PathBuf],
     /// Called with the number of bytes read so far (progress display).
     pub progress: &'a (dyn Fn(u64) + Sync),
 }
@@ -229,6 +230,13 @@ pub fn ingest_files(
     report.records = counters.records.load(Ordering::Relaxed);
     report.bytes_read = counters.bytes_read.load(Ordering::Relaxed);
     report.captures = captures.len() as u64;
+    let mut keys: Vec<ContentKey> = captures
+        .iter()
+        .filter_map(|capture| capture.content_key)
+        .collect();
+    keys.sort_unstable();
+    keys.dedup();
+    report.distinct_bodies = keys.len() as u64;
     report.elapsed_seconds = started.elapsed().as_secs_f64();
     Ok(Ingested { captures, report })
 }
@@ -399,7 +407,7 @@ fn resolve_revisits(
     if revisits.is_empty() {
         return Ok(());
     }
-    let mut by_digest: HashMap<String, (ContentKey, String)> = HashMap::new();
+    let mut by_digest = DigestIndex::new();
     for capture in captures.iter() {
         if let (Some(digest), Some(key)) = (&capture.info.payload_digest, capture.content_key) {
             by_digest
@@ -423,22 +431,41 @@ fn resolve_revisits(
     outcome
 }
 
+type DigestIndex = HashMap<String, (ContentKey, String)>;
+
+/// Payload digest -> (stored body, URL) over the captures of earlier crawls.
+fn earlier_digests(paths: &[PathBuf]) -> Result<DigestIndex> {
+    let mut digests = DigestIndex::new();
+    for path in paths {
+        for capture in read_captures(path)? {
+            if let (Some(digest), Some(key)) = (capture.info.payload_digest, capture.content_key) {
+                digests.entry(digest).or_insert((key, capture.info.url));
+            }
+        }
+    }
+    Ok(digests)
+}
+
 fn resolve_each(
     revisits: Vec<corpus::Revisit>,
-    by_digest: &HashMap<String, (ContentKey, String)>,
+    by_digest: &DigestIndex,
     captures: &mut Vec<Capture>,
     store: &PageStore,
     options: &IngestOptions<'_>,
     report: &mut IngestReport,
     resolved: &mut Vec<ContentKey>,
 ) -> Result<()> {
+    // Earlier crawls are read only when a revisit is not resolved within this one.
+    let mut earlier: Option<DigestIndex> = None;
     for revisit in revisits {
-        let target = revisit.info.payload_digest.as_deref().and_then(|digest| {
-            by_digest
-                .get(digest)
-                .or_else(|| options.known_digests.get(digest))
-                .cloned()
-        });
+        let digest = revisit.info.payload_digest.as_deref();
+        let mut target = digest.and_then(|digest| by_digest.get(digest).cloned());
+        if target.is_none() && !options.earlier_captures.is_empty() {
+            if earlier.is_none() {
+                earlier = Some(earlier_digests(options.earlier_captures)?);
+            }
+            target = digest.and_then(|digest| earlier.as_ref()?.get(digest).cloned());
+        }
         let Some((key, original_url)) = target else {
             tracing::warn!(
                 "{} at offset {}: revisit of {} has no earlier capture with digest {}, record skipped",
@@ -511,12 +538,4 @@ pub fn write_captures(path: &Path, captures: &[Capture]) -> Result<()> {
     let mut file = File::create(path).map_err(io_error(path))?;
     file.write_all(&compressed).map_err(io_error(path))?;
     file.sync_all().map_err(io_error(path))
-}
-
-/// Skip reasons in a stable order for printing.
-pub fn sorted_reasons(counts: &BTreeMap<String, u64>) -> Vec<(&str, u64)> {
-    counts
-        .iter()
-        .map(|(reason, count)| (reason.as_str(), *count))
-        .collect()
 }

@@ -125,19 +125,18 @@ impl PageTable {
             .map(|(index, url)| {
                 let (crawl_index, capture_index) = chosen[url];
                 let capture = &crawls[crawl_index][capture_index];
-                let mut outlinks: Vec<PageId> = capture
+                let crawled: Vec<PageId> = capture
                     .links
                     .iter()
                     .filter_map(|link| id_of.get(link.as_str()).copied())
+                    .collect();
+                let crawled_links = crawled.len();
+                let mut outlinks: Vec<PageId> = crawled
+                    .into_iter()
                     .filter(|target| target.0 as usize != index)
                     .collect();
                 outlinks.sort_unstable();
                 outlinks.dedup();
-                let crawled_links = capture
-                    .links
-                    .iter()
-                    .filter(|link| id_of.contains_key(link.as_str()))
-                    .count();
                 Page {
                     url: url.to_string(),
                     host: host_id[host_of_url(url)],

@@ -124,3 +124,13 @@ pub fn site(host: &str, pages: usize) -> Vec<TestPage> {
         })
         .collect()
 }
+
+/// Writes `pages` as one response record each, numbering records from `first_index`.
+pub fn write_site(path: &Path, gzip: bool, pages: &[TestPage], first_index: usize) {
+    let records: Vec<Vec<u8>> = pages
+        .iter()
+        .enumerate()
+        .map(|(index, page)| response_record(page, first_index + index))
+        .collect();
+    write_warc(path, gzip, &records);
+}
