@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::similarity::SimilarityConfig;
 use crate::store::StoreConfig;
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -14,6 +15,7 @@ use crate::store::StoreConfig;
 pub struct Config {
     pub ingest: IngestConfig,
     pub store: StoreConfig,
+    pub similarity: SimilarityConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -94,7 +96,11 @@ impl Config {
             path: path.display().to_string(),
             source,
         })?;
-        if let Some(detail) = config.ingest.problem() {
+        if let Some(detail) = config
+            .ingest
+            .problem()
+            .or_else(|| config.similarity.problem())
+        {
             return Err(ConfigError::Invalid {
                 path: path.display().to_string(),
                 detail,

@@ -8,6 +8,7 @@ use anyhow::Result;
 use clap::{Parser, Subcommand};
 
 use mirrorscope::datadir::DataDir;
+use mirrorscope::eval;
 use mirrorscope::pipeline::{self, IndexRequest};
 use mirrorscope::report;
 
@@ -32,6 +33,30 @@ enum Command {
     },
     /// Statistics of the current generation.
     Stats {
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// A page's copies: its trivial cluster, with each copy's resemblance
+    /// estimate and shared chunks.
+    Similar {
+        /// The page's URL (canonicalised before lookup).
+        url: String,
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Quality against a ground-truth file (format of corpus/truth.tsv).
+    Eval {
+        /// The truth file: tab-separated `url collection replica page`.
+        #[arg(long)]
+        truth: PathBuf,
         /// Data directory.
         #[arg(long, default_value = "data")]
         data: PathBuf,
@@ -96,6 +121,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&stats)?)?;
             } else {
                 writeln!(stdout, "{stats}")?;
+            }
+        }
+        Command::Similar { url, data, json } => {
+            let data = DataDir::open_existing(&data)?;
+            let similar = report::SimilarReport::gather(&data, &url)?;
+            if json {
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&similar)?)?;
+            } else {
+                writeln!(stdout, "{similar}")?;
+            }
+        }
+        Command::Eval { truth, data, json } => {
+            let data = DataDir::open_existing(&data)?;
+            let evaluation = eval::evaluate(&data, &truth)?;
+            if json {
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&evaluation)?)?;
+            } else {
+                write!(stdout, "{evaluation}")?;
             }
         }
     }

@@ -15,6 +15,7 @@ use crate::corpus;
 use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest, Result};
 use crate::ingest::{self, IngestOptions, IngestReport};
 use crate::pages::PageTable;
+use crate::similarity;
 
 /// What `index` was asked to do.
 #[derive(Debug, Clone)]
@@ -106,6 +107,10 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         .iter()
         .map(|path| path.display().to_string())
         .collect();
+    if data.has_crawl(&crawl_id) && !data.crawl_is_current(&crawl_id) {
+        tracing::info!(crawl = %crawl_id, "crawl was ingested by an older build; ingesting it again");
+        data.discard_crawl(&crawl_id, &store)?;
+    }
     let reused = data.has_crawl(&crawl_id);
     let (captures, report) = if reused {
         tracing::info!(crawl = %crawl_id, "crawl already ingested; reusing it");
@@ -144,13 +149,14 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         (ingested.captures, ingested.report)
     };
 
-    let table = PageTable::build(&[&captures]);
+    let (table, fingerprints) = PageTable::build_with_fingerprints(&[&captures]);
+    let similarity = similarity::analyse(&table, fingerprints, &config.similarity);
     let crawls = vec![CrawlEntry {
         id: crawl_id.clone(),
         files: file_names,
         captures: captures.len() as u64,
     }];
-    let manifest = data.write_generation(crawls, &table)?;
+    let manifest = data.write_generation(crawls, &table, &similarity)?;
     Ok(IndexOutcome {
         crawl_id,
         reused,

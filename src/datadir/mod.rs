@@ -10,7 +10,8 @@
 //!                               references (the store references it holds)
 //!   crawls/<crawl-id>.partial/  a crawl being ingested; on the next start, its journaled
 //!                               references are released and it is removed
-//!   generations/gen-<n>/        a complete generation: manifest.json, pages.bin
+//!   generations/gen-<n>/        a complete generation: manifest.json, pages.bin,
+//!                               similarity.bin (fingerprints, trivial clusters)
 //!   CURRENT                     the name of the generation readers use
 //! ```
 //!
@@ -28,10 +29,11 @@ use serde::{Deserialize, Serialize};
 use crate::config::Config;
 use crate::ingest::{self, Capture, IngestReport};
 use crate::pages::{PageTable, TableCounts};
+use crate::similarity::{Similarity, SimilarityCounts};
 use crate::store::{ContentKey, PageStore, StoreError};
 
 /// Version of the generation format written by this build.
-pub const GENERATION_FORMAT: u32 = 1;
+pub const GENERATION_FORMAT: u32 = 2;
 /// How many generations are kept on disk, the current one included.
 const GENERATIONS_KEPT: usize = 3;
 
@@ -83,6 +85,7 @@ pub struct Manifest {
     pub created: u64,
     pub crawls: Vec<CrawlEntry>,
     pub counts: TableCounts,
+    pub similarity: SimilarityCounts,
 }
 
 /// A data directory, opened.
@@ -205,6 +208,29 @@ impl DataDir {
         Ok(recovered)
     }
 
+    /// True when the crawl's captures are in the format this build writes.
+    pub fn crawl_is_current(&self, crawl_id: &str) -> bool {
+        ingest::captures_current(&self.crawl_captures_path(crawl_id))
+    }
+
+    /// Gives back a complete crawl's store references and removes it, the way
+    /// an interrupted ingest is rolled back: first renamed to `<id>.partial`,
+    /// so that an interruption here is finished by the next run.
+    pub fn discard_crawl(&self, crawl_id: &str, store: &PageStore) -> Result<()> {
+        let complete = self.crawl_dir(crawl_id);
+        let partial = self
+            .root
+            .join("crawls")
+            .join(format!("{crawl_id}{PARTIAL_SUFFIX}"));
+        if partial.exists() {
+            fs::remove_dir_all(&partial).map_err(io_error(&partial))?;
+        }
+        fs::rename(&complete, &partial).map_err(io_error(&complete))?;
+        sync_dir(&self.root.join("crawls"))?;
+        self.recover_interrupted_crawls(store)?;
+        Ok(())
+    }
+
     /// Starts ingesting a crawl: a fresh `<id>.partial` directory.
     pub fn begin_crawl(&self, crawl_id: &str) -> Result<PathBuf> {
         let partial = self
@@ -256,7 +282,12 @@ impl DataDir {
     }
 
     /// Writes a new generation and makes it current. Returns its manifest.
-    pub fn write_generation(&self, crawls: Vec<CrawlEntry>, table: &PageTable) -> Result<Manifest> {
+    pub fn write_generation(
+        &self,
+        crawls: Vec<CrawlEntry>,
+        table: &PageTable,
+        similarity: &Similarity,
+    ) -> Result<Manifest> {
         let generations = self.root.join("generations");
         let number = self
             .generation_names()?
@@ -279,14 +310,10 @@ impl DataDir {
                 .map_or(0, |elapsed| elapsed.as_secs()),
             crawls,
             counts: table.counts(),
+            similarity: similarity.counts.clone(),
         };
-        let table_path = temporary.join(PAGES_FILE);
-        let bytes = postcard::to_allocvec(table).map_err(|error| DataError::Format {
-            path: table_path.clone(),
-            detail: error.to_string(),
-        })?;
-        let compressed = zstd::encode_all(bytes.as_slice(), 3).map_err(io_error(&table_path))?;
-        write_synced(&table_path, &compressed)?;
+        write_compressed(&temporary.join(PAGES_FILE), table)?;
+        write_compressed(&temporary.join(SIMILARITY_FILE), similarity)?;
         write_json(&temporary.join(MANIFEST_FILE), &manifest)?;
         sync_dir(&temporary)?;
         let final_dir = generations.join(&name);
@@ -348,37 +375,78 @@ impl DataDir {
 
     /// The manifest of the current generation.
     pub fn manifest(&self) -> Result<Manifest> {
-        let name = self.current_generation()?;
-        let manifest: Manifest = read_json(
-            &self
-                .root
-                .join("generations")
-                .join(&name)
-                .join(MANIFEST_FILE),
-        )?;
-        if manifest.format != GENERATION_FORMAT {
-            return Err(DataError::Format {
-                path: self.root.join("generations").join(&name),
-                detail: format!(
-                    "generation format {} is not the {GENERATION_FORMAT} this build reads; run `mirrorscope index` again",
-                    manifest.format
-                ),
-            });
-        }
-        Ok(manifest)
+        self.generation()?.manifest()
     }
 
     /// The page table of the current generation.
     pub fn page_table(&self) -> Result<PageTable> {
+        self.generation()?.page_table()
+    }
+
+    /// The current generation, named once: every part read through it comes
+    /// from the same generation even if `index` switches to a newer one.
+    pub fn generation(&self) -> Result<Generation> {
         let name = self.current_generation()?;
-        let path = self.root.join("generations").join(name).join(PAGES_FILE);
-        let compressed = fs::read(&path).map_err(io_error(&path))?;
-        let bytes = zstd::decode_all(compressed.as_slice()).map_err(io_error(&path))?;
-        postcard::from_bytes(&bytes).map_err(|error| DataError::Format {
-            path,
-            detail: error.to_string(),
+        Ok(Generation {
+            path: self.root.join("generations").join(name),
         })
     }
+}
+
+/// One generation's files.
+pub struct Generation {
+    path: PathBuf,
+}
+
+impl Generation {
+    /// The manifest, once its format is known to be this build's.
+    pub fn manifest(&self) -> Result<Manifest> {
+        #[derive(Deserialize)]
+        struct Format {
+            format: u32,
+        }
+        let path = self.path.join(MANIFEST_FILE);
+        let Format { format } = read_json(&path)?;
+        if format != GENERATION_FORMAT {
+            return Err(DataError::Format {
+                path: self.path.clone(),
+                detail: format!(
+                    "generation format {format} is not the {GENERATION_FORMAT} this build reads; run `mirrorscope index` again"
+                ),
+            });
+        }
+        read_json(&path)
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn page_table(&self) -> Result<PageTable> {
+        read_compressed(&self.path.join(PAGES_FILE))
+    }
+
+    pub fn similarity(&self) -> Result<Similarity> {
+        read_compressed(&self.path.join(SIMILARITY_FILE))
+    }
+}
+
+fn write_compressed<T: Serialize>(path: &Path, value: &T) -> Result<()> {
+    let bytes = postcard::to_allocvec(value).map_err(|error| DataError::Format {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })?;
+    let compressed = zstd::encode_all(bytes.as_slice(), 3).map_err(io_error(path))?;
+    write_synced(path, &compressed)
+}
+
+fn read_compressed<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
+    let compressed = fs::read(path).map_err(io_error(path))?;
+    let bytes = zstd::decode_all(compressed.as_slice()).map_err(io_error(path))?;
+    postcard::from_bytes(&bytes).map_err(|error| DataError::Format {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })
 }
 
 /// Gives back the references an interrupted ingest journaled, so that a
@@ -431,6 +499,7 @@ const PARTIAL_SUFFIX: &str = ".partial";
 const REPORT_FILE: &str = "report.json";
 const CAPTURES_FILE: &str = "captures.bin";
 const PAGES_FILE: &str = "pages.bin";
+const SIMILARITY_FILE: &str = "similarity.bin";
 const MANIFEST_FILE: &str = "manifest.json";
 
 fn generation_number(name: &str) -> Option<u64> {
@@ -485,6 +554,10 @@ fn sync_dir(path: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
+    fn empty_similarity() -> Similarity {
+        crate::similarity::analyse(&PageTable::default(), Vec::new(), &Default::default())
+    }
+
     #[test]
     fn a_new_generation_replaces_the_current_one_and_old_ones_are_pruned() {
         let dir = tempfile::tempdir().unwrap();
@@ -492,7 +565,9 @@ mod tests {
         assert!(matches!(data.manifest(), Err(DataError::NoGeneration(_))));
         let table = PageTable::default();
         for expected in 1..=5u64 {
-            let manifest = data.write_generation(Vec::new(), &table).unwrap();
+            let manifest = data
+                .write_generation(Vec::new(), &table, &empty_similarity())
+                .unwrap();
             assert_eq!(manifest.generation, format!("gen-{expected:06}"));
             assert_eq!(data.current_generation().unwrap(), manifest.generation);
             assert_eq!(data.page_table().unwrap(), table);
@@ -507,7 +582,7 @@ mod tests {
     fn an_unfinished_generation_is_never_current() {
         let dir = tempfile::tempdir().unwrap();
         let data = DataDir::open(dir.path()).unwrap();
-        data.write_generation(Vec::new(), &PageTable::default())
+        data.write_generation(Vec::new(), &PageTable::default(), &empty_similarity())
             .unwrap();
         // A crash while writing generation 2 leaves only its temporary folder.
         fs::create_dir_all(dir.path().join("generations/.gen-000002.tmp")).unwrap();
@@ -520,7 +595,7 @@ mod tests {
         assert!(data.page_table().is_ok());
         // The next writer cleans it and takes the number.
         assert_eq!(
-            data.write_generation(Vec::new(), &PageTable::default())
+            data.write_generation(Vec::new(), &PageTable::default(), &empty_similarity())
                 .unwrap()
                 .generation,
             "gen-000002"

@@ -32,6 +32,7 @@ use url::Url;
 
 use crate::config::IngestConfig;
 use crate::corpus::{self, charset, CaptureInfo, ReadLimits, RecordOutcome, WarcReader};
+use crate::similarity::Fingerprint;
 use crate::store::{ContentKey, PageStore};
 
 pub use report::IngestReport;
@@ -51,6 +52,8 @@ pub struct Capture {
     pub links: Vec<String>,
     /// For a revisit record: the URL of the capture whose body it reuses.
     pub revisit_of: Option<String>,
+    /// The text's fingerprint; `None` without a body.
+    pub fingerprint: Option<Fingerprint>,
 }
 
 /// Errors that stop an ingest (a bad record never does).
@@ -362,6 +365,7 @@ fn process_record(
         title: String::new(),
         links: page.redirect_to.into_iter().collect(),
         revisit_of: None,
+        fingerprint: None,
     };
     if page.body.is_empty() {
         return Ok(Processed::Capture(Box::new(capture), false));
@@ -389,6 +393,7 @@ fn apply_extraction(capture: &mut Capture, text: &str) {
         return;
     };
     let extracted = corpus::extract_html(text, &page_url);
+    capture.fingerprint = Some(Fingerprint::of_page(&extracted.title, &extracted.text));
     capture.title = extracted.title;
     let mut links: Vec<String> = std::mem::take(&mut capture.links);
     links.extend(extracted.links.into_iter().map(String::from));
@@ -489,6 +494,7 @@ fn resolve_each(
             title: String::new(),
             links: Vec::new(),
             revisit_of: Some(revisit.refers_to_uri.unwrap_or(original_url)),
+            fingerprint: None,
         };
         match charset::decode_body(&body, capture.info.content_type.as_deref()) {
             Ok(decoded) => {
@@ -518,10 +524,29 @@ fn resolve_each(
     Ok(())
 }
 
+/// The first line of a captures file; a file without it was written by an
+/// older build (its crawl is ingested again).
+const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 2\n";
+
+/// True when the captures file at `path` is in the format this build writes.
+pub fn captures_current(path: &Path) -> bool {
+    let mut start = [0u8; CAPTURES_HEADER.len()];
+    File::open(path)
+        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut start))
+        .is_ok()
+        && start == CAPTURES_HEADER
+}
+
 /// Reads a crawl's captures written by [`write_captures`].
 pub fn read_captures(path: &Path) -> Result<Vec<Capture>> {
     let bytes = std::fs::read(path).map_err(io_error(path))?;
-    let bytes = zstd::decode_all(bytes.as_slice()).map_err(io_error(path))?;
+    let Some(bytes) = bytes.strip_prefix(CAPTURES_HEADER) else {
+        return Err(IngestError::Format {
+            path: path.to_path_buf(),
+            detail: "not a captures file of this version".into(),
+        });
+    };
+    let bytes = zstd::decode_all(bytes).map_err(io_error(path))?;
     postcard::from_bytes(&bytes).map_err(|error| IngestError::Format {
         path: path.to_path_buf(),
         detail: error.to_string(),
@@ -536,6 +561,7 @@ pub fn write_captures(path: &Path, captures: &[Capture]) -> Result<()> {
     })?;
     let compressed = zstd::encode_all(bytes.as_slice(), 3).map_err(io_error(path))?;
     let mut file = File::create(path).map_err(io_error(path))?;
+    file.write_all(CAPTURES_HEADER).map_err(io_error(path))?;
     file.write_all(&compressed).map_err(io_error(path))?;
     file.sync_all().map_err(io_error(path))
 }

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::corpus::RecordLocation;
 use crate::ingest::Capture;
+use crate::similarity::Fingerprint;
 use crate::store::ContentKey;
 
 /// A page's position in the page table.
@@ -82,6 +83,11 @@ pub struct TableCounts {
 impl PageTable {
     /// Builds the table from the captures of each crawl, in crawl order.
     pub fn build(crawls: &[&[Capture]]) -> PageTable {
+        PageTable::build_with_fingerprints(crawls).0
+    }
+
+    /// Builds the table, and gives each page's fingerprint (by page id).
+    pub fn build_with_fingerprints(crawls: &[&[Capture]]) -> (PageTable, Vec<Option<Fingerprint>>) {
         // Newest capture per URL.
         let mut chosen: HashMap<&str, (usize, usize)> = HashMap::new();
         for (crawl_index, captures) in crawls.iter().enumerate() {
@@ -155,7 +161,14 @@ impl PageTable {
                 }
             })
             .collect();
-        PageTable { hosts, pages }
+        let fingerprints = urls
+            .iter()
+            .map(|url| {
+                let (crawl_index, capture_index) = chosen[url];
+                crawls[crawl_index][capture_index].fingerprint.clone()
+            })
+            .collect();
+        (PageTable { hosts, pages }, fingerprints)
     }
 
     pub fn page(&self, id: PageId) -> Option<&Page> {
@@ -237,6 +250,7 @@ mod tests {
             title: format!("title of {url}"),
             links: links.iter().map(|link| link.to_string()).collect(),
             revisit_of: None,
+            fingerprint: None,
         }
     }
 

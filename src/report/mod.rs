@@ -3,6 +3,8 @@
 //! Reads the current generation (manifest and page table) and the page store;
 //! writes nothing.
 
+mod similar;
+
 use std::fmt;
 
 use serde::Serialize;
@@ -10,6 +12,9 @@ use serde::Serialize;
 use crate::datadir::{DataDir, Result};
 use crate::pages::TableCounts;
 use crate::pipeline::IndexOutcome;
+use crate::similarity::SimilarityCounts;
+
+pub use similar::SimilarReport;
 
 /// The text `mirrorscope index` prints when it is done.
 pub fn index_summary(outcome: &IndexOutcome) -> String {
@@ -34,6 +39,11 @@ pub fn index_summary(outcome: &IndexOutcome) -> String {
         "\ngeneration {}: {} pages on {} hosts, {} distinct bodies, {} exact duplicate pages, {} links between crawled pages",
         outcome.manifest.generation, counts.pages, counts.hosts, counts.distinct_bodies, counts.exact_duplicate_pages, counts.links
     ));
+    let similarity = &outcome.manifest.similarity;
+    text.push_str(&format!(
+        "\nsimilarity ({}): {} near-duplicate pages in {} trivial clusters",
+        similarity.similarity_test, similarity.near_duplicate_pages, similarity.trivial_clusters
+    ));
     text
 }
 
@@ -44,6 +54,8 @@ pub struct Stats {
     pub crawls: usize,
     #[serde(flatten)]
     pub counts: TableCounts,
+    #[serde(flatten)]
+    pub similarity: SimilarityCounts,
 }
 
 impl Stats {
@@ -53,6 +65,7 @@ impl Stats {
             generation: manifest.generation,
             crawls: manifest.crawls.len(),
             counts: manifest.counts,
+            similarity: manifest.similarity,
         })
     }
 }
@@ -79,6 +92,41 @@ impl fmt::Display for Stats {
             "exact duplicate pages  {}",
             counts.exact_duplicate_pages
         )?;
-        write!(formatter, "links between pages    {}", counts.links)
+        writeln!(formatter, "links between pages    {}", counts.links)?;
+        let similarity = &self.similarity;
+        writeln!(
+            formatter,
+            "compared pages         {} (answered 200 with a body), {} distinct texts",
+            similarity.compared_pages, similarity.distinct_texts
+        )?;
+        writeln!(
+            formatter,
+            "near-duplicate pages   {} in {} trivial clusters of 2 or more (test: {})",
+            similarity.near_duplicate_pages,
+            similarity.trivial_clusters,
+            similarity.similarity_test
+        )?;
+        writeln!(
+            formatter,
+            "similar pairs          {} by shared chunks, {} by shared megashingle; {} boilerplate chunks set aside",
+            similarity.chunk_pairs, similarity.megashingle_pairs, similarity.boilerplate_chunks
+        )?;
+        writeln!(
+            formatter,
+            "\npages by number of other copies (cho-2000 Figure 11)"
+        )?;
+        write!(
+            formatter,
+            "{:>8} {:>8} {:>8} {:>11} {:>8} {:>8}",
+            "copies", "pages", "exact", "equivalent", "chunks", "minhash"
+        )?;
+        for row in &similarity.replica_histogram {
+            write!(
+                formatter,
+                "\n{:>8} {:>8} {:>8} {:>11} {:>8} {:>8}",
+                row.replicas, row.pages, row.exact, row.equivalent, row.chunks, row.minhash
+            )?;
+        }
+        Ok(())
     }
 }

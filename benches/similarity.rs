@@ -1,0 +1,212 @@
+//! Similarity throughput: fingerprinting (words, lines, text signature, 84
+//! min-hashes, 6 supershingles, 15 megashingles) on the shipped crawl's pages
+//! and on synthetic 6 KB pages, one thread; then the similar-pair step
+//! (chunk iceberg, megashingle clustering, trivial clusters) on generated
+//! crawls of growing size, with every core.
+//!
+//! `cargo bench --bench similarity`
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use mirrorscope::corpus::{
+    self, charset, CaptureInfo, ReadLimits, RecordLocation, RecordOutcome, WarcReader,
+};
+use mirrorscope::ingest::Capture;
+use mirrorscope::pages::PageTable;
+use mirrorscope::pipeline::default_corpus_dir;
+use mirrorscope::similarity::{analyse, Fingerprint, SimilarityConfig};
+use mirrorscope::store::{signature_of, ContentKey};
+
+const RUNS: usize = 5;
+
+/// (title, text) of every HTML page of the shipped crawl.
+fn crawl_texts() -> Vec<(String, String)> {
+    let files = corpus::list_warc_files(&[default_corpus_dir()]).expect("the shipped crawl");
+    let limits = ReadLimits {
+        max_body_bytes: 10 << 20,
+    };
+    let mut texts = Vec::new();
+    for path in files {
+        let reader = WarcReader::open(&path, limits.max_body_bytes).expect("a WARC file");
+        for record in reader.flatten() {
+            let RecordOutcome::Page(page) = corpus::interpret_record(&record, "bench", limits)
+            else {
+                continue;
+            };
+            let Ok(decoded) = charset::decode_body(&page.body, page.info.content_type.as_deref())
+            else {
+                continue;
+            };
+            let Ok(url) = url::Url::parse(&page.info.url) else {
+                continue;
+            };
+            let extracted = corpus::extract_html(&decoded.text, &url);
+            texts.push((extracted.title, extracted.text));
+        }
+    }
+    texts
+}
+
+/// A deterministic stream of words from a 5,000-word vocabulary.
+struct Words(u64);
+
+impl Words {
+    fn next(&mut self) -> String {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        format!("w{}", (self.0 >> 33) % 5000)
+    }
+}
+
+/// `count` pages of about `bytes` bytes of text, 12 words a line.
+fn synthetic_texts(count: usize, bytes: usize) -> Vec<(String, String)> {
+    let mut words = Words(7);
+    (0..count)
+        .map(|_| {
+            let mut text = String::with_capacity(bytes + 16);
+            let mut in_line = 0;
+            while text.len() < bytes {
+                text.push_str(&words.next());
+                in_line += 1;
+                text.push(if in_line % 12 == 0 { '\n' } else { ' ' });
+            }
+            (String::new(), text)
+        })
+        .collect()
+}
+
+/// Fingerprints every text `RUNS` times on one thread; best pages/s.
+fn fingerprint_rate(texts: &[(String, String)]) -> (f64, f64) {
+    let bytes: usize = texts
+        .iter()
+        .map(|(title, text)| title.len() + text.len())
+        .sum();
+    let mut best = f64::MAX;
+    for _ in 0..RUNS {
+        let started = Instant::now();
+        for (title, text) in texts {
+            let fingerprint = Fingerprint::of_page(title, text);
+            black_box(fingerprint.megashingles());
+            black_box(&fingerprint);
+        }
+        best = best.min(started.elapsed().as_secs_f64());
+    }
+    (texts.len() as f64 / best, bytes as f64 / best / 1e6)
+}
+
+/// A generated crawl: `sites` manuals of 50 pages, each served by its
+/// primary and two mirrors (one adds a banner line); every page has a
+/// 15-line navigation bar and footer shared by its site and 30 lines of its
+/// own.
+fn generated_crawl(sites: usize) -> Vec<Capture> {
+    let mut words = Words(11);
+    let mut captures = Vec::new();
+    for site in 0..sites {
+        let chrome: Vec<String> = (0..15)
+            .map(|n| format!("site {site} navigation entry {n} {}", words.next()))
+            .collect();
+        for page in 0..50 {
+            let own: Vec<String> = (0..30)
+                .map(|_| (0..10).map(|_| words.next()).collect::<Vec<_>>().join(" "))
+                .collect();
+            for (copy, host) in ["www", "mirror-a", "mirror-b"].iter().enumerate() {
+                let url = format!("http://{host}.site{site}.example/manual/page{page}.html");
+                let mut lines = Vec::new();
+                if copy == 2 {
+                    lines.push(format!("Mirrored from {url} by {host}"));
+                }
+                lines.extend(chrome.iter().cloned());
+                lines.extend(own.iter().cloned());
+                let text = lines.join("\n");
+                captures.push(Capture {
+                    info: CaptureInfo {
+                        url,
+                        date: "2026-11-20T12:00:00Z".into(),
+                        ip: None,
+                        payload_digest: None,
+                        status: 200,
+                        content_type: Some("text/html".into()),
+                        location: RecordLocation {
+                            file: "generated".into(),
+                            offset: 0,
+                        },
+                    },
+                    content_key: Some(ContentKey {
+                        signature: signature_of(text.as_bytes()),
+                        volume: 0,
+                        overflow: 0,
+                    }),
+                    body_bytes: text.len() as u64,
+                    encoding: "UTF-8".into(),
+                    title: String::new(),
+                    links: Vec::new(),
+                    revisit_of: None,
+                    fingerprint: Some(Fingerprint::of_text(&text)),
+                });
+            }
+        }
+    }
+    captures
+}
+
+fn main() {
+    let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    println!("similarity benchmark ({cores} cores available), best of {RUNS} runs");
+    println!("\nfingerprinting, one thread (words, lines, signature, 84 min-hashes, supershingles, megashingles)");
+    println!(
+        "{:<28} {:>8} {:>10} {:>13} {:>8}",
+        "pages", "count", "avg bytes", "pages/s/core", "MB/s"
+    );
+    let crawl = crawl_texts();
+    let synthetic = synthetic_texts(20_000, 6 * 1024);
+    for (name, texts) in [
+        ("shipped crawl (HTML pages)", &crawl),
+        ("synthetic 6 KB pages", &synthetic),
+    ] {
+        let bytes: usize = texts
+            .iter()
+            .map(|(title, text)| title.len() + text.len())
+            .sum();
+        let (rate, megabytes) = fingerprint_rate(texts);
+        println!(
+            "{:<28} {:>8} {:>10} {:>13.0} {:>8.1}",
+            name,
+            texts.len(),
+            bytes / texts.len().max(1),
+            rate,
+            megabytes
+        );
+    }
+
+    println!("\nsimilar pairs and trivial clusters on generated crawls ({cores} threads)");
+    println!(
+        "{:>8} {:>9} {:>11} {:>13} {:>10}",
+        "pages", "seconds", "pages/s", "chunk pairs", "clusters"
+    );
+    for sites in [40, 80, 160, 320] {
+        let captures = generated_crawl(sites);
+        let (table, fingerprints) = PageTable::build_with_fingerprints(&[&captures]);
+        let config = SimilarityConfig::default();
+        let mut best = f64::MAX;
+        let mut counts = None;
+        for _ in 0..RUNS.min(3) {
+            let fingerprints = fingerprints.clone();
+            let started = Instant::now();
+            let similarity = analyse(&table, fingerprints, &config);
+            best = best.min(started.elapsed().as_secs_f64());
+            counts = Some(similarity.counts);
+        }
+        let counts = counts.expect("at least one run");
+        println!(
+            "{:>8} {:>9.3} {:>11.0} {:>13} {:>10}",
+            table.pages.len(),
+            best,
+            table.pages.len() as f64 / best,
+            counts.chunk_pairs,
+            counts.trivial_clusters
+        );
+    }
+}

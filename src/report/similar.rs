@@ -1,0 +1,152 @@
+//! `mirrorscope similar URL`: a page's copies and why they are grouped.
+
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::corpus;
+use crate::datadir::{DataDir, DataError, Result};
+use crate::similarity::{Evidence, Relation, SimilarityTest};
+
+/// One other page of the trivial cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct Copy {
+    pub url: String,
+    pub page_id: u32,
+    pub host: String,
+    #[serde(flatten)]
+    pub evidence: Evidence,
+}
+
+/// The answer of `similar`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SimilarReport {
+    pub url: String,
+    pub page_id: u32,
+    pub status: u16,
+    /// The trivial cluster and its size (this page included).
+    pub cluster: u32,
+    pub cluster_size: usize,
+    pub test: SimilarityTest,
+    /// Chunks of this page that count (not boilerplate).
+    pub chunks: u32,
+    pub copies: Vec<Copy>,
+}
+
+impl SimilarReport {
+    /// Looks `url` up in the current generation.
+    pub fn gather(data: &DataDir, url: &str) -> Result<SimilarReport> {
+        let generation = data.generation()?;
+        generation.manifest()?;
+        let table = generation.page_table()?;
+        let similarity = generation.similarity()?;
+        let canonical = corpus::canonical_url_string(url).ok_or_else(|| DataError::Format {
+            path: url.into(),
+            detail: "not a URL".into(),
+        })?;
+        let page = table
+            .find_url(&canonical)
+            .ok_or_else(|| DataError::Format {
+                path: canonical.clone().into(),
+                detail: "not a page of the current generation".into(),
+            })?;
+        let members = similarity.cluster_members(page);
+        let own = similarity.evidence(&table, page, page);
+        let mut copies: Vec<Copy> = members
+            .iter()
+            .filter(|&&other| other != page)
+            .filter_map(|&other| {
+                let entry = table.page(other)?;
+                Some(Copy {
+                    url: entry.url.clone(),
+                    page_id: other.0,
+                    host: table.host_name(entry.host).to_string(),
+                    evidence: similarity.evidence(&table, page, other)?,
+                })
+            })
+            .collect();
+        copies.sort_by(|a, b| {
+            (
+                a.evidence.relation as u8,
+                std::cmp::Reverse(a.evidence.shared_chunks),
+                &a.url,
+            )
+                .cmp(&(
+                    b.evidence.relation as u8,
+                    std::cmp::Reverse(b.evidence.shared_chunks),
+                    &b.url,
+                ))
+        });
+        let entry = &table.pages[page.0 as usize];
+        Ok(SimilarReport {
+            url: entry.url.clone(),
+            page_id: page.0,
+            status: entry.status,
+            cluster: similarity.cluster_of(page).map_or(0, |cluster| cluster.0),
+            cluster_size: members.len(),
+            test: similarity.config.test,
+            chunks: own.map_or(0, |evidence| evidence.chunks.0),
+            copies,
+        })
+    }
+}
+
+fn relation_name(relation: Relation) -> &'static str {
+    match relation {
+        Relation::Exact => "exact",
+        Relation::Equivalent => "equivalent",
+        Relation::Similar => "similar",
+        Relation::Transitive => "transitive",
+        Relation::Unrelated => "unrelated",
+    }
+}
+
+impl fmt::Display for SimilarReport {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            formatter,
+            "{} (page {}, status {})",
+            self.url, self.page_id, self.status
+        )?;
+        if self.copies.is_empty() {
+            return write!(
+                formatter,
+                "no copies: trivial cluster {} holds only this page ({} chunks that count, test: {})",
+                self.cluster, self.chunks, self.test
+            );
+        }
+        writeln!(
+            formatter,
+            "trivial cluster {}: {} pages (test: {}); this page has {} chunks that count",
+            self.cluster, self.cluster_size, self.test, self.chunks
+        )?;
+        write!(
+            formatter,
+            "{:<11} {:>11} {:>14} {:>11}  url",
+            "relation", "resemblance", "shared chunks", "megashingle"
+        )?;
+        for copy in &self.copies {
+            let evidence = &copy.evidence;
+            let resemblance = evidence
+                .resemblance
+                .map_or("-".to_string(), |value| format!("{value:.2}"));
+            write!(
+                formatter,
+                "\n{:<11} {:>11} {:>14} {:>11}  {}",
+                relation_name(evidence.relation),
+                resemblance,
+                format!("{}/{}", evidence.shared_chunks, evidence.required_chunks),
+                if evidence.shared_megashingle {
+                    "yes"
+                } else {
+                    "no"
+                },
+                copy.url
+            )?;
+        }
+        write!(
+            formatter,
+            "\n(shared chunks: shared / needed for direct similarity; resemblance: share of the 84 min-hashes that agree)"
+        )
+    }
+}

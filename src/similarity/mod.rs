@@ -1,0 +1,546 @@
+//! Which pages are copies of which: fingerprints and trivial clusters.
+//!
+//! Reads the page table and each page's [`Fingerprint`] (computed at ingest).
+//! Writes, into the generation, a [`Similarity`]: every page's trivial
+//! cluster (cho-2000 Definition 4, the table `trivial(cluster, page)` of
+//! §3.2), the chunks set aside as boilerplate, and the counts `stats` shows.
+//!
+//! Levels of sameness, each included in the next:
+//! - **exact**: byte-identical bodies (the store's signature; gomes-2006 §4);
+//! - **equivalent**: the same words in the same order once markup, spacing
+//!   and case are gone (bharat-broder-1999 §2, level 2);
+//! - **similar**: directly similar by the configured test, `chunks` (at least
+//!   T shared chunks of k lines, cho-2000 §2.1, §3.2, §5.1: see [`chunks`]),
+//!   `minhash` (a shared megashingle, fetterly-2004 §2) or `both` (either);
+//! - **trivial cluster**: the transitive closure of the above by union-find.
+//!
+//! Only pages answered `200` with a body take part; every other page is a
+//! trivial cluster of its own.
+
+mod chunks;
+mod fingerprint;
+mod union_find;
+
+use std::collections::HashMap;
+use std::fmt;
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::pages::{HostId, PageId, PageTable};
+
+pub use chunks::required_shared;
+pub use fingerprint::{
+    Fingerprint, MEGASHINGLES, MINHASH_FUNCTIONS, SHINGLE_WORDS, SUPERSHINGLES, SUPERSHINGLE_WIDTH,
+};
+use union_find::UnionFind;
+
+/// The pairwise test behind trivial clusters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SimilarityTest {
+    Chunks,
+    Minhash,
+    Both,
+}
+
+impl fmt::Display for SimilarityTest {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(match self {
+            SimilarityTest::Chunks => "chunks",
+            SimilarityTest::Minhash => "minhash",
+            SimilarityTest::Both => "both",
+        })
+    }
+}
+
+/// Thresholds of the similarity stage. The defaults were chosen by measuring
+/// on the demo crawl with `mirrorscope eval` (see BENCHMARKS.md, "Choosing
+/// the similarity thresholds").
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct SimilarityConfig {
+    /// Which test makes two pages directly similar. Default `chunks`: it sets
+    /// site chrome aside, which min-hash over whole pages cannot.
+    pub test: SimilarityTest,
+    /// Lines per chunk: 1, 2 or 4 (cho-2000 §5.1 used 2 and 4).
+    pub chunk_lines: usize,
+    /// T, the absolute part of the threshold: never fewer shared chunks
+    /// than this (cho-2000 §5.1 used 15 four-line and 25 two-line chunks over
+    /// whole pages, chrome included).
+    pub shared_chunks: u32,
+    /// The relative part: the share of the smaller page's chunks (those that
+    /// count) that must be shared. Scaling with the page lets short pages be
+    /// similar, and keeps long pages that share a few screens of text
+    /// (two connector references with the same common attributes) apart.
+    pub shared_fraction: f64,
+    /// The share of the larger page's chunks that must be shared too: a
+    /// short page is not the copy of a long one that merely contains it.
+    pub larger_fraction: f64,
+    /// A chunk on more texts than this on one host is site chrome.
+    pub boilerplate_pages_per_host: u32,
+    /// A chunk on more texts than this in the crawl is set aside too.
+    pub max_chunk_pages: u32,
+}
+
+impl Default for SimilarityConfig {
+    fn default() -> Self {
+        SimilarityConfig {
+            test: SimilarityTest::Chunks,
+            chunk_lines: 1,
+            shared_chunks: 1,
+            shared_fraction: 0.8,
+            larger_fraction: 0.5,
+            boilerplate_pages_per_host: 4,
+            max_chunk_pages: 1000,
+        }
+    }
+}
+
+impl SimilarityConfig {
+    /// Why these values cannot be used, if they cannot.
+    pub fn problem(&self) -> Option<String> {
+        if ![1, 2, 4].contains(&self.chunk_lines) {
+            return Some("similarity.chunk_lines must be 1, 2 or 4".into());
+        }
+        if self.shared_chunks == 0 {
+            return Some("similarity.shared_chunks must be at least 1".into());
+        }
+        if !(self.shared_fraction > 0.0 && self.shared_fraction <= 1.0) {
+            return Some("similarity.shared_fraction must be above 0 and at most 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.larger_fraction) {
+            return Some("similarity.larger_fraction must be from 0 to 1".into());
+        }
+        if self.boilerplate_pages_per_host == 0 || self.max_chunk_pages < 2 {
+            return Some(
+                "similarity.boilerplate_pages_per_host must be at least 1 and similarity.max_chunk_pages at least 2".into(),
+            );
+        }
+        None
+    }
+}
+
+/// A trivial cluster's number in a generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TrivialClusterId(pub u32);
+
+impl fmt::Display for TrivialClusterId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}", self.0)
+    }
+}
+
+/// One bucket of cho-2000 Figure 11: pages by how many other copies they
+/// have, under each level of sameness.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HistogramRow {
+    /// "0", "1", "2-10" (2 to 10), "10-100" (11 to 100), ">100".
+    pub replicas: String,
+    /// Under the trivial clusters (the configured test).
+    pub pages: u64,
+    pub exact: u64,
+    pub equivalent: u64,
+    pub chunks: u64,
+    pub minhash: u64,
+}
+
+pub const HISTOGRAM_BUCKETS: [&str; 5] = ["0", "1", "2-10", "10-100", ">100"];
+
+fn bucket(other_copies: u64) -> usize {
+    match other_copies {
+        0 => 0,
+        1 => 1,
+        2..=10 => 2,
+        11..=100 => 3,
+        _ => 4,
+    }
+}
+
+/// The similarity stage's figures, kept in the generation's manifest.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SimilarityCounts {
+    pub similarity_test: SimilarityTest,
+    /// Pages compared: answered 200, with a body.
+    pub compared_pages: u64,
+    /// Distinct texts among them (equivalence classes).
+    pub distinct_texts: u64,
+    /// Trivial clusters of more than one page.
+    pub trivial_clusters: u64,
+    /// Pages beyond the first of each trivial cluster: the pages a reader
+    /// would not need (fetterly-2004 §3 counts "near-duplicates" this way).
+    pub near_duplicate_pages: u64,
+    pub replica_histogram: Vec<HistogramRow>,
+    pub boilerplate_chunks: u64,
+    /// Directly similar pairs of distinct texts found by each test.
+    pub chunk_pairs: u64,
+    pub megashingle_pairs: u64,
+}
+
+/// The similarity stage's output for a generation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Similarity {
+    pub config: SimilarityConfig,
+    /// By page id; `None` for a page without a body.
+    pub fingerprints: Vec<Option<Fingerprint>>,
+    /// By page id: its trivial cluster.
+    pub trivial: Vec<TrivialClusterId>,
+    /// Chunk hashes set aside as site chrome or overly common, sorted.
+    pub boilerplate: Vec<u64>,
+    pub counts: SimilarityCounts,
+}
+
+/// Whether a page takes part in similarity.
+fn compared(table: &PageTable, fingerprints: &[Option<Fingerprint>], page: usize) -> bool {
+    let entry = &table.pages[page];
+    entry.status == 200 && entry.content_key.is_some() && fingerprints[page].is_some()
+}
+
+/// Runs the stage: fingerprints (by page id) -> trivial clusters.
+pub fn analyse(
+    table: &PageTable,
+    fingerprints: Vec<Option<Fingerprint>>,
+    config: &SimilarityConfig,
+) -> Similarity {
+    assert_eq!(table.pages.len(), fingerprints.len());
+    let page_count = table.pages.len();
+
+    // Distinct texts ("documents"), numbered in order of their first page.
+    let mut document_of = vec![u32::MAX; page_count];
+    let mut first_page: Vec<usize> = Vec::new();
+    let mut hosts: Vec<Vec<HostId>> = Vec::new();
+    let mut pages_of: Vec<u64> = Vec::new();
+    {
+        let mut by_signature: HashMap<u128, u32> = HashMap::new();
+        for page in 0..page_count {
+            if !compared(table, &fingerprints, page) {
+                continue;
+            }
+            let signature = fingerprints[page].as_ref().map_or(0, |f| f.text_signature);
+            let document = *by_signature.entry(signature).or_insert_with(|| {
+                first_page.push(page);
+                hosts.push(Vec::new());
+                pages_of.push(0);
+                (first_page.len() - 1) as u32
+            });
+            document_of[page] = document;
+            hosts[document as usize].push(table.pages[page].host);
+            pages_of[document as usize] += 1;
+        }
+    }
+    for list in &mut hosts {
+        list.sort_unstable();
+        list.dedup();
+    }
+    let documents = first_page.len();
+    let fingerprint_of = |document: usize| {
+        fingerprints[first_page[document]]
+            .as_ref()
+            .expect("compared pages have fingerprints")
+    };
+
+    // Exact copies whose bytes decode to different texts (a charset given in
+    // one header and not in the other) still count as exact.
+    let mut exact_links: Vec<(u32, u32)> = Vec::new();
+    {
+        let mut by_body = HashMap::new();
+        for (entry, &document) in table.pages.iter().zip(&document_of) {
+            let Some(key) = entry.content_key else {
+                continue;
+            };
+            if document == u32::MAX {
+                continue;
+            }
+            let first = *by_body.entry(key).or_insert(document);
+            if first != document {
+                exact_links.push((first, document));
+            }
+        }
+    }
+
+    let chunk_documents: Vec<chunks::ChunkDocument> = (0..documents)
+        .into_par_iter()
+        .map(|document| chunks::ChunkDocument {
+            chunks: fingerprint_of(document).chunks(config.chunk_lines),
+            hosts: hosts[document].clone(),
+        })
+        .collect();
+    let chunk_result = chunks::similar_pairs(&chunk_documents, config);
+    let megashingle_pairs =
+        megashingle_pairs(&(0..documents).map(fingerprint_of).collect::<Vec<_>>());
+
+    let clusters_by = |with_chunks: bool, with_minhash: bool| {
+        let mut sets = UnionFind::new(documents);
+        for &(first, second) in &exact_links {
+            sets.union(first, second);
+        }
+        if with_chunks {
+            for &(first, second, _) in &chunk_result.pairs {
+                sets.union(first, second);
+            }
+        }
+        if with_minhash {
+            for &(first, second) in &megashingle_pairs {
+                sets.union(first, second);
+            }
+        }
+        sets.labels()
+    };
+    let (use_chunks, use_minhash) = match config.test {
+        SimilarityTest::Chunks => (true, false),
+        SimilarityTest::Minhash => (false, true),
+        SimilarityTest::Both => (true, true),
+    };
+    let trivial_of_document = clusters_by(use_chunks, use_minhash);
+
+    // Trivial clusters of pages: documents' clusters, then every page not
+    // compared on its own; numbered in order of their first page.
+    let mut trivial = Vec::with_capacity(page_count);
+    {
+        let mut number_of_label: HashMap<u32, u32> = HashMap::new();
+        let mut next = 0u32;
+        for &document in &document_of {
+            let number = if document == u32::MAX {
+                next += 1;
+                next - 1
+            } else {
+                *number_of_label
+                    .entry(trivial_of_document[document as usize])
+                    .or_insert_with(|| {
+                        next += 1;
+                        next - 1
+                    })
+            };
+            trivial.push(TrivialClusterId(number));
+        }
+    }
+
+    // Figure 11: other copies of each compared page under each level.
+    let page_sizes = |labels: &[u32]| -> Vec<u64> {
+        let mut size = vec![0u64; documents];
+        for (document, &label) in labels.iter().enumerate() {
+            size[label as usize] += pages_of[document];
+        }
+        size
+    };
+    let mut histogram: Vec<HistogramRow> = HISTOGRAM_BUCKETS
+        .iter()
+        .map(|label| HistogramRow {
+            replicas: label.to_string(),
+            pages: 0,
+            exact: 0,
+            equivalent: 0,
+            chunks: 0,
+            minhash: 0,
+        })
+        .collect();
+    let equivalent_labels: Vec<u32> = (0..documents as u32).collect();
+    let chunk_labels = clusters_by(true, false);
+    let minhash_labels = clusters_by(false, true);
+    for (labels, column) in [
+        (&trivial_of_document, 0),
+        (&equivalent_labels, 2),
+        (&chunk_labels, 3),
+        (&minhash_labels, 4),
+    ] {
+        let sizes = page_sizes(labels);
+        for (document, &label) in labels.iter().enumerate() {
+            let row = &mut histogram[bucket(sizes[label as usize] - 1)];
+            let cell = match column {
+                0 => &mut row.pages,
+                2 => &mut row.equivalent,
+                3 => &mut row.chunks,
+                _ => &mut row.minhash,
+            };
+            *cell += pages_of[document];
+        }
+    }
+    {
+        let mut body_pages: HashMap<_, u64> = HashMap::new();
+        for (entry, &document) in table.pages.iter().zip(&document_of) {
+            if document != u32::MAX {
+                *body_pages.entry(entry.content_key).or_default() += 1;
+            }
+        }
+        for copies in body_pages.values() {
+            histogram[bucket(copies - 1)].exact += copies;
+        }
+    }
+    let trivial_sizes = page_sizes(&trivial_of_document);
+    let compared_pages: u64 = pages_of.iter().sum();
+    let clusters: Vec<u64> = trivial_sizes.into_iter().filter(|&size| size > 0).collect();
+
+    let counts = SimilarityCounts {
+        similarity_test: config.test,
+        compared_pages,
+        distinct_texts: documents as u64,
+        trivial_clusters: clusters.iter().filter(|&&size| size > 1).count() as u64,
+        near_duplicate_pages: compared_pages - clusters.len() as u64,
+        replica_histogram: histogram,
+        boilerplate_chunks: chunk_result.boilerplate.len() as u64,
+        chunk_pairs: chunk_result.pairs.len() as u64,
+        megashingle_pairs: megashingle_pairs.len() as u64,
+    };
+    Similarity {
+        config: config.clone(),
+        fingerprints,
+        trivial,
+        boilerplate: chunk_result.boilerplate,
+        counts,
+    }
+}
+
+/// Pairs of documents sharing a megashingle (fetterly-2004 §2): for each of
+/// the 15 slots, documents with equal megashingles in that slot are joined to
+/// the first of them. Returns those joining pairs (enough for union-find).
+fn megashingle_pairs(fingerprints: &[&Fingerprint]) -> Vec<(u32, u32)> {
+    let mut table: Vec<(u8, u64, u32)> = fingerprints
+        .par_iter()
+        .enumerate()
+        .flat_map_iter(|(document, fingerprint)| {
+            fingerprint
+                .megashingles()
+                .into_iter()
+                .flat_map(move |megas| {
+                    megas
+                        .into_iter()
+                        .enumerate()
+                        .map(move |(slot, mega)| (slot as u8, mega, document as u32))
+                })
+        })
+        .collect();
+    table.par_sort_unstable();
+    let mut pairs = Vec::new();
+    let mut start = 0;
+    for index in 1..=table.len() {
+        if index == table.len()
+            || table[index].0 != table[start].0
+            || table[index].1 != table[start].1
+        {
+            for entry in &table[start + 1..index] {
+                pairs.push((table[start].2, entry.2));
+            }
+            start = index;
+        }
+    }
+    pairs.sort_unstable();
+    pairs.dedup();
+    pairs
+}
+
+/// How two pages relate, as `similar` and the page view explain it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Relation {
+    /// Byte-identical bodies.
+    Exact,
+    /// The same words in the same order.
+    Equivalent,
+    /// Directly similar by the configured test.
+    Similar,
+    /// In one trivial cluster through other pages.
+    Transitive,
+    /// Not in the same trivial cluster.
+    Unrelated,
+}
+
+/// Why two pages are (or are not) grouped.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evidence {
+    pub relation: Relation,
+    /// Min-hash estimate of the resemblance of their shingle sets.
+    pub resemblance: Option<f64>,
+    /// Chunks (not boilerplate) the two share, and how many each has.
+    pub shared_chunks: u32,
+    pub chunks: (u32, u32),
+    /// Shared chunks the configured threshold asks for.
+    pub required_chunks: u32,
+    pub shared_megashingle: bool,
+}
+
+impl Similarity {
+    pub fn cluster_of(&self, page: PageId) -> Option<TrivialClusterId> {
+        self.trivial.get(page.0 as usize).copied()
+    }
+
+    /// The pages of `page`'s trivial cluster, itself included, in id order.
+    pub fn cluster_members(&self, page: PageId) -> Vec<PageId> {
+        let Some(cluster) = self.cluster_of(page) else {
+            return Vec::new();
+        };
+        self.trivial
+            .iter()
+            .enumerate()
+            .filter(|(_, &other)| other == cluster)
+            .map(|(index, _)| PageId(index as u32))
+            .collect()
+    }
+
+    fn counted_chunks(&self, fingerprint: &Fingerprint) -> Vec<u64> {
+        fingerprint
+            .chunks(self.config.chunk_lines)
+            .into_iter()
+            .filter(|chunk| self.boilerplate.binary_search(chunk).is_err())
+            .collect()
+    }
+
+    /// Explains how `first` and `second` relate.
+    pub fn evidence(&self, table: &PageTable, first: PageId, second: PageId) -> Option<Evidence> {
+        let (a, b) = (table.page(first)?, table.page(second)?);
+        let fa = self.fingerprints.get(first.0 as usize)?.as_ref();
+        let fb = self.fingerprints.get(second.0 as usize)?.as_ref();
+        let same_cluster = self.cluster_of(first) == self.cluster_of(second);
+        let (Some(fa), Some(fb)) = (fa, fb) else {
+            return Some(Evidence {
+                relation: if same_cluster && first == second {
+                    Relation::Exact
+                } else {
+                    Relation::Unrelated
+                },
+                resemblance: None,
+                shared_chunks: 0,
+                chunks: (0, 0),
+                required_chunks: 0,
+                shared_megashingle: false,
+            });
+        };
+        let chunks_a = self.counted_chunks(fa);
+        let chunks_b = self.counted_chunks(fb);
+        let shared = chunks_a
+            .iter()
+            .filter(|chunk| chunks_b.binary_search(chunk).is_ok())
+            .count() as u32;
+        let required = required_shared(&self.config, chunks_a.len() as u32, chunks_b.len() as u32);
+        let shared_megashingle = match (fa.megashingles(), fb.megashingles()) {
+            (Some(x), Some(y)) => x.iter().zip(&y).any(|(p, q)| p == q),
+            _ => false,
+        };
+        let direct = match self.config.test {
+            SimilarityTest::Chunks => shared >= required,
+            SimilarityTest::Minhash => shared_megashingle,
+            SimilarityTest::Both => shared >= required || shared_megashingle,
+        };
+        let relation = if !same_cluster {
+            Relation::Unrelated
+        } else if a.content_key.is_some() && a.content_key == b.content_key {
+            Relation::Exact
+        } else if fa.text_signature == fb.text_signature {
+            Relation::Equivalent
+        } else if direct {
+            Relation::Similar
+        } else {
+            Relation::Transitive
+        };
+        Some(Evidence {
+            relation,
+            resemblance: fa.resemblance(fb),
+            shared_chunks: shared,
+            chunks: (chunks_a.len() as u32, chunks_b.len() as u32),
+            required_chunks: required,
+            shared_megashingle,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests;
