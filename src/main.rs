@@ -74,7 +74,7 @@ fn main() -> ExitCode {
             if is_broken_pipe(&error) {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("mirrorscope: {error:#}");
+            eprintln!("mirrorscope: {}", error_message(&error));
             ExitCode::FAILURE
         }
     }
@@ -90,6 +90,20 @@ fn init_logging() {
         .with_target(false)
         .without_time()
         .init();
+}
+
+/// The error and its causes, leaving out a cause whose text the message
+/// already holds (our errors name their source in their own message).
+fn error_message(error: &anyhow::Error) -> String {
+    let mut message = error.to_string();
+    for cause in error.chain().skip(1) {
+        let text = cause.to_string();
+        if !message.contains(&text) {
+            message.push_str(": ");
+            message.push_str(&text);
+        }
+    }
+    message
 }
 
 fn is_broken_pipe(error: &anyhow::Error) -> bool {
