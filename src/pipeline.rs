@@ -107,9 +107,10 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         .iter()
         .map(|path| path.display().to_string())
         .collect();
-    if data.has_crawl(&crawl_id) && !data.crawl_is_current(&crawl_id) {
+    let stale = data.has_crawl(&crawl_id) && !data.crawl_is_current(&crawl_id)?;
+    if stale {
         tracing::info!(crawl = %crawl_id, "crawl was ingested by an older build; ingesting it again");
-        data.discard_crawl(&crawl_id, &store)?;
+        data.set_aside_stale(&crawl_id)?;
     }
     let reused = data.has_crawl(&crawl_id);
     let (captures, report) = if reused {
@@ -119,11 +120,14 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
             data.crawl_report(&crawl_id)?,
         )
     } else {
-        let earlier_captures: Vec<PathBuf> = data
-            .crawl_ids()?
-            .iter()
-            .map(|id| data.crawl_captures_path(id))
-            .collect();
+        let mut earlier_captures: Vec<PathBuf> = Vec::new();
+        for id in data.crawl_ids()? {
+            if data.crawl_is_current(&id)? {
+                earlier_captures.push(data.crawl_captures_path(&id));
+            } else {
+                tracing::warn!(crawl = %id, "crawl ingested by an older build: revisits are not resolved against it until it is indexed again");
+            }
+        }
         let total_bytes: u64 = files
             .iter()
             .filter_map(|path| std::fs::metadata(path).ok())
@@ -157,6 +161,10 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         captures: captures.len() as u64,
     }];
     let manifest = data.write_generation(crawls, &table, &similarity)?;
+    if stale {
+        // The new generation uses the crawl just ingested again.
+        data.release_stale(&crawl_id, &store)?;
+    }
     Ok(IndexOutcome {
         crawl_id,
         reused,

@@ -456,3 +456,46 @@ fn a_revisit_resolves_against_an_earlier_crawl() {
         first.manifest.counts.distinct_bodies
     );
 }
+
+#[test]
+fn a_crawl_from_an_older_build_is_ingested_again_without_losing_a_body() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = mirrored_crawl(dir.path(), true);
+    let data = dir.path().join("data");
+    let first = index(&[&files[0], &files[1]], &data).unwrap();
+    let data_dir = DataDir::open_existing(&data).unwrap();
+    let store = data_dir.store(&data_dir.config().unwrap()).unwrap();
+    let store_before = store.stats().unwrap();
+    let table_before = data_dir.page_table().unwrap();
+    // An older build wrote its captures without the format line.
+    let captures = data
+        .join("crawls")
+        .join(&first.crawl_id)
+        .join("captures.bin");
+    let bytes = std::fs::read(&captures).unwrap();
+    let start = bytes.iter().position(|&byte| byte == b'\n').unwrap() + 1;
+    std::fs::write(&captures, &bytes[start..]).unwrap();
+    assert!(!data_dir.crawl_is_current(&first.crawl_id).unwrap());
+
+    // While it is ingested again, the old crawl keeps its references: a crash
+    // here leaves every body of the current generation in the store.
+    data_dir.set_aside_stale(&first.crawl_id).unwrap();
+    for page in &table_before.pages {
+        if let Some(key) = page.content_key {
+            assert!(store.get(&key).is_ok(), "{} lost its body", page.url);
+        }
+    }
+    // The next run puts it back (its new ingest never completed), then
+    // ingests it again and gives the old references back.
+    let second = index(&[&files[0], &files[1]], &data).unwrap();
+    assert!(!second.reused);
+    assert_eq!(second.crawl_id, first.crawl_id);
+    assert!(data_dir.crawl_is_current(&first.crawl_id).unwrap());
+    assert_eq!(data_dir.page_table().unwrap(), table_before);
+    assert_eq!(store.stats().unwrap(), store_before);
+    let leftovers: Vec<String> = std::fs::read_dir(data.join("crawls"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().to_string())
+        .collect();
+    assert_eq!(leftovers, vec![first.crawl_id.clone()]);
+}

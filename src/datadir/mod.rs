@@ -10,6 +10,8 @@
 //!                               references (the store references it holds)
 //!   crawls/<crawl-id>.partial/  a crawl being ingested; on the next start, its journaled
 //!                               references are released and it is removed
+//!   crawls/<crawl-id>.stale/    a crawl written by an older build, being ingested again; its
+//!                               references are released once the new one is complete
 //!   generations/gen-<n>/        a complete generation: manifest.json, pages.bin,
 //!                               similarity.bin (fingerprints, trivial clusters)
 //!   CURRENT                     the name of the generation readers use
@@ -177,7 +179,10 @@ impl DataDir {
         for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
             let entry = entry.map_err(io_error(&folder))?;
             let name = entry.file_name().to_string_lossy().to_string();
-            if !name.ends_with(PARTIAL_SUFFIX) && self.has_crawl(&name) {
+            if !name.ends_with(PARTIAL_SUFFIX)
+                && !name.ends_with(STALE_SUFFIX)
+                && self.has_crawl(&name)
+            {
                 ids.push(name);
             }
         }
@@ -205,30 +210,68 @@ impl DataDir {
             fs::remove_dir_all(&partial).map_err(io_error(&partial))?;
             recovered += 1;
         }
+        // A crawl set aside as stale: if its new ingest completed, the
+        // generation using it may not have been written, but the new crawl
+        // holds the same bodies; give the old references back. If the new
+        // ingest did not complete (just rolled back above), put it back.
+        for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
+            let entry = entry.map_err(io_error(&folder))?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            let Some(crawl_id) = name.strip_suffix(STALE_SUFFIX) else {
+                continue;
+            };
+            if self.has_crawl(crawl_id) {
+                self.release_stale(crawl_id, store)?;
+            } else {
+                let complete = self.crawl_dir(crawl_id);
+                fs::rename(entry.path(), &complete).map_err(io_error(&complete))?;
+                sync_dir(&folder)?;
+            }
+        }
         Ok(recovered)
     }
 
-    /// True when the crawl's captures are in the format this build writes.
-    pub fn crawl_is_current(&self, crawl_id: &str) -> bool {
-        ingest::captures_current(&self.crawl_captures_path(crawl_id))
+    /// True when the crawl's captures are in the format this build writes;
+    /// false when they are readable but older. An unreadable file is an error.
+    pub fn crawl_is_current(&self, crawl_id: &str) -> Result<bool> {
+        let path = self.crawl_captures_path(crawl_id);
+        ingest::captures_current(&path).map_err(io_error(&path))
     }
 
-    /// Gives back a complete crawl's store references and removes it, the way
-    /// an interrupted ingest is rolled back: first renamed to `<id>.partial`,
-    /// so that an interruption here is finished by the next run.
-    pub fn discard_crawl(&self, crawl_id: &str, store: &PageStore) -> Result<()> {
+    /// Sets aside a crawl ingested by an older build, as `<id>.stale`, so
+    /// that it can be ingested again. Its store references stay taken until
+    /// [`DataDir::release_stale`], called once the new generation no longer
+    /// needs them: the current generation never loses a body meanwhile.
+    pub fn set_aside_stale(&self, crawl_id: &str) -> Result<()> {
         let complete = self.crawl_dir(crawl_id);
-        let partial = self
-            .root
-            .join("crawls")
-            .join(format!("{crawl_id}{PARTIAL_SUFFIX}"));
-        if partial.exists() {
-            fs::remove_dir_all(&partial).map_err(io_error(&partial))?;
+        let stale = self.stale_dir(crawl_id);
+        if stale.exists() {
+            fs::remove_dir_all(&stale).map_err(io_error(&stale))?;
         }
-        fs::rename(&complete, &partial).map_err(io_error(&complete))?;
-        sync_dir(&self.root.join("crawls"))?;
-        self.recover_interrupted_crawls(store)?;
-        Ok(())
+        fs::rename(&complete, &stale).map_err(io_error(&complete))?;
+        sync_dir(&self.root.join("crawls"))
+    }
+
+    /// Gives back the store references of a crawl set aside as stale, and
+    /// removes it.
+    pub fn release_stale(&self, crawl_id: &str, store: &PageStore) -> Result<()> {
+        let stale = self.stale_dir(crawl_id);
+        if !stale.exists() {
+            return Ok(());
+        }
+        let journal = stale.join(ingest::REFERENCES_FILE);
+        if journal.exists() {
+            let keys = ingest::read_references(&journal)?;
+            release_journaled_references(&stale, &keys, store)?;
+        }
+        fs::remove_dir_all(&stale).map_err(io_error(&stale))?;
+        sync_dir(&self.root.join("crawls"))
+    }
+
+    fn stale_dir(&self, crawl_id: &str) -> PathBuf {
+        self.root
+            .join("crawls")
+            .join(format!("{crawl_id}{STALE_SUFFIX}"))
     }
 
     /// Starts ingesting a crawl: a fresh `<id>.partial` directory.
@@ -426,8 +469,14 @@ impl Generation {
         read_compressed(&self.path.join(PAGES_FILE))
     }
 
-    pub fn similarity(&self) -> Result<Similarity> {
-        read_compressed(&self.path.join(SIMILARITY_FILE))
+    /// The similarity stage's output, checked against the page table.
+    pub fn similarity(&self, table: &PageTable) -> Result<Similarity> {
+        let path = self.path.join(SIMILARITY_FILE);
+        let similarity: Similarity = read_compressed(&path)?;
+        if let Some(detail) = similarity.problem(table.pages.len()) {
+            return Err(DataError::Format { path, detail });
+        }
+        Ok(similarity)
     }
 }
 
@@ -496,6 +545,7 @@ fn release_journaled_references(
 }
 
 const PARTIAL_SUFFIX: &str = ".partial";
+const STALE_SUFFIX: &str = ".stale";
 const REPORT_FILE: &str = "report.json";
 const CAPTURES_FILE: &str = "captures.bin";
 const PAGES_FILE: &str = "pages.bin";

@@ -24,7 +24,7 @@ use serde::Serialize;
 
 use crate::datadir::DataDir;
 use crate::pages::{PageId, PageTable};
-use crate::similarity::{Fingerprint, Similarity};
+use crate::similarity::{is_compared, Fingerprint, Similarity};
 
 /// Errors of `eval`.
 #[derive(Debug, thiserror::Error)]
@@ -46,12 +46,14 @@ pub fn evaluate(data: &DataDir, truth_path: &Path) -> Result<EvalReport, EvalErr
     let generation = data.generation()?;
     generation.manifest()?;
     let table = generation.page_table()?;
-    let similarity = generation.similarity()?;
+    let similarity = generation.similarity(&table)?;
     Ok(EvalReport {
         truth: truth_path.display().to_string(),
         truth_rows: truth.rows.len() as u64,
         truth_bad_lines: truth.bad_lines,
         page_pairs: page_pairs(&table, &similarity, &truth),
+        collections: None,
+        mirrors: None,
     })
 }
 
@@ -220,12 +222,13 @@ pub struct WrongPair {
 /// The `page_pairs` part of `eval`.
 #[derive(Debug, Clone, Serialize)]
 pub struct PagePairs {
-    pub precision: f64,
+    /// `null` when no found pair could be judged.
+    pub precision: Option<f64>,
     /// Over copies on different replicas whose text is the same or differs
-    /// by small edits.
-    pub recall: f64,
+    /// by small edits; `null` when the truth has no such pair here.
+    pub recall: Option<f64>,
     /// Over all copies on different replicas, older versions included.
-    pub recall_all_copies: f64,
+    pub recall_all_copies: Option<f64>,
     pub found_pairs: u64,
     pub correct_pairs: u64,
     pub wrong_pairs: u64,
@@ -242,22 +245,18 @@ pub struct PagePairs {
     pub missed_examples: Vec<WrongPair>,
 }
 
-fn ratio(numerator: u64, denominator: u64) -> f64 {
-    if denominator == 0 {
-        1.0
-    } else {
-        numerator as f64 / denominator as f64
-    }
+/// `None` when there is nothing to measure.
+fn ratio(numerator: u64, denominator: u64) -> Option<f64> {
+    (denominator > 0).then(|| numerator as f64 / denominator as f64)
+}
+
+fn shown(value: Option<f64>) -> String {
+    value.map_or("n/a".to_string(), |value| format!("{value:.4}"))
 }
 
 /// Scores the trivial clusters against the truth.
 pub fn page_pairs(table: &PageTable, similarity: &Similarity, truth: &Truth) -> PagePairs {
-    let compared = |page: usize| {
-        let entry = &table.pages[page];
-        entry.status == 200
-            && entry.content_key.is_some()
-            && similarity.fingerprints[page].is_some()
-    };
+    let compared = |page: usize| is_compared(table, &similarity.fingerprints, page);
     // Truth key of each compared page.
     let mut key_of: Vec<Option<(&str, &str)>> = vec![None; table.pages.len()];
     let mut truth_urls_missing = 0;
@@ -333,9 +332,12 @@ pub fn page_pairs(table: &PageTable, similarity: &Similarity, truth: &Truth) -> 
         })
         .collect();
     let mut missed_examples = Vec::new();
-    let mut group_list: Vec<&Vec<(usize, &str)>> = groups.values().collect();
+    let mut group_list: Vec<Vec<(usize, &str)>> = groups.into_values().collect();
+    for group in &mut group_list {
+        group.sort_unstable();
+    }
     group_list.sort();
-    for group in group_list {
+    for group in &group_list {
         for (index, &(first, first_replica)) in group.iter().enumerate() {
             for &(second, second_replica) in &group[index + 1..] {
                 if first_replica == second_replica {
@@ -396,6 +398,10 @@ pub struct EvalReport {
     pub truth_rows: u64,
     pub truth_bad_lines: u64,
     pub page_pairs: PagePairs,
+    /// Filled in by the collections stage; `null` until it exists.
+    pub collections: Option<serde_json::Value>,
+    /// Filled in by the mirrors stage; `null` until it exists.
+    pub mirrors: Option<serde_json::Value>,
 }
 
 impl fmt::Display for EvalReport {
@@ -412,18 +418,18 @@ impl fmt::Display for EvalReport {
         )?;
         writeln!(
             formatter,
-            "  precision {:.4}  ({} right, {} wrong of {} found pairs; {} pairs outside the truth not judged)",
-            pairs.precision, pairs.correct_pairs, pairs.wrong_pairs, pairs.found_pairs, pairs.unjudged_pairs
+            "  precision {}  ({} right, {} wrong of {} found pairs; {} pairs outside the truth not judged)",
+            shown(pairs.precision), pairs.correct_pairs, pairs.wrong_pairs, pairs.found_pairs, pairs.unjudged_pairs
         )?;
         writeln!(
             formatter,
-            "  recall    {:.4}  ({} of {} copies on different replicas with the same text or small edits)",
-            pairs.recall, pairs.close_copy_pairs_found, pairs.close_copy_pairs
+            "  recall    {}  ({} of {} pairs of copies on different replicas with the same text or small edits)",
+            shown(pairs.recall), pairs.close_copy_pairs_found, pairs.close_copy_pairs
         )?;
         writeln!(
             formatter,
-            "  recall over all copies, older versions included: {:.4}",
-            pairs.recall_all_copies
+            "  recall over all pairs of copies, older versions included: {}",
+            shown(pairs.recall_all_copies)
         )?;
         writeln!(
             formatter,
@@ -433,17 +439,18 @@ impl fmt::Display for EvalReport {
         for row in &pairs.recall_by_difference {
             writeln!(
                 formatter,
-                "  {:<34} {:>7} {:>7} {:>7.3}",
+                "  {:<34} {:>7} {:>7} {:>7}",
                 row.difference.to_string(),
                 row.pairs,
                 row.found,
                 ratio(row.found, row.pairs)
+                    .map_or("n/a".to_string(), |value| format!("{value:.3}"))
             )?;
         }
         if pairs.truth_urls_missing > 0 {
             writeln!(
                 formatter,
-                "\n  {} truth URLs are not pages answered 200 in this generation",
+                "\n  {} truth URLs are not compared pages of this generation (not crawled, not answered 200, or without text)",
                 pairs.truth_urls_missing
             )?;
         }

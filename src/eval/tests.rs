@@ -64,16 +64,30 @@ fn page_pairs_score_clusters_against_the_truth() {
         (pairs.correct_pairs, pairs.wrong_pairs, pairs.unjudged_pairs),
         (1, 2, 1)
     );
-    assert!((pairs.precision - 1.0 / 3.0).abs() < 1e-9);
+    assert!((pairs.precision.unwrap() - 1.0 / 3.0).abs() < 1e-9);
     // x's copies differ by one line (close); y's by 12 of 16 lines.
     assert_eq!(
         (pairs.close_copy_pairs, pairs.close_copy_pairs_found),
         (1, 1)
     );
-    assert_eq!(pairs.recall, 1.0);
-    assert_eq!(pairs.recall_all_copies, 0.5);
+    assert_eq!(pairs.recall, Some(1.0));
+    assert_eq!(pairs.recall_all_copies, Some(0.5));
     let different = &pairs.recall_by_difference[Difference::Different as usize];
     assert_eq!((different.pairs, different.found), (1, 0));
     assert_eq!(pairs.truth_urls_missing, 1);
     assert_eq!(pairs.wrong_examples.len(), 1);
+}
+
+#[test]
+fn nothing_to_measure_is_not_a_perfect_score() {
+    let captures = [capture("http://a.example/x", &lines("x", 5))];
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    let truth = Truth::parse(
+        &format!("{HEADER}http://elsewhere.example/x\tm\tm@e\tx\n"),
+        Path::new("t"),
+    )
+    .unwrap();
+    let pairs = page_pairs(&table, &similarity, &truth);
+    assert_eq!((pairs.precision, pairs.recall), (None, None));
+    assert_eq!(pairs.truth_urls_missing, 1);
 }

@@ -528,13 +528,16 @@ fn resolve_each(
 /// older build (its crawl is ingested again).
 const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 2\n";
 
-/// True when the captures file at `path` is in the format this build writes.
-pub fn captures_current(path: &Path) -> bool {
+/// True when the captures file at `path` is in the format this build
+/// writes, false when it is readable but not (an older build's).
+pub fn captures_current(path: &Path) -> std::io::Result<bool> {
     let mut start = [0u8; CAPTURES_HEADER.len()];
-    File::open(path)
-        .and_then(|mut file| std::io::Read::read_exact(&mut file, &mut start))
-        .is_ok()
-        && start == CAPTURES_HEADER
+    let mut file = File::open(path)?;
+    match std::io::Read::read_exact(&mut file, &mut start) {
+        Ok(()) => Ok(start == CAPTURES_HEADER),
+        Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
+        Err(error) => Err(error),
+    }
 }
 
 /// Reads a crawl's captures written by [`write_captures`].

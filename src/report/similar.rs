@@ -28,6 +28,8 @@ pub struct SimilarReport {
     pub cluster: u32,
     pub cluster_size: usize,
     pub test: SimilarityTest,
+    /// Whether the page takes part in similarity (answered 200 with text).
+    pub compared: bool,
     /// Chunks of this page that count (not boilerplate).
     pub chunks: u32,
     pub copies: Vec<Copy>,
@@ -39,7 +41,7 @@ impl SimilarReport {
         let generation = data.generation()?;
         generation.manifest()?;
         let table = generation.page_table()?;
-        let similarity = generation.similarity()?;
+        let similarity = generation.similarity(&table)?;
         let canonical = corpus::canonical_url_string(url).ok_or_else(|| DataError::Format {
             path: url.into(),
             detail: "not a URL".into(),
@@ -85,6 +87,11 @@ impl SimilarReport {
             cluster: similarity.cluster_of(page).map_or(0, |cluster| cluster.0),
             cluster_size: members.len(),
             test: similarity.config.test,
+            compared: crate::similarity::is_compared(
+                &table,
+                &similarity.fingerprints,
+                page.0 as usize,
+            ),
             chunks: own.map_or(0, |evidence| evidence.chunks.0),
             copies,
         })
@@ -108,6 +115,13 @@ impl fmt::Display for SimilarReport {
             "{} (page {}, status {})",
             self.url, self.page_id, self.status
         )?;
+        if !self.compared {
+            return write!(
+                formatter,
+                "not compared: only pages answered 200 with a body that has text are (this one is its own trivial cluster {})",
+                self.cluster
+            );
+        }
         if self.copies.is_empty() {
             return write!(
                 formatter,

@@ -48,8 +48,9 @@ pub struct ChunkPairs {
 }
 
 /// How many shared chunks make two texts with `first` and `second` counted
-/// chunks directly similar: the configured fraction of the smaller one,
-/// rounded up, and never fewer than T (`shared_chunks`).
+/// chunks directly similar: `shared_fraction` of the smaller one and
+/// `larger_fraction` of the larger one, rounded up, and never fewer than T
+/// (`shared_chunks`).
 pub fn required_shared(config: &SimilarityConfig, first: u32, second: u32) -> u32 {
     let smaller = first.min(second) as f64;
     let larger = first.max(second) as f64;

@@ -17,13 +17,15 @@
 //!
 //! The functions: `h_i(x) = a_i * lo(x) + b_i * hi(x) + c_i mod 2^32` with odd
 //! `a_i`, `b_i` from a fixed seed, where `lo` and `hi` are the halves of the
-//! 64-bit pre-image. Each is one-to-one in either half, the 84 of them run as
-//! 32-bit vector lanes (AVX2 when the processor has it, chosen at run time),
-//! and the statistical tests in this module check that agreement follows the
-//! resemblance as the paper's arithmetic says. The page keeps the smallest
-//! images rather than their pre-images: two pages' images agree exactly when
-//! their pre-images do, but for a coincidence of probability about 2^-32, and
-//! they take half the space.
+//! 64-bit pre-image. Unlike the paper's Rabin fingerprints they map 64 bits to
+//! 32 (one-to-one only in either half with the other fixed), but the 84 of
+//! them run as 32-bit vector lanes (AVX2 when the processor has it, chosen at
+//! run time), and the statistical tests in this module check that agreement
+//! follows the resemblance as the paper's arithmetic says. The page keeps
+//! the smallest images rather than their pre-images (a stated divergence from
+//! the paper): two pages' images agree when their pre-images do, and
+//! otherwise only by coincidence (two different shingles tying at the minimum,
+//! about n / 2^33 for an n-shingle page), at half the space.
 
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};

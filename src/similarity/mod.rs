@@ -9,13 +9,15 @@
 //! - **exact**: byte-identical bodies (the store's signature; gomes-2006 §4);
 //! - **equivalent**: the same words in the same order once markup, spacing
 //!   and case are gone (bharat-broder-1999 §2, level 2);
-//! - **similar**: directly similar by the configured test, `chunks` (at least
-//!   T shared chunks of k lines, cho-2000 §2.1, §3.2, §5.1: see [`chunks`]),
+//! - **similar**: directly similar by the configured test, `chunks` (shared
+//!   chunks of k lines, site chrome aside, at least T and at least the given
+//!   shares of the smaller and of the larger page: cho-2000 §2.1, §3.2,
+//!   §5.1, see [`chunks`] and [`SimilarityConfig`]),
 //!   `minhash` (a shared megashingle, fetterly-2004 §2) or `both` (either);
 //! - **trivial cluster**: the transitive closure of the above by union-find.
 //!
-//! Only pages answered `200` with a body take part; every other page is a
-//! trivial cluster of its own.
+//! Only pages answered `200` with a body that has words take part; every
+//! other page is a trivial cluster of its own.
 
 mod chunks;
 mod fingerprint;
@@ -65,9 +67,12 @@ pub struct SimilarityConfig {
     pub test: SimilarityTest,
     /// Lines per chunk: 1, 2 or 4 (cho-2000 §5.1 used 2 and 4).
     pub chunk_lines: usize,
-    /// T, the absolute part of the threshold: never fewer shared chunks
-    /// than this (cho-2000 §5.1 used 15 four-line and 25 two-line chunks over
-    /// whole pages, chrome included).
+    /// T, the absolute part of the threshold: two pages are similar when
+    /// they share at least this many chunks (and the shares below). cho-2000
+    /// §5.1 used "more than" 15 four-line and 25 two-line chunks of whole
+    /// pages, chrome included; with chrome set aside and one-line chunks, an
+    /// absolute T that high keeps apart copies of short pages and joins long
+    /// pages of one manual, so the default is 1 and the shares decide.
     pub shared_chunks: u32,
     /// The relative part: the share of the smaller page's chunks (those that
     /// count) that must be shared. Scaling with the page lets short pages be
@@ -185,15 +190,25 @@ pub struct Similarity {
     pub fingerprints: Vec<Option<Fingerprint>>,
     /// By page id: its trivial cluster.
     pub trivial: Vec<TrivialClusterId>,
+    /// By page id: the first page with the same text, whose fingerprint the
+    /// analysis used for all of them (the page itself when not compared).
+    pub representative: Vec<PageId>,
     /// Chunk hashes set aside as site chrome or overly common, sorted.
     pub boilerplate: Vec<u64>,
     pub counts: SimilarityCounts,
 }
 
-/// Whether a page takes part in similarity.
-fn compared(table: &PageTable, fingerprints: &[Option<Fingerprint>], page: usize) -> bool {
+/// Whether a page takes part in similarity: answered 200, with a body that
+/// has at least one word (pages without text, such as image-only pages or
+/// script shells, would otherwise all be "equivalent").
+pub fn is_compared(table: &PageTable, fingerprints: &[Option<Fingerprint>], page: usize) -> bool {
     let entry = &table.pages[page];
-    entry.status == 200 && entry.content_key.is_some() && fingerprints[page].is_some()
+    entry.status == 200
+        && entry.content_key.is_some()
+        && fingerprints
+            .get(page)
+            .and_then(Option::as_ref)
+            .is_some_and(|fingerprint| fingerprint.words > 0)
 }
 
 /// Runs the stage: fingerprints (by page id) -> trivial clusters.
@@ -213,7 +228,7 @@ pub fn analyse(
     {
         let mut by_signature: HashMap<u128, u32> = HashMap::new();
         for page in 0..page_count {
-            if !compared(table, &fingerprints, page) {
+            if !is_compared(table, &fingerprints, page) {
                 continue;
             }
             let signature = fingerprints[page].as_ref().map_or(0, |f| f.text_signature);
@@ -334,7 +349,7 @@ pub fn analyse(
             minhash: 0,
         })
         .collect();
-    let equivalent_labels: Vec<u32> = (0..documents as u32).collect();
+    let equivalent_labels = clusters_by(false, false);
     let chunk_labels = clusters_by(true, false);
     let minhash_labels = clusters_by(false, true);
     for (labels, column) in [
@@ -381,19 +396,34 @@ pub fn analyse(
         chunk_pairs: chunk_result.pairs.len() as u64,
         megashingle_pairs: megashingle_pairs.len() as u64,
     };
+    let representative = document_of
+        .iter()
+        .enumerate()
+        .map(|(page, &document)| {
+            if document == u32::MAX {
+                PageId(page as u32)
+            } else {
+                PageId(first_page[document as usize] as u32)
+            }
+        })
+        .collect();
     Similarity {
         config: config.clone(),
         fingerprints,
         trivial,
+        representative,
         boilerplate: chunk_result.boilerplate,
         counts,
     }
 }
 
 /// Pairs of documents sharing a megashingle (fetterly-2004 §2): for each of
-/// the 15 slots, documents with equal megashingles in that slot are joined to
-/// the first of them. Returns those joining pairs (enough for union-find).
+/// the 15 slots (one table per slot), documents with equal megashingles in
+/// that slot. Every pair of a group is listed, except in a group of more than
+/// `MAX_LISTED_GROUP` documents, whose members are only joined to its first
+/// (enough for union-find, and the work stays linear).
 fn megashingle_pairs(fingerprints: &[&Fingerprint]) -> Vec<(u32, u32)> {
+    const MAX_LISTED_GROUP: usize = 1000;
     let mut table: Vec<(u8, u64, u32)> = fingerprints
         .par_iter()
         .enumerate()
@@ -417,8 +447,17 @@ fn megashingle_pairs(fingerprints: &[&Fingerprint]) -> Vec<(u32, u32)> {
             || table[index].0 != table[start].0
             || table[index].1 != table[start].1
         {
-            for entry in &table[start + 1..index] {
-                pairs.push((table[start].2, entry.2));
+            let group = &table[start..index];
+            if group.len() > MAX_LISTED_GROUP {
+                pairs.extend(group[1..].iter().map(|entry| (group[0].2, entry.2)));
+            } else {
+                for (position, first) in group.iter().enumerate() {
+                    pairs.extend(
+                        group[position + 1..]
+                            .iter()
+                            .map(|second| (first.2, second.2)),
+                    );
+                }
             }
             start = index;
         }
@@ -459,6 +498,20 @@ pub struct Evidence {
 }
 
 impl Similarity {
+    /// Why this similarity cannot belong to a table of `pages` pages, if so.
+    pub fn problem(&self, pages: usize) -> Option<String> {
+        if self.fingerprints.len() != pages
+            || self.trivial.len() != pages
+            || self.representative.len() != pages
+        {
+            return Some(format!(
+                "similarity of {} pages does not match the page table's {pages}",
+                self.trivial.len()
+            ));
+        }
+        None
+    }
+
     pub fn cluster_of(&self, page: PageId) -> Option<TrivialClusterId> {
         self.trivial.get(page.0 as usize).copied()
     }

@@ -246,3 +246,20 @@ fn config_values_are_checked() {
         assert!(bad.problem().is_some(), "{bad:?}");
     }
 }
+
+#[test]
+fn pages_without_words_are_nobody_s_copies() {
+    let captures = [
+        capture("http://a.example/image-only", " -- "),
+        capture("http://b.example/script-shell", "   "),
+    ];
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    assert!(!together(
+        &table,
+        &similarity,
+        "http://a.example/image-only",
+        "http://b.example/script-shell"
+    ));
+    assert_eq!(similarity.counts.compared_pages, 0);
+    assert_eq!(similarity.counts.near_duplicate_pages, 0);
+}
