@@ -96,7 +96,7 @@ impl fmt::Display for Stats {
         let similarity = &self.similarity;
         writeln!(
             formatter,
-            "compared pages         {} (answered 200 with a body), {} distinct texts",
+            "compared pages         {} (answered 200 with a body that has text), {} distinct texts",
             similarity.compared_pages, similarity.distinct_texts
         )?;
         writeln!(

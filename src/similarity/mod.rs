@@ -166,7 +166,7 @@ fn bucket(other_copies: u64) -> usize {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SimilarityCounts {
     pub similarity_test: SimilarityTest,
-    /// Pages compared: answered 200, with a body.
+    /// Pages compared: answered 200, with a body that has words.
     pub compared_pages: u64,
     /// Distinct texts among them (equivalence classes).
     pub distinct_texts: u64,
