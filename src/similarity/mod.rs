@@ -301,12 +301,16 @@ pub fn analyse(
         }
         sets.labels()
     };
-    let (use_chunks, use_minhash) = match config.test {
-        SimilarityTest::Chunks => (true, false),
-        SimilarityTest::Minhash => (false, true),
-        SimilarityTest::Both => (true, true),
+    // Each level of sameness includes the stricter ones; the trivial
+    // clusters are the configured test's.
+    let equivalent_labels = clusters_by(false, false);
+    let chunk_labels = clusters_by(true, false);
+    let minhash_labels = clusters_by(false, true);
+    let trivial_of_document = match config.test {
+        SimilarityTest::Chunks => chunk_labels.clone(),
+        SimilarityTest::Minhash => minhash_labels.clone(),
+        SimilarityTest::Both => clusters_by(true, true),
     };
-    let trivial_of_document = clusters_by(use_chunks, use_minhash);
 
     // Trivial clusters of pages: documents' clusters, then every page not
     // compared on its own; numbered in order of their first page.
@@ -338,38 +342,16 @@ pub fn analyse(
         }
         size
     };
-    let mut histogram: Vec<HistogramRow> = HISTOGRAM_BUCKETS
-        .iter()
-        .map(|label| HistogramRow {
-            replicas: label.to_string(),
-            pages: 0,
-            exact: 0,
-            equivalent: 0,
-            chunks: 0,
-            minhash: 0,
-        })
-        .collect();
-    let equivalent_labels = clusters_by(false, false);
-    let chunk_labels = clusters_by(true, false);
-    let minhash_labels = clusters_by(false, true);
-    for (labels, column) in [
-        (&trivial_of_document, 0),
-        (&equivalent_labels, 2),
-        (&chunk_labels, 3),
-        (&minhash_labels, 4),
-    ] {
+    // Pages per bucket when documents are grouped by `labels`.
+    let buckets_of = |labels: &[u32]| -> [u64; HISTOGRAM_BUCKETS.len()] {
         let sizes = page_sizes(labels);
+        let mut counts = [0u64; HISTOGRAM_BUCKETS.len()];
         for (document, &label) in labels.iter().enumerate() {
-            let row = &mut histogram[bucket(sizes[label as usize] - 1)];
-            let cell = match column {
-                0 => &mut row.pages,
-                2 => &mut row.equivalent,
-                3 => &mut row.chunks,
-                _ => &mut row.minhash,
-            };
-            *cell += pages_of[document];
+            counts[bucket(sizes[label as usize] - 1)] += pages_of[document];
         }
-    }
+        counts
+    };
+    let mut exact = [0u64; HISTOGRAM_BUCKETS.len()];
     {
         let mut body_pages: HashMap<_, u64> = HashMap::new();
         for (entry, &document) in table.pages.iter().zip(&document_of) {
@@ -378,9 +360,27 @@ pub fn analyse(
             }
         }
         for copies in body_pages.values() {
-            histogram[bucket(copies - 1)].exact += copies;
+            exact[bucket(copies - 1)] += copies;
         }
     }
+    let (pages, equivalent, chunks, minhash) = (
+        buckets_of(&trivial_of_document),
+        buckets_of(&equivalent_labels),
+        buckets_of(&chunk_labels),
+        buckets_of(&minhash_labels),
+    );
+    let histogram: Vec<HistogramRow> = HISTOGRAM_BUCKETS
+        .iter()
+        .enumerate()
+        .map(|(index, label)| HistogramRow {
+            replicas: label.to_string(),
+            pages: pages[index],
+            exact: exact[index],
+            equivalent: equivalent[index],
+            chunks: chunks[index],
+            minhash: minhash[index],
+        })
+        .collect();
     let trivial_sizes = page_sizes(&trivial_of_document);
     let compared_pages: u64 = pages_of.iter().sum();
     let clusters: Vec<u64> = trivial_sizes.into_iter().filter(|&size| size > 0).collect();
