@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::collections::CollectionsConfig;
 use crate::similarity::SimilarityConfig;
 use crate::store::StoreConfig;
 
@@ -16,6 +17,7 @@ pub struct Config {
     pub ingest: IngestConfig,
     pub store: StoreConfig,
     pub similarity: SimilarityConfig,
+    pub collections: CollectionsConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]

@@ -4,8 +4,10 @@
 //!
 //! Data flows one way: crawl ([`corpus`]) -> page store ([`store`]) and
 //! captures ([`ingest`]) -> page table ([`pages`]) -> trivial clusters
-//! ([`similarity`]) -> generation ([`datadir`]).
+//! ([`similarity`]) -> web graph and similar clusters of collections
+//! ([`collections`]) -> generation ([`datadir`]).
 
+pub mod collections;
 pub mod config;
 pub mod corpus;
 pub mod datadir;
@@ -16,6 +18,7 @@ pub mod pipeline;
 pub mod report;
 pub mod similarity;
 pub mod store;
+mod union_find;
 
 #[cfg(test)]
 mod test_support;

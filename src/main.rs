@@ -52,6 +52,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Similar clusters of replicated collections, largest cardinality first.
+    Clusters {
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// Only clusters of at least this many collections (replicas).
+        #[arg(long, default_value_t = 0)]
+        min_cardinality: usize,
+        /// Only clusters whose largest collection has at least this many pages.
+        #[arg(long, default_value_t = 0)]
+        min_size: u32,
+    },
     /// Quality against a ground-truth file (format of corpus/truth.tsv).
     Eval {
         /// The truth file: tab-separated `url collection replica page`.
@@ -144,6 +159,24 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&similar)?)?;
             } else {
                 writeln!(stdout, "{similar}")?;
+            }
+        }
+        Command::Clusters {
+            data,
+            json,
+            min_cardinality,
+            min_size,
+        } => {
+            let data = DataDir::open_existing(&data)?;
+            let filter = report::ClusterFilter {
+                min_cardinality,
+                min_size,
+            };
+            let clusters = report::ClustersReport::gather(&data, filter)?;
+            if json {
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&clusters)?)?;
+            } else {
+                write!(stdout, "{clusters}")?;
             }
         }
         Command::Eval { truth, data, json } => {

@@ -13,7 +13,8 @@
 //!   crawls/<crawl-id>.stale/    a crawl written by an older build, being ingested again; its
 //!                               references are released once the new one is complete
 //!   generations/gen-<n>/        a complete generation: manifest.json, pages.bin,
-//!                               similarity.bin (fingerprints, trivial clusters)
+//!                               similarity.bin (fingerprints, trivial clusters),
+//!                               collections.bin (similar clusters and their collections)
 //!   CURRENT                     the name of the generation readers use
 //! ```
 //!
@@ -28,6 +29,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+use crate::collections::{CollectionCounts, Collections};
 use crate::config::Config;
 use crate::ingest::{self, Capture, IngestReport};
 use crate::pages::{PageTable, TableCounts};
@@ -35,7 +37,7 @@ use crate::similarity::{Similarity, SimilarityCounts};
 use crate::store::{ContentKey, PageStore, StoreError};
 
 /// Version of the generation format written by this build.
-pub const GENERATION_FORMAT: u32 = 2;
+pub const GENERATION_FORMAT: u32 = 3;
 /// How many generations are kept on disk, the current one included.
 const GENERATIONS_KEPT: usize = 3;
 
@@ -88,6 +90,7 @@ pub struct Manifest {
     pub crawls: Vec<CrawlEntry>,
     pub counts: TableCounts,
     pub similarity: SimilarityCounts,
+    pub collections: CollectionCounts,
 }
 
 /// A data directory, opened.
@@ -330,6 +333,7 @@ impl DataDir {
         crawls: Vec<CrawlEntry>,
         table: &PageTable,
         similarity: &Similarity,
+        collections: &Collections,
     ) -> Result<Manifest> {
         let generations = self.root.join("generations");
         let number = self
@@ -354,9 +358,11 @@ impl DataDir {
             crawls,
             counts: table.counts(),
             similarity: similarity.counts.clone(),
+            collections: collections.counts.clone(),
         };
         write_compressed(&temporary.join(PAGES_FILE), table)?;
         write_compressed(&temporary.join(SIMILARITY_FILE), similarity)?;
+        write_compressed(&temporary.join(COLLECTIONS_FILE), collections)?;
         write_json(&temporary.join(MANIFEST_FILE), &manifest)?;
         sync_dir(&temporary)?;
         let final_dir = generations.join(&name);
@@ -478,6 +484,16 @@ impl Generation {
         }
         Ok(similarity)
     }
+
+    /// The collections stage's output, checked against the page table.
+    pub fn collections(&self, table: &PageTable) -> Result<Collections> {
+        let path = self.path.join(COLLECTIONS_FILE);
+        let collections: Collections = read_compressed(&path)?;
+        if let Some(detail) = collections.problem(table.pages.len()) {
+            return Err(DataError::Format { path, detail });
+        }
+        Ok(collections)
+    }
 }
 
 fn write_compressed<T: Serialize>(path: &Path, value: &T) -> Result<()> {
@@ -550,6 +566,7 @@ const REPORT_FILE: &str = "report.json";
 const CAPTURES_FILE: &str = "captures.bin";
 const PAGES_FILE: &str = "pages.bin";
 const SIMILARITY_FILE: &str = "similarity.bin";
+const COLLECTIONS_FILE: &str = "collections.bin";
 const MANIFEST_FILE: &str = "manifest.json";
 
 fn generation_number(name: &str) -> Option<u64> {
@@ -608,6 +625,14 @@ mod tests {
         crate::similarity::analyse(&PageTable::default(), Vec::new(), &Default::default())
     }
 
+    fn empty_collections() -> Collections {
+        crate::collections::analyse(
+            &PageTable::default(),
+            &empty_similarity(),
+            &Default::default(),
+        )
+    }
+
     #[test]
     fn a_new_generation_replaces_the_current_one_and_old_ones_are_pruned() {
         let dir = tempfile::tempdir().unwrap();
@@ -616,7 +641,12 @@ mod tests {
         let table = PageTable::default();
         for expected in 1..=5u64 {
             let manifest = data
-                .write_generation(Vec::new(), &table, &empty_similarity())
+                .write_generation(
+                    Vec::new(),
+                    &table,
+                    &empty_similarity(),
+                    &empty_collections(),
+                )
                 .unwrap();
             assert_eq!(manifest.generation, format!("gen-{expected:06}"));
             assert_eq!(data.current_generation().unwrap(), manifest.generation);
@@ -632,8 +662,13 @@ mod tests {
     fn an_unfinished_generation_is_never_current() {
         let dir = tempfile::tempdir().unwrap();
         let data = DataDir::open(dir.path()).unwrap();
-        data.write_generation(Vec::new(), &PageTable::default(), &empty_similarity())
-            .unwrap();
+        data.write_generation(
+            Vec::new(),
+            &PageTable::default(),
+            &empty_similarity(),
+            &empty_collections(),
+        )
+        .unwrap();
         // A crash while writing generation 2 leaves only its temporary folder.
         fs::create_dir_all(dir.path().join("generations/.gen-000002.tmp")).unwrap();
         fs::write(
@@ -645,9 +680,14 @@ mod tests {
         assert!(data.page_table().is_ok());
         // The next writer cleans it and takes the number.
         assert_eq!(
-            data.write_generation(Vec::new(), &PageTable::default(), &empty_similarity())
-                .unwrap()
-                .generation,
+            data.write_generation(
+                Vec::new(),
+                &PageTable::default(),
+                &empty_similarity(),
+                &empty_collections()
+            )
+            .unwrap()
+            .generation,
             "gen-000002"
         );
     }

@@ -3,7 +3,8 @@
 //! Reads a truth file in the format of `corpus/truth.tsv` (header
 //! `url collection replica page`, tab-separated) and the current generation;
 //! writes nothing. Parts: `page_pairs` (is a page grouped with its copies?),
-//! later `collections` and `mirrors`.
+//! `collections` (are copies of a collection in one similar cluster?), later
+//! `mirrors`.
 //!
 //! **page_pairs.** Two URLs are copies when the truth gives them the same
 //! collection and page. A found pair is two compared pages in one trivial
@@ -15,6 +16,18 @@
 //! footers, link rewrites or small edits: at most 2 differing lines, or at
 //! most 10% of their lines (Jaccard distance of the line sets). Recall is also
 //! given for every level of difference, older versions included.
+//!
+//! **collections.** Two crawled pages belong together when the truth puts
+//! them in copies of the same collection (any page of any copy); a found
+//! pair is two pages in one similar cluster. Precision and recall as above,
+//! pairs counted per cluster without being listed. Each truth collection is
+//! matched with the cluster holding most of its pages; collections of two
+//! pages or more in clusters that match no truth collection are cho-2000
+//! §4's "problem collections".
+
+mod collections;
+
+pub use collections::{CollectionScores, FoundCopy, ProblemCollection, TruthCollection};
 
 use std::collections::HashMap;
 use std::fmt;
@@ -52,7 +65,11 @@ pub fn evaluate(data: &DataDir, truth_path: &Path) -> Result<EvalReport, EvalErr
         truth_rows: truth.rows.len() as u64,
         truth_bad_lines: truth.bad_lines,
         page_pairs: page_pairs(&table, &similarity, &truth),
-        collections: None,
+        collections: Some(collections::score(
+            &table,
+            &generation.collections(&table)?,
+            &truth,
+        )),
         mirrors: None,
     })
 }
@@ -398,8 +415,7 @@ pub struct EvalReport {
     pub truth_rows: u64,
     pub truth_bad_lines: u64,
     pub page_pairs: PagePairs,
-    /// Filled in by the collections stage; `null` until it exists.
-    pub collections: Option<serde_json::Value>,
+    pub collections: Option<CollectionScores>,
     /// Filled in by the mirrors stage; `null` until it exists.
     pub mirrors: Option<serde_json::Value>,
 }
@@ -465,6 +481,9 @@ impl fmt::Display for EvalReport {
             for example in &pairs.missed_examples {
                 writeln!(formatter, "    {}  ~  {}", example.first, example.second)?;
             }
+        }
+        if let Some(collections) = &self.collections {
+            write!(formatter, "{collections}")?;
         }
         Ok(())
     }

@@ -52,8 +52,10 @@ pub struct Page {
     pub encoding: String,
     /// Links to pages of this table (targets that were crawled), sorted, unique.
     pub outlinks: Vec<PageId>,
-    /// Links whose target was not crawled.
-    pub uncrawled_outlinks: u32,
+    /// Links on the same host whose target was not crawled, as
+    /// [`relative_link_key`]s, sorted, unique: where a partly crawled copy
+    /// links to pages its crawl never reached.
+    pub uncrawled_links: Vec<u64>,
     /// Index into the generation's crawl list.
     pub crawl: u16,
     pub location: RecordLocation,
@@ -136,7 +138,14 @@ impl PageTable {
                     .iter()
                     .filter_map(|link| id_of.get(link.as_str()).copied())
                     .collect();
-                let crawled_links = crawled.len();
+                let mut uncrawled_links: Vec<u64> = capture
+                    .links
+                    .iter()
+                    .filter(|link| !id_of.contains_key(link.as_str()))
+                    .filter_map(|link| relative_link_key(url, link))
+                    .collect();
+                uncrawled_links.sort_unstable();
+                uncrawled_links.dedup();
                 let mut outlinks: Vec<PageId> = crawled
                     .into_iter()
                     .filter(|target| target.0 as usize != index)
@@ -154,7 +163,7 @@ impl PageTable {
                     body_bytes: capture.body_bytes,
                     encoding: capture.encoding.clone(),
                     outlinks,
-                    uncrawled_outlinks: (capture.links.len() - crawled_links) as u32,
+                    uncrawled_links,
                     crawl: crawl_index as u16,
                     location: capture.info.location.clone(),
                     revisit_of: capture.revisit_of.clone(),
@@ -212,6 +221,46 @@ impl PageTable {
 }
 
 /// The host part of a canonical URL string (`http://host:port/...` -> `host:port`).
+/// A link from `from` to `to` as the same relative link would be written
+/// on any copy of the page: the path from `from`'s folder to `to` (with
+/// `../` steps and the query), hashed. `None` when the two are on different
+/// hosts, where a copy's link would not be relative. Copies of a page under
+/// other hosts or prefixes give their links the same keys.
+pub fn relative_link_key(from: &str, to: &str) -> Option<u64> {
+    let (from_rest, to_rest) = (after_scheme(from), after_scheme(to));
+    let (from_host, to_host) = (host_of_url(from), host_of_url(to));
+    if from_host != to_host {
+        return None;
+    }
+    let from_path = &from_rest[from_host.len()..];
+    let to_path = &to_rest[to_host.len()..];
+    let from_path = from_path.split(['?', '#']).next().unwrap_or("");
+    let folder = from_path.rsplit_once('/').map_or("", |(folder, _)| folder);
+    let (to_only_path, query) = match to_path.find('?') {
+        Some(at) => (&to_path[..at], &to_path[at..]),
+        None => (to_path, ""),
+    };
+    let folders: Vec<&str> = folder.split('/').filter(|s| !s.is_empty()).collect();
+    let targets: Vec<&str> = to_only_path.split('/').skip(1).collect();
+    let common = folders
+        .iter()
+        .zip(&targets)
+        .take_while(|(a, b)| a == b)
+        .count()
+        .min(targets.len().saturating_sub(1));
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    for _ in common..folders.len() {
+        hasher.update(b"../");
+    }
+    hasher.update(targets[common..].join("/").as_bytes());
+    hasher.update(query.as_bytes());
+    Some(hasher.digest())
+}
+
+fn after_scheme(url: &str) -> &str {
+    url.split_once("://").map_or(url, |(_, rest)| rest)
+}
+
 fn host_of_url(url: &str) -> &str {
     let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
     let end = after_scheme
@@ -261,7 +310,11 @@ mod tests {
                 "http://b.example/",
                 "2026-10-01T00:00:00Z",
                 1,
-                &["http://a.example/x", "http://nowhere.example/"],
+                &[
+                    "http://a.example/x",
+                    "http://nowhere.example/",
+                    "http://b.example/missing",
+                ],
             ),
             capture(
                 "http://a.example/x",
@@ -286,7 +339,11 @@ mod tests {
         assert_eq!(table.pages[0].outlinks, vec![]);
         assert_eq!(table.pages[0].crawl, 1);
         assert_eq!(table.pages[1].outlinks, vec![PageId(0)]);
-        assert_eq!(table.pages[1].uncrawled_outlinks, 1);
+        // Only the link on its own host that was not crawled is kept.
+        assert_eq!(
+            table.pages[1].uncrawled_links,
+            vec![relative_link_key("http://b.example/", "http://b.example/missing").unwrap()]
+        );
         let counts = table.counts();
         assert_eq!(
             (
@@ -314,6 +371,59 @@ mod tests {
         assert_eq!(
             PageTable::build(&[&captures]),
             PageTable::build(&[&captures])
+        );
+    }
+
+    #[test]
+    fn relative_link_keys_agree_between_copies_under_other_prefixes() {
+        let key = relative_link_key;
+        let primary = key(
+            "http://a.example/docs/2.4/en/mod/core.html",
+            "http://a.example/docs/2.4/en/index.html",
+        );
+        let mirror = key(
+            "http://m.example/pub/apache/docs/2.4/en/mod/core.html",
+            "http://m.example/pub/apache/docs/2.4/en/index.html",
+        );
+        assert!(primary.is_some());
+        assert_eq!(primary, mirror);
+        // The folder's own URL and its index page link alike.
+        assert_eq!(
+            key(
+                "http://a.example/docs/",
+                "http://a.example/docs/en/bind.html"
+            ),
+            key(
+                "http://a.example/docs/index.html",
+                "http://a.example/docs/en/bind.html"
+            ),
+        );
+        assert_ne!(
+            key(
+                "http://a.example/docs/x.html",
+                "http://a.example/docs/y.html"
+            ),
+            key(
+                "http://a.example/docs/x.html",
+                "http://a.example/docs/y.html?v=2"
+            ),
+        );
+        assert_ne!(
+            key(
+                "http://a.example/docs/en/x.html",
+                "http://a.example/docs/y.html"
+            ),
+            key(
+                "http://a.example/docs/x.html",
+                "http://a.example/docs/y.html"
+            ),
+        );
+        assert_eq!(key("http://a.example/x", "http://b.example/x"), None);
+        // A link to the site's root or to a folder.
+        assert!(key("http://a.example/docs/x.html", "http://a.example/").is_some());
+        assert_ne!(
+            key("http://a.example/docs/x.html", "http://a.example/docs/"),
+            key("http://a.example/docs/x.html", "http://a.example/"),
         );
     }
 

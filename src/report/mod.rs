@@ -1,8 +1,10 @@
-//! Reports for people and scripts: the `index` summary and `stats`.
+//! Reports for people and scripts: the `index` summary, `stats`, `similar`
+//! and `clusters`.
 //!
 //! Reads the current generation (manifest and page table) and the page store;
 //! writes nothing.
 
+mod clusters;
 mod similar;
 
 use std::fmt;
@@ -14,6 +16,7 @@ use crate::pages::TableCounts;
 use crate::pipeline::IndexOutcome;
 use crate::similarity::SimilarityCounts;
 
+pub use clusters::{ClusterEntry, ClusterFilter, ClustersReport, CollectionEntry};
 pub use similar::SimilarReport;
 
 /// The text `mirrorscope index` prints when it is done.

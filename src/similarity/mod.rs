@@ -21,7 +21,6 @@
 
 mod chunks;
 mod fingerprint;
-mod union_find;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -31,11 +30,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::pages::{HostId, PageId, PageTable};
 
+use crate::union_find::UnionFind;
 pub use chunks::required_shared;
 pub use fingerprint::{
     Fingerprint, MEGASHINGLES, MINHASH_FUNCTIONS, SHINGLE_WORDS, SUPERSHINGLES, SUPERSHINGLE_WIDTH,
 };
-use union_find::UnionFind;
 
 /// The pairwise test behind trivial clusters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -1,0 +1,294 @@
+//! Cluster growing (cho-2000 §3, Figure 9; §4 for extended clusters).
+//!
+//! 1. LinkSummary rows with |Ri| = s (the only rows a merge condition can
+//!    hold on), virtual links of partly crawled copies counted in s.
+//! 2. The trivial cluster graph (TCG): an edge Ri -> Rj where a = s = d = b,
+//!    or, for extended clusters, a = s >= d = b.
+//! 3. Connected components of the TCG by union-find.
+//! 4. Each component is merged into a cluster from a start: the trivial
+//!    cluster with the most pages (the paper's preference for cardinality),
+//!    then the most in-links from other hosts (§3.1, Figure 7). Each page of
+//!    the start roots a collection; following TCG edges breadth-first, each
+//!    page of Rj joins the collection of a page of Ri that links to it: one on
+//!    its own host (single-site collections, §5.1), else (when collections may
+//!    span hosts) any. A collection takes at most one page of each trivial
+//!    cluster, so the mapping between collections stays one-to-one
+//!    (Definition 5). Growth follows links from parent to child only, so every
+//!    collection is connected and each page has a parent in it (§3).
+//!    Clusters of the component the start cannot reach grow from the next
+//!    start, so one component can give several similar clusters.
+//!
+//! Components are independent and grow in parallel.
+
+use std::cmp::Reverse;
+use std::collections::{HashMap, HashSet, VecDeque};
+
+use rayon::prelude::*;
+
+use super::graph::WebGraph;
+use super::summary::{link_summary, VirtualLinks, NO_CLUSTER};
+use crate::pages::PageId;
+use crate::union_find::UnionFind;
+
+/// How trivial clusters merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct GrowOptions {
+    /// Merge on a = s >= d = b (extended clusters, cho §4) as well as on
+    /// a = s = d = b.
+    pub extended: bool,
+    /// Collections stay on one host (cho §5.1).
+    pub single_site: bool,
+}
+
+/// The pages of every trivial cluster: `pages(cluster)`.
+pub struct Members {
+    offsets: Vec<u32>,
+    pages: Vec<PageId>,
+}
+
+impl Members {
+    pub fn new(labels: &[u32], clusters: usize) -> Members {
+        let mut offsets = vec![0u32; clusters + 1];
+        for &label in labels {
+            if label != NO_CLUSTER {
+                offsets[label as usize + 1] += 1;
+            }
+        }
+        for index in 1..offsets.len() {
+            offsets[index] += offsets[index - 1];
+        }
+        let mut next = offsets.clone();
+        let mut pages = vec![PageId(0); offsets[clusters] as usize];
+        for (page, &label) in labels.iter().enumerate() {
+            if label != NO_CLUSTER {
+                pages[next[label as usize] as usize] = PageId(page as u32);
+                next[label as usize] += 1;
+            }
+        }
+        Members { offsets, pages }
+    }
+
+    /// The cluster's pages, in page order.
+    pub fn pages(&self, cluster: u32) -> &[PageId] {
+        let start = self.offsets[cluster as usize] as usize;
+        let end = self.offsets[cluster as usize + 1] as usize;
+        &self.pages[start..end]
+    }
+
+    pub fn size(&self, cluster: u32) -> u32 {
+        self.offsets[cluster as usize + 1] - self.offsets[cluster as usize]
+    }
+
+    pub fn clusters(&self) -> usize {
+        self.offsets.len() - 1
+    }
+}
+
+/// One similar cluster grown from trivial clusters.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Grown {
+    /// Its collections; the first page of each is its root (a copy of the
+    /// start page), the rest in the order they joined.
+    pub collections: Vec<Vec<PageId>>,
+    /// The trivial clusters it took pages from, the start first.
+    pub trivial: Vec<u32>,
+}
+
+/// What growing found, besides the clusters.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct GrowthCounts {
+    /// LinkSummary rows with a = s.
+    pub candidate_rows: u64,
+    /// (page, cluster) virtual links of partly crawled copies.
+    pub virtual_links: u64,
+    /// TCG edges by a = s = d = b.
+    pub merge_edges: u64,
+    /// TCG edges by a = s > d = b only (extended clusters).
+    pub extended_merge_edges: u64,
+    /// Connected components of the TCG with at least one edge.
+    pub components: u64,
+}
+
+/// Grows similar clusters. `labels[page]` is the page's trivial cluster or
+/// [`NO_CLUSTER`]; clusters are numbered densely from 0.
+pub fn grow(
+    graph: &WebGraph,
+    labels: &[u32],
+    members: &Members,
+    options: GrowOptions,
+    virtual_links: &VirtualLinks,
+) -> (Vec<Grown>, GrowthCounts) {
+    let clusters = members.clusters();
+    let sizes: Vec<u32> = (0..clusters as u32)
+        .map(|cluster| members.size(cluster))
+        .collect();
+    let rows = link_summary(graph, labels, &sizes, virtual_links, |a, s| a == s);
+    let mut counts = GrowthCounts {
+        candidate_rows: rows.len() as u64,
+        virtual_links: virtual_links.len() as u64,
+        ..GrowthCounts::default()
+    };
+    // TCG edges, sorted by (from, to) as the rows are.
+    let mut edges: Vec<(u32, u32)> = Vec::new();
+    for row in &rows {
+        if row.merges() {
+            counts.merge_edges += 1;
+            edges.push((row.from, row.to));
+        } else if options.extended && row.merges_extended() {
+            counts.extended_merge_edges += 1;
+            edges.push((row.from, row.to));
+        }
+    }
+    drop(rows);
+
+    let mut sets = UnionFind::new(clusters);
+    for &(from, to) in &edges {
+        sets.union(from, to);
+    }
+    let mut in_component: Vec<(u32, u32)> = edges
+        .iter()
+        .flat_map(|&(from, to)| [from, to])
+        .map(|cluster| (sets.find(cluster), cluster))
+        .collect();
+    in_component.par_sort_unstable();
+    in_component.dedup();
+    let components: Vec<&[(u32, u32)]> = in_component
+        .chunk_by(|first, second| first.0 == second.0)
+        .collect();
+    counts.components = components.len() as u64;
+
+    let context = Context {
+        graph,
+        labels,
+        members,
+        edges: &edges,
+        options,
+    };
+    let grown: Vec<Grown> = components
+        .par_iter()
+        .flat_map_iter(|component| {
+            let clusters: Vec<u32> = component.iter().map(|&(_, cluster)| cluster).collect();
+            context.grow_component(&clusters)
+        })
+        .collect();
+    (grown, counts)
+}
+
+struct Context<'a> {
+    graph: &'a WebGraph,
+    labels: &'a [u32],
+    members: &'a Members,
+    /// TCG edges sorted by (from, to).
+    edges: &'a [(u32, u32)],
+    options: GrowOptions,
+}
+
+impl Context<'_> {
+    fn successors(&self, cluster: u32) -> impl Iterator<Item = u32> + '_ {
+        let start = self.edges.partition_point(|&(from, _)| from < cluster);
+        self.edges[start..]
+            .iter()
+            .take_while(move |&&(from, _)| from == cluster)
+            .map(|&(_, to)| to)
+    }
+
+    fn inlinks_from_other_hosts(&self, cluster: u32) -> u64 {
+        self.members
+            .pages(cluster)
+            .iter()
+            .map(|&page| u64::from(self.graph.inlinks_from_other_hosts(page)))
+            .sum()
+    }
+
+    /// Grows every similar cluster of one TCG component.
+    fn grow_component(&self, clusters: &[u32]) -> Vec<Grown> {
+        let mut reached: HashSet<u32> = HashSet::new();
+        let mut grown = Vec::new();
+        loop {
+            let start = clusters
+                .iter()
+                .copied()
+                .filter(|cluster| !reached.contains(cluster) && self.members.size(*cluster) >= 2)
+                .max_by_key(|&cluster| {
+                    (
+                        self.members.size(cluster),
+                        self.inlinks_from_other_hosts(cluster),
+                        Reverse(cluster),
+                    )
+                });
+            let Some(start) = start else {
+                break;
+            };
+            grown.push(self.grow_from(start, &mut reached));
+        }
+        grown
+    }
+
+    fn grow_from(&self, start: u32, reached: &mut HashSet<u32>) -> Grown {
+        let mut collections: Vec<Vec<PageId>> = Vec::new();
+        let mut collection_of: HashMap<PageId, u32> = HashMap::new();
+        for &page in self.members.pages(start) {
+            collection_of.insert(page, collections.len() as u32);
+            collections.push(vec![page]);
+        }
+        reached.insert(start);
+        let mut trivial = vec![start];
+        let mut queue = VecDeque::from([start]);
+        while let Some(parent_cluster) = queue.pop_front() {
+            for child_cluster in self.successors(parent_cluster) {
+                if reached.contains(&child_cluster) {
+                    continue;
+                }
+                let mut taken: HashSet<u32> = HashSet::new();
+                let mut joined: Vec<(PageId, u32)> = Vec::new();
+                for &child in self.members.pages(child_cluster) {
+                    let host = self.graph.host(child);
+                    let parent = self
+                        .graph
+                        .inlinks(child)
+                        .filter(|&parent| self.labels[parent.0 as usize] == parent_cluster)
+                        .filter_map(|parent| {
+                            let collection = *collection_of.get(&parent)?;
+                            let same_host = self.graph.host(parent) == host;
+                            (!taken.contains(&collection)
+                                && (same_host || !self.options.single_site))
+                                .then_some((Reverse(same_host), parent, collection))
+                        })
+                        .min();
+                    if let Some((_, _, collection)) = parent {
+                        taken.insert(collection);
+                        joined.push((child, collection));
+                    }
+                }
+                // Definition 5 asks each root and its copies for a similar
+                // parent unless none has one: for similar clusters in the
+                // strict sense, the copies of a cluster either all link back
+                // to their collection's root or none does, the smaller side
+                // staying out (a break point, cho §2.2). Extended clusters
+                // take every copy.
+                let links_back = |&(child, collection): &(PageId, u32)| {
+                    let root = collections[collection as usize][0];
+                    self.graph.links_to(child, root)
+                };
+                let back = joined.iter().filter(|join| links_back(join)).count();
+                if !self.options.extended {
+                    let keep_back = back * 2 > joined.len();
+                    joined.retain(|join| links_back(join) == keep_back);
+                }
+                for &(child, collection) in &joined {
+                    collection_of.insert(child, collection);
+                    collections[collection as usize].push(child);
+                }
+                if !joined.is_empty() {
+                    reached.insert(child_cluster);
+                    trivial.push(child_cluster);
+                    queue.push_back(child_cluster);
+                }
+            }
+        }
+        Grown {
+            collections,
+            trivial,
+        }
+    }
+}

@@ -1,0 +1,587 @@
+//! Replicated collections: which hyperlinked collections of pages are copies
+//! of which (cho-2000 §2-§4).
+//!
+//! Reads the page table (pages, hosts, links) and the similarity stage's
+//! trivial clusters; writes, into the generation, [`Collections`]: similar
+//! clusters, each with its collections (host, root page, pages), cardinality
+//! and size, the principal copy, and each page's collection.
+//!
+//! - [`graph`]: the web graph (Definition 1) on petgraph, links through
+//!   redirects resolved, in-links from other hosts counted.
+//! - [`summary`]: the LinkSummary table (Figure 8), a parallel group-by.
+//! - [`grow`]: the trivial cluster graph, its components and their growth
+//!   into similar clusters (Figure 9; extended clusters of §4).
+//!
+//! Two URLs of one host with the same text and the same links (a folder and
+//! its `index.html`) are one page under two names: links to either lead to
+//! the first in URL order, which takes part in growing; the other joins its
+//! collection afterwards. More names for one page (a soft 404 answering every
+//! missing URL) are merged the same way but join no collection.
+//!
+//! A trivial cluster of copies that joined no larger cluster is reported as a
+//! cluster of one-page collections (kind `page`), as cho's trivial clusters
+//! are; only clusters of two collections or more are reported. Every page is
+//! in at most one collection.
+
+pub mod graph;
+pub mod grow;
+pub mod summary;
+
+#[cfg(test)]
+mod tests;
+
+use std::cmp::Reverse;
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::pages::{HostId, PageId, PageTable};
+use crate::similarity::{is_compared, Similarity};
+pub use graph::WebGraph;
+pub use grow::{GrowOptions, Grown, GrowthCounts, Members};
+pub use summary::{link_summary, LinkSummaryRow, VirtualLinks, NO_CLUSTER};
+
+/// Settings of the collections stage.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct CollectionsConfig {
+    /// Grow extended clusters (cho §4): merge on a = s >= d = b too, so that
+    /// partial mirrors and partly crawled copies join the cluster of the
+    /// full copies. Default on: cho found it turned 23 of 31 "problem
+    /// collections" into parts of the right clusters.
+    pub extended: bool,
+    /// Keep each collection on one host (cho §5.1, the form a crawler can
+    /// avoid). Default on.
+    pub single_site: bool,
+    /// Clusters whose largest collection has fewer pages than this are
+    /// flagged `small` (cho §5.1: noise clusters had fewer than 10 pages).
+    pub small_size: u32,
+}
+
+impl Default for CollectionsConfig {
+    fn default() -> Self {
+        CollectionsConfig {
+            extended: true,
+            single_site: true,
+            small_size: 10,
+        }
+    }
+}
+
+/// A similar cluster's number in a generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ClusterId(pub u32);
+
+/// A collection's number in a generation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct CollectionId(pub u32);
+
+impl fmt::Display for ClusterId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}", self.0)
+    }
+}
+
+impl fmt::Display for CollectionId {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}", self.0)
+    }
+}
+
+/// What a cluster's collections are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterKind {
+    /// Collections of two pages or more.
+    Collection,
+    /// Copies of one page that grew into nothing larger.
+    Page,
+}
+
+impl fmt::Display for ClusterKind {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(match self {
+            ClusterKind::Collection => "collection",
+            ClusterKind::Page => "page",
+        })
+    }
+}
+
+/// A similar cluster (cho Definitions 6-8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cluster {
+    pub id: ClusterId,
+    pub kind: ClusterKind,
+    /// Its collections, the principal copy first, then by root URL.
+    pub collections: Vec<CollectionId>,
+    /// Pages of its largest collection.
+    pub size: u32,
+    /// Its collections are not copies of the same pages (cho §4: partial
+    /// mirrors, partial crawls); its size is the largest collection's.
+    pub extended: bool,
+    /// Its largest collection is below `small_size` pages (cho §5.1 noise).
+    pub small: bool,
+}
+
+impl Cluster {
+    /// Number of collections (replicas).
+    pub fn cardinality(&self) -> usize {
+        self.collections.len()
+    }
+
+    /// The principal copy: most in-links from other hosts, then the newest
+    /// crawl, then the shortest root URL.
+    pub fn principal(&self) -> CollectionId {
+        self.collections[0]
+    }
+}
+
+/// One copy of a collection in a cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Collection {
+    pub id: CollectionId,
+    pub cluster: ClusterId,
+    pub host: HostId,
+    /// Its copy of the cluster's start page.
+    pub root: PageId,
+    /// The folder holding all its pages (their URLs' longest common prefix
+    /// that ends in `/`): where a crawler would find this copy.
+    pub prefix: String,
+    /// Its pages, in page (URL) order.
+    pub pages: Vec<PageId>,
+    /// Links to its pages from pages on other hosts.
+    pub inlinks_from_other_hosts: u64,
+}
+
+/// The collections stage's figures, kept in the generation's manifest.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CollectionCounts {
+    /// Similar clusters (of two collections or more).
+    pub clusters: u64,
+    /// Of which clusters of collections of two pages or more.
+    pub collection_clusters: u64,
+    pub extended_clusters: u64,
+    pub small_clusters: u64,
+    pub collections: u64,
+    pub pages_in_collections: u64,
+    /// Pages in collections of two pages or more.
+    pub pages_in_large_collections: u64,
+    /// Pages that are a second URL of another page of their host.
+    pub alias_pages: u64,
+    /// (page, cluster) virtual links of partly crawled copies.
+    pub virtual_links: u64,
+    /// LinkSummary rows with a = s (those a merge condition can hold on).
+    pub link_summary_rows: u64,
+    pub merge_edges: u64,
+    pub extended_merge_edges: u64,
+}
+
+/// The collections stage's output for a generation.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Collections {
+    pub config: CollectionsConfig,
+    /// By cluster id: largest cardinality first, then largest size.
+    pub clusters: Vec<Cluster>,
+    /// By collection id.
+    pub collections: Vec<Collection>,
+    /// By page id: the collection it is in.
+    pub collection_of: Vec<Option<CollectionId>>,
+    /// By page id: links to it from pages on other hosts.
+    pub inlinks_from_other_hosts: Vec<u32>,
+    pub counts: CollectionCounts,
+}
+
+impl Collections {
+    pub fn cluster(&self, id: ClusterId) -> Option<&Cluster> {
+        self.clusters.get(id.0 as usize)
+    }
+
+    pub fn collection(&self, id: CollectionId) -> Option<&Collection> {
+        self.collections.get(id.0 as usize)
+    }
+
+    /// The cluster a page's collection belongs to.
+    pub fn cluster_of(&self, page: PageId) -> Option<ClusterId> {
+        let collection = (*self.collection_of.get(page.0 as usize)?)?;
+        Some(self.collections[collection.0 as usize].cluster)
+    }
+
+    /// Why this value cannot belong to a page table of `pages` pages, if it
+    /// cannot (a damaged or mismatched file).
+    pub fn problem(&self, pages: usize) -> Option<String> {
+        if self.collection_of.len() != pages || self.inlinks_from_other_hosts.len() != pages {
+            return Some(format!(
+                "collections cover {} pages, the page table has {pages}",
+                self.collection_of.len()
+            ));
+        }
+        for (index, cluster) in self.clusters.iter().enumerate() {
+            if cluster.id.0 as usize != index || cluster.collections.is_empty() {
+                return Some(format!("cluster {index} is malformed"));
+            }
+            for &collection in &cluster.collections {
+                if self.collection(collection).map(|c| c.cluster) != Some(cluster.id) {
+                    return Some(format!("cluster {index} lists a collection not its own"));
+                }
+            }
+        }
+        for (index, collection) in self.collections.iter().enumerate() {
+            let pages_ok = collection.pages.iter().all(|&page| {
+                self.collection_of.get(page.0 as usize).copied().flatten()
+                    == Some(CollectionId(index as u32))
+            });
+            if collection.id.0 as usize != index
+                || self.cluster(collection.cluster).is_none()
+                || !pages_ok
+            {
+                return Some(format!("collection {index} is malformed"));
+            }
+        }
+        None
+    }
+}
+
+/// Runs the stage on a page table and its trivial clusters.
+pub fn analyse(
+    table: &PageTable,
+    similarity: &Similarity,
+    config: &CollectionsConfig,
+) -> Collections {
+    let graph = WebGraph::from_table(table);
+    let labels: Vec<u32> = (0..table.pages.len())
+        .map(|page| {
+            if is_compared(table, &similarity.fingerprints, page) {
+                similarity.trivial[page].0
+            } else {
+                NO_CLUSTER
+            }
+        })
+        .collect();
+    let trivial_clusters = labels
+        .iter()
+        .filter(|&&label| label != NO_CLUSTER)
+        .max()
+        .map_or(0, |&label| label as usize + 1);
+    let facts = PageFacts {
+        urls: table.pages.iter().map(|page| page.url.as_str()).collect(),
+        dates: table.pages.iter().map(|page| page.date.as_str()).collect(),
+        uncrawled_links: table
+            .pages
+            .iter()
+            .map(|page| page.uncrawled_links.as_slice())
+            .collect(),
+    };
+    build(&graph, &labels, trivial_clusters, config, &facts)
+}
+
+/// What growing needs to know of each page besides the graph, by page id.
+pub struct PageFacts<'a> {
+    pub urls: Vec<&'a str>,
+    /// Crawl dates (ISO 8601), for choosing principal copies.
+    pub dates: Vec<&'a str>,
+    /// [`crate::pages::relative_link_key`]s of links to pages not crawled.
+    pub uncrawled_links: Vec<&'a [u64]>,
+}
+
+/// Grows the clusters of a web graph and numbers them. `labels` as in
+/// [`grow::grow`].
+pub fn build(
+    graph: &WebGraph,
+    labels: &[u32],
+    trivial_clusters: usize,
+    config: &CollectionsConfig,
+    facts: &PageFacts,
+) -> Collections {
+    let (urls, dates) = (&facts.urls, &facts.dates);
+    let (growth_labels, aliases) = aliases(graph, labels);
+    let merged;
+    let graph = if aliases.is_empty() {
+        graph
+    } else {
+        merged = graph.merge_aliases(&aliases);
+        &merged
+    };
+    let members = Members::new(&growth_labels, trivial_clusters);
+    let options = GrowOptions {
+        extended: config.extended,
+        single_site: config.single_site,
+    };
+    let sizes: Vec<u32> = (0..trivial_clusters as u32)
+        .map(|cluster| members.size(cluster))
+        .collect();
+    let virtual_links =
+        VirtualLinks::find(graph, &growth_labels, &sizes, urls, &facts.uncrawled_links);
+    let (mut grown, growth) = grow::grow(graph, &growth_labels, &members, options, &virtual_links);
+
+    // Trivial clusters of copies that took part in no grown cluster are
+    // clusters of one-page collections.
+    let mut used = vec![false; trivial_clusters];
+    for cluster in &grown {
+        for &trivial in &cluster.trivial {
+            used[trivial as usize] = true;
+        }
+    }
+    for (trivial, &was_used) in used.iter().enumerate() {
+        let pages = members.pages(trivial as u32);
+        if !was_used && pages.len() >= 2 {
+            grown.push(Grown {
+                collections: pages.iter().map(|&page| vec![page]).collect(),
+                trivial: vec![trivial as u32],
+            });
+        }
+    }
+
+    // Second names join the collection of their page.
+    let mut place: HashMap<PageId, (usize, usize)> = HashMap::new();
+    for (cluster, grown_cluster) in grown.iter().enumerate() {
+        for (collection, pages) in grown_cluster.collections.iter().enumerate() {
+            for &page in pages {
+                place.insert(page, (cluster, collection));
+            }
+        }
+    }
+    let mut names: HashMap<PageId, usize> = HashMap::new();
+    for &(_, twin) in &aliases {
+        *names.entry(twin).or_default() += 1;
+    }
+    for &(alias, twin) in &aliases {
+        if names[&twin] > 1 {
+            continue;
+        }
+        if let Some(&(cluster, collection)) = place.get(&twin) {
+            grown[cluster].collections[collection].push(alias);
+        }
+    }
+    drop(place);
+
+    // Each candidate cluster: its collections sorted, principal first.
+    struct Draft {
+        collections: Vec<(Vec<PageId>, PageId, u64)>,
+        size: usize,
+        extended: bool,
+    }
+    let mut drafts: Vec<Draft> = grown
+        .into_iter()
+        .map(|cluster| {
+            let mut collections: Vec<(Vec<PageId>, PageId, u64)> = cluster
+                .collections
+                .into_iter()
+                .map(|pages| {
+                    let root = pages[0];
+                    let inlinks: u64 = pages
+                        .iter()
+                        .map(|&page| u64::from(graph.inlinks_from_other_hosts(page)))
+                        .sum();
+                    let mut pages = pages;
+                    pages.sort_unstable();
+                    (pages, root, inlinks)
+                })
+                .collect();
+            let newest = |pages: &[PageId]| {
+                pages
+                    .iter()
+                    .map(|page| dates[page.0 as usize])
+                    .max()
+                    .unwrap_or("")
+            };
+            let principal = collections
+                .iter()
+                .enumerate()
+                .max_by_key(|(_, (pages, root, inlinks))| {
+                    let url = urls[root.0 as usize];
+                    (*inlinks, newest(pages), Reverse(url.len()), Reverse(url))
+                })
+                .map_or(0, |(index, _)| index);
+            let principal = collections.swap_remove(principal);
+            collections.sort_by_key(|(_, root, _)| urls[root.0 as usize]);
+            collections.insert(0, principal);
+            let size = collections.iter().map(|(pages, _, _)| pages.len()).max();
+            // Equi-sized collections of copies of the same pages (cho
+            // Definition 6), or an extended cluster.
+            let copied_pages = |pages: &[PageId]| {
+                let mut copied: Vec<u32> = pages.iter().map(|p| labels[p.0 as usize]).collect();
+                copied.sort_unstable();
+                copied.dedup();
+                copied
+            };
+            let first = copied_pages(&collections[0].0);
+            let extended = collections
+                .iter()
+                .skip(1)
+                .any(|(pages, _, _)| copied_pages(pages) != first)
+                || !roots_agree(graph, labels, &collections);
+            Draft {
+                size: size.unwrap_or(0),
+                extended,
+                collections,
+            }
+        })
+        .collect();
+    drafts.sort_by(|first, second| {
+        let key = |draft: &Draft| {
+            (
+                Reverse(draft.collections.len()),
+                Reverse(draft.size),
+                urls[draft.collections[0].1 .0 as usize],
+            )
+        };
+        key(first).cmp(&key(second))
+    });
+
+    let mut clusters = Vec::with_capacity(drafts.len());
+    let mut collections = Vec::new();
+    let mut collection_of = vec![None; labels.len()];
+    let mut counts = CollectionCounts {
+        alias_pages: aliases.len() as u64,
+        virtual_links: growth.virtual_links,
+        link_summary_rows: growth.candidate_rows,
+        merge_edges: growth.merge_edges,
+        extended_merge_edges: growth.extended_merge_edges,
+        ..CollectionCounts::default()
+    };
+    for (index, draft) in drafts.into_iter().enumerate() {
+        let id = ClusterId(index as u32);
+        let kind = if draft.size >= 2 {
+            ClusterKind::Collection
+        } else {
+            ClusterKind::Page
+        };
+        let small = draft.size < config.small_size as usize;
+        counts.clusters += 1;
+        counts.collection_clusters += u64::from(kind == ClusterKind::Collection);
+        counts.extended_clusters += u64::from(draft.extended);
+        counts.small_clusters += u64::from(small);
+        let mut members = Vec::with_capacity(draft.collections.len());
+        for (pages, root, inlinks) in draft.collections {
+            let collection_id = CollectionId(collections.len() as u32);
+            for &page in &pages {
+                collection_of[page.0 as usize] = Some(collection_id);
+            }
+            counts.collections += 1;
+            counts.pages_in_collections += pages.len() as u64;
+            if kind == ClusterKind::Collection {
+                counts.pages_in_large_collections += pages.len() as u64;
+            }
+            members.push(collection_id);
+            collections.push(Collection {
+                id: collection_id,
+                cluster: id,
+                host: graph.host(root),
+                root,
+                prefix: folder_prefix(pages.iter().map(|page| urls[page.0 as usize])),
+                pages,
+                inlinks_from_other_hosts: inlinks,
+            });
+        }
+        clusters.push(Cluster {
+            id,
+            kind,
+            collections: members,
+            size: draft.size as u32,
+            extended: draft.extended,
+            small,
+        });
+    }
+    Collections {
+        config: config.clone(),
+        clusters,
+        collections,
+        collection_of,
+        inlinks_from_other_hosts: (0..labels.len())
+            .map(|page| graph.inlinks_from_other_hosts(PageId(page as u32)))
+            .collect(),
+        counts,
+    }
+}
+
+/// Pages that are a second URL of a page of the same host: the same trivial
+/// cluster and the same links (at least one, links between the two names
+/// aside). Returns the labels with those
+/// pages taken out, and (alias, page) pairs.
+fn aliases(graph: &WebGraph, labels: &[u32]) -> (Vec<u32>, Vec<(PageId, PageId)>) {
+    let mut growth_labels = labels.to_vec();
+    let mut first: HashMap<(u32, HostId, u64), PageId> = HashMap::new();
+    let mut pairs = Vec::new();
+    for (index, &label) in labels.iter().enumerate() {
+        let page = PageId(index as u32);
+        if label == NO_CLUSTER {
+            continue;
+        }
+        let host = graph.host(page);
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        let mut links = 0;
+        for target in graph.outlinks(page) {
+            if labels[target.0 as usize] != label || graph.host(target) != host {
+                hasher.update(&target.0.to_le_bytes());
+                links += 1;
+            }
+        }
+        if links == 0 {
+            continue;
+        }
+        let key = (label, host, hasher.digest());
+        match first.get(&key) {
+            Some(&twin) => {
+                growth_labels[index] = NO_CLUSTER;
+                pairs.push((page, twin));
+            }
+            None => {
+                first.insert(key, page);
+            }
+        }
+    }
+    (growth_labels, pairs)
+}
+
+/// Definition 5 at the roots, the one place growth does not ensure it: each
+/// root and its copies have a similar parent in their collections, or none
+/// has a parent there. Collections given as (pages sorted, root, _).
+fn roots_agree(
+    graph: &WebGraph,
+    labels: &[u32],
+    collections: &[(Vec<PageId>, PageId, u64)],
+) -> bool {
+    let parents = |(pages, root, _): &(Vec<PageId>, PageId, u64)| -> Vec<u32> {
+        let mut found: Vec<u32> = graph
+            .inlinks(*root)
+            .filter(|parent| pages.binary_search(parent).is_ok())
+            .map(|parent| labels[parent.0 as usize])
+            .collect();
+        found.sort_unstable();
+        found.dedup();
+        found
+    };
+    let all: Vec<Vec<u32>> = collections.iter().map(parents).collect();
+    all.iter().enumerate().all(|(index, mine)| {
+        all[index + 1..].iter().all(|theirs| {
+            (mine.is_empty() && theirs.is_empty())
+                || mine.iter().any(|label| theirs.binary_search(label).is_ok())
+        })
+    })
+}
+
+/// The longest common prefix of some URLs that ends in `/` (after the
+/// host), or the first URL's host root when they share no folder.
+fn folder_prefix<'a>(mut urls: impl Iterator<Item = &'a str>) -> String {
+    let Some(first) = urls.next() else {
+        return String::new();
+    };
+    let mut common = first.len();
+    for url in urls {
+        common = first
+            .bytes()
+            .zip(url.bytes())
+            .take(common)
+            .take_while(|(a, b)| a == b)
+            .count();
+    }
+    let shared = &first[..common];
+    let host_end = first.find("://").map_or(0, |at| {
+        at + 3 + first[at + 3..].find('/').unwrap_or(first.len() - at - 3)
+    });
+    match shared.rfind('/') {
+        Some(slash) if slash >= host_end => first[..=slash].to_string(),
+        _ => format!("{}/", &first[..host_end]),
+    }
+}
