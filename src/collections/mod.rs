@@ -163,6 +163,8 @@ pub struct CollectionCounts {
     pub collection_clusters: u64,
     pub extended_clusters: u64,
     pub small_clusters: u64,
+    /// The `small_size` the flag was given with.
+    pub small_size: u32,
     pub collections: u64,
     pub pages_in_collections: u64,
     /// Pages in collections of two pages or more.
@@ -433,6 +435,7 @@ pub fn build(
     let mut collections = Vec::new();
     let mut collection_of = vec![None; labels.len()];
     let mut counts = CollectionCounts {
+        small_size: config.small_size,
         alias_pages: aliases.len() as u64,
         virtual_links: growth.virtual_links,
         link_summary_rows: growth.candidate_rows,

@@ -91,3 +91,112 @@ fn nothing_to_measure_is_not_a_perfect_score() {
     assert_eq!((pairs.precision, pairs.recall), (None, None));
     assert_eq!(pairs.truth_urls_missing, 1);
 }
+
+#[test]
+fn collections_are_matched_scored_and_problems_listed() {
+    // The manual (index -> guide) on a and b, and on c crawled in part (its
+    // guide never fetched); an orphan page of the manual copied on a and b;
+    // and a pair of copies the truth does not know (a problem collection).
+    let page = |url: &str, text: &str, links: &[&str]| {
+        let mut page = capture(url, text);
+        page.links = links.iter().map(|link| link.to_string()).collect();
+        page
+    };
+    let (index, guide, orphan, other, more) = (
+        lines("index", 10),
+        lines("guide", 10),
+        lines("orphan", 10),
+        lines("other", 10),
+        lines("more", 10),
+    );
+    let captures = [
+        page(
+            "http://a.example/m/",
+            &index,
+            &["http://a.example/m/guide.html"],
+        ),
+        page("http://a.example/m/guide.html", &guide, &[]),
+        page("http://a.example/m/orphan.html", &orphan, &[]),
+        page(
+            "http://b.example/m/",
+            &index,
+            &["http://b.example/m/guide.html"],
+        ),
+        page("http://b.example/m/guide.html", &guide, &[]),
+        page("http://b.example/m/orphan.html", &orphan, &[]),
+        page(
+            "http://c.example/m/",
+            &index,
+            &["http://c.example/m/guide.html"],
+        ),
+        page(
+            "http://a.example/x/",
+            &other,
+            &["http://a.example/x/more.html"],
+        ),
+        page("http://a.example/x/more.html", &more, &[]),
+        page(
+            "http://d.example/x/",
+            &other,
+            &["http://d.example/x/more.html"],
+        ),
+        page("http://d.example/x/more.html", &more, &[]),
+    ];
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    let collections = crate::collections::analyse(&table, &similarity, &Default::default());
+    let mut rows = String::from(HEADER);
+    for (host, pages) in [("a", 3), ("b", 3), ("c", 1)] {
+        for name in ["", "guide.html", "orphan.html"].iter().take(pages) {
+            let path = if name.is_empty() { "index.html" } else { name };
+            rows.push_str(&format!(
+                "http://{host}.example/m/{name}\tmanual\tmanual@{host}\t{path}\n"
+            ));
+        }
+    }
+    rows.push_str("http://e.example/never-crawled.html\tmanual\tmanual@e\tguide.html\n");
+    let truth = Truth::parse(&rows, Path::new("truth.tsv")).unwrap();
+    let scores = collections::score(&table, &collections, &truth);
+    // 7 crawled pages of the manual: 21 pairs. Found: the 5 pages of the
+    // main cluster (10 pairs) and the orphans (1 pair).
+    assert_eq!(scores.truth_pairs, 21);
+    assert_eq!(scores.correct_pairs, 11);
+    assert_eq!(scores.precision, Some(1.0));
+    assert_eq!(scores.unjudged_pairs, 6, "the 4 pages of x/ in one cluster");
+    assert_eq!(scores.truth_urls_missing, 1);
+    let manual = &scores.truth_collections[0];
+    assert_eq!((manual.copies, manual.pages), (4, 7));
+    assert_eq!((manual.copies_found, manual.pages_in_cluster), (3, 5));
+    assert_eq!(manual.cluster_cardinality, 3);
+    assert_eq!(manual.other_clusters, 1, "the orphans");
+    let copies: Vec<(&str, u64, u64)> = manual
+        .found
+        .iter()
+        .map(|copy| {
+            (
+                copy.prefix.as_str(),
+                copy.replica_pages_found,
+                copy.replica_pages,
+            )
+        })
+        .collect();
+    assert_eq!(
+        copies,
+        [
+            ("http://a.example/m/", 2, 3),
+            ("http://b.example/m/", 2, 3),
+            ("http://c.example/m/", 1, 1)
+        ]
+    );
+    let problems: Vec<&str> = scores
+        .problem_collections
+        .iter()
+        .map(|problem| problem.prefix.as_str())
+        .collect();
+    assert_eq!(problems, ["http://a.example/x/", "http://d.example/x/"]);
+    assert!(scores.problem_collections.iter().all(|p| p.truth.is_none()));
+    let text = scores.to_string();
+    assert!(
+        text.contains("problem collections") && text.contains("http://d.example/x/"),
+        "{text}"
+    );
+}

@@ -11,6 +11,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::collections::CollectionCounts;
 use crate::datadir::{DataDir, Result};
 use crate::pages::TableCounts;
 use crate::pipeline::IndexOutcome;
@@ -47,6 +48,17 @@ pub fn index_summary(outcome: &IndexOutcome) -> String {
         "\nsimilarity ({}): {} near-duplicate pages in {} trivial clusters",
         similarity.similarity_test, similarity.near_duplicate_pages, similarity.trivial_clusters
     ));
+    let collections = &outcome.manifest.collections;
+    text.push_str(&format!(
+        "
+collections: {} similar clusters, {} of them of collections of 2 pages or more ({} extended, {} small); {} pages in {} collections",
+        collections.clusters,
+        collections.collection_clusters,
+        collections.extended_clusters,
+        collections.small_clusters,
+        collections.pages_in_collections,
+        collections.collections
+    ));
     text
 }
 
@@ -59,6 +71,7 @@ pub struct Stats {
     pub counts: TableCounts,
     #[serde(flatten)]
     pub similarity: SimilarityCounts,
+    pub collections: CollectionCounts,
 }
 
 impl Stats {
@@ -69,6 +82,7 @@ impl Stats {
             crawls: manifest.crawls.len(),
             counts: manifest.counts,
             similarity: manifest.similarity,
+            collections: manifest.collections,
         })
     }
 }
@@ -113,6 +127,32 @@ impl fmt::Display for Stats {
             formatter,
             "similar pairs          {} by shared chunks, {} by shared megashingle; {} boilerplate chunks set aside",
             similarity.chunk_pairs, similarity.megashingle_pairs, similarity.boilerplate_chunks
+        )?;
+        let collections = &self.collections;
+        writeln!(
+            formatter,
+            "similar clusters       {} ({} of collections of 2 pages or more, {} extended, {} small under {} pages)",
+            collections.clusters,
+            collections.collection_clusters,
+            collections.extended_clusters,
+            collections.small_clusters,
+            collections.small_size
+        )?;
+        writeln!(
+            formatter,
+            "collections            {} holding {} pages ({} in collections of 2 pages or more)",
+            collections.collections,
+            collections.pages_in_collections,
+            collections.pages_in_large_collections
+        )?;
+        writeln!(
+            formatter,
+            "cluster growing        {} LinkSummary rows with a = s, {} merge edges (a = s = d = b), {} extended (a = s > d = b), {} virtual links, {} second names",
+            collections.link_summary_rows,
+            collections.merge_edges,
+            collections.extended_merge_edges,
+            collections.virtual_links,
+            collections.alias_pages
         )?;
         writeln!(
             formatter,
