@@ -90,7 +90,8 @@ fn generate(pages: usize) -> Web {
                 let id = PageId(web.hosts.len() as u32);
                 *slot = Some(id);
                 web.hosts.push(host);
-                web.urls.push(format!("http://h{}.example/manual/p{index}.html", host.0));
+                web.urls
+                    .push(format!("http://h{}.example/manual/p{index}.html", host.0));
                 web.uncrawled.push(Vec::new());
                 web.labels.push(if stale && draw.chance(10) {
                     web.labels_used += 1;
@@ -123,7 +124,8 @@ fn generate(pages: usize) -> Web {
         let size = 100.min(pages - start);
         for index in 0..size {
             web.hosts.push(host);
-            web.urls.push(format!("http://h{}.example/site/p{index}.html", host.0));
+            web.urls
+                .push(format!("http://h{}.example/site/p{index}.html", host.0));
             web.uncrawled.push(Vec::new());
             web.labels.push(web.labels_used as u32);
             web.labels_used += 1;
@@ -131,13 +133,16 @@ fn generate(pages: usize) -> Web {
         for index in 0..size {
             let from = PageId((start + index) as u32);
             if index > 0 {
-                web.links.push((PageId((start + draw.below(index)) as u32), from));
+                web.links
+                    .push((PageId((start + draw.below(index)) as u32), from));
             }
             for _ in 1..LINKS_PER_PAGE {
-                web.links.push((from, PageId((start + draw.below(size)) as u32)));
+                web.links
+                    .push((from, PageId((start + draw.below(size)) as u32)));
             }
             if !primaries.is_empty() && draw.chance(20) {
-                web.links.push((from, primaries[draw.below(primaries.len())]));
+                web.links
+                    .push((from, primaries[draw.below(primaries.len())]));
             }
         }
     }
@@ -148,23 +153,30 @@ fn generate(pages: usize) -> Web {
     web
 }
 
-/// The process's peak resident memory since the last reset, in MB.
-fn peak_rss_mb() -> f64 {
+/// A memory figure of this process from /proc/self/status, in MB.
+fn status_mb(field: &str) -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     status
         .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
+        .find_map(|line| line.strip_prefix(field))
+        .and_then(|value| {
+            value
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse::<f64>()
+                .ok()
+        })
         .map_or(f64::NAN, |kilobytes| kilobytes / 1024.0)
 }
 
+/// The process's peak resident memory since the last reset, in MB.
+fn peak_rss_mb() -> f64 {
+    status_mb("VmHWM:")
+}
+
 fn current_rss_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|value| value.trim().trim_end_matches("kB").trim().parse::<f64>().ok())
-        .map_or(f64::NAN, |kilobytes| kilobytes / 1024.0)
+    status_mb("VmRSS:")
 }
 
 /// Resets the peak to the current size (Linux 4.0 and later).

@@ -10,13 +10,6 @@ use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use common::*;
-use serde_json::Value;
-
-fn json(output: &std::process::Output) -> Value {
-    assert!(output.status.success(), "{}", stderr(output));
-    serde_json::from_str(&stdout(output))
-        .unwrap_or_else(|error| panic!("{error}: {}", stdout(output)))
-}
 
 /// The primary host of each family, from corpus/README.md's host table.
 const PRIMARIES: [(&str, &str); 5] = [

@@ -8,13 +8,6 @@ mod common;
 use std::path::Path;
 
 use common::*;
-use serde_json::Value;
-
-fn json(output: &std::process::Output) -> Value {
-    assert!(output.status.success(), "{}", stderr(output));
-    serde_json::from_str(&stdout(output))
-        .unwrap_or_else(|error| panic!("{error}: {}", stdout(output)))
-}
 
 #[test]
 fn copies_in_the_shipped_crawl_are_found_and_explained() {

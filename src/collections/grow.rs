@@ -202,24 +202,26 @@ impl Context<'_> {
 
     /// Grows every similar cluster of one TCG component.
     fn grow_component(&self, clusters: &[u32]) -> Vec<Grown> {
+        // Starts in order of preference; one that an earlier growth reached
+        // is passed over.
+        let mut starts: Vec<u32> = clusters
+            .iter()
+            .copied()
+            .filter(|&cluster| self.members.size(cluster) >= 2)
+            .collect();
+        starts.sort_by_cached_key(|&cluster| {
+            Reverse((
+                self.members.size(cluster),
+                self.inlinks_from_other_hosts(cluster),
+                Reverse(cluster),
+            ))
+        });
         let mut reached: HashSet<u32> = HashSet::new();
         let mut grown = Vec::new();
-        loop {
-            let start = clusters
-                .iter()
-                .copied()
-                .filter(|cluster| !reached.contains(cluster) && self.members.size(*cluster) >= 2)
-                .max_by_key(|&cluster| {
-                    (
-                        self.members.size(cluster),
-                        self.inlinks_from_other_hosts(cluster),
-                        Reverse(cluster),
-                    )
-                });
-            let Some(start) = start else {
-                break;
-            };
-            grown.push(self.grow_from(start, &mut reached));
+        for start in starts {
+            if !reached.contains(&start) {
+                grown.push(self.grow_from(start, &mut reached));
+            }
         }
         grown
     }
@@ -270,8 +272,8 @@ impl Context<'_> {
                     let root = collections[collection as usize][0];
                     self.graph.links_to(child, root)
                 };
-                let back = joined.iter().filter(|join| links_back(join)).count();
                 if !self.options.extended {
+                    let back = joined.iter().filter(|join| links_back(join)).count();
                     let keep_back = back * 2 > joined.len();
                     joined.retain(|join| links_back(join) == keep_back);
                 }
