@@ -7,7 +7,6 @@
 mod common;
 
 use std::collections::{HashMap, HashSet};
-use std::path::Path;
 
 use common::*;
 
@@ -22,30 +21,17 @@ const PRIMARIES: [(&str, &str); 5] = [
 
 #[test]
 fn every_replicated_collection_of_the_shipped_crawl_is_one_cluster() {
-    let dir = tempfile::tempdir().unwrap();
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let data = dir.path().join("data");
-    let data = data.to_str().unwrap();
-    let output = mirrorscope(crate_dir, &["index", "--data", data]);
-    assert!(output.status.success(), "{}", stderr(&output));
+    let crawl = index_shipped_crawl();
+    let data = crawl.data.as_str();
+    let crate_dir = &crate_dir();
     assert!(
-        stdout(&output).contains("similar clusters"),
+        crawl.summary.contains("similar clusters"),
         "{}",
-        stdout(&output)
+        crawl.summary
     );
 
     let truth_path = crate_dir.join("corpus/truth.tsv");
-    let eval = json(&mirrorscope(
-        crate_dir,
-        &[
-            "eval",
-            "--truth",
-            truth_path.to_str().unwrap(),
-            "--data",
-            data,
-            "--json",
-        ],
-    ));
+    let eval = json(&eval_shipped_truth(data, &["--json"]));
     let scores = &eval["collections"];
     // Measured: precision 0.9985, recall 0.9921 over 618,892 pairs.
     assert!(scores["precision"].as_f64().unwrap() >= 0.9, "{scores:#}");
@@ -181,16 +167,7 @@ fn every_replicated_collection_of_the_shipped_crawl_is_one_cluster() {
         first_row.contains("http://httpd.apache-project.example/docs/2.4/"),
         "{text}"
     );
-    let eval_text = stdout(&mirrorscope(
-        crate_dir,
-        &[
-            "eval",
-            "--truth",
-            truth_path.to_str().unwrap(),
-            "--data",
-            data,
-        ],
-    ));
+    let eval_text = stdout(&eval_shipped_truth(data, &[]));
     assert!(eval_text.contains("problem collections"), "{eval_text}");
     assert!(eval_text.contains("5 of 5 copies found"), "{eval_text}");
 }

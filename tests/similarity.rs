@@ -5,34 +5,18 @@
 
 mod common;
 
-use std::path::Path;
-
 use common::*;
 
 #[test]
 fn copies_in_the_shipped_crawl_are_found_and_explained() {
-    let dir = tempfile::tempdir().unwrap();
-    let crate_dir = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let data = dir.path().join("data");
-    let data = data.to_str().unwrap();
-    let output = mirrorscope(crate_dir, &["index", "--data", data]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("near-duplicate pages"));
+    let crawl = index_shipped_crawl();
+    let data = crawl.data.as_str();
+    let crate_dir = &crate_dir();
+    assert!(crawl.summary.contains("near-duplicate pages"));
 
     // Copies differing by banners, footers, link rewrites or small edits:
     // recall and precision of at least 0.95 (measured: 1.000 and 0.999).
-    let truth = crate_dir.join("corpus/truth.tsv");
-    let eval = json(&mirrorscope(
-        crate_dir,
-        &[
-            "eval",
-            "--truth",
-            truth.to_str().unwrap(),
-            "--data",
-            data,
-            "--json",
-        ],
-    ));
+    let eval = json(&eval_shipped_truth(data, &["--json"]));
     let pairs = &eval["page_pairs"];
     assert!(pairs["precision"].as_f64().unwrap() >= 0.95, "{pairs:#}");
     assert!(pairs["recall"].as_f64().unwrap() >= 0.95, "{pairs:#}");

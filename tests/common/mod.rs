@@ -141,3 +141,38 @@ pub fn write_site(path: &Path, gzip: bool, pages: &[TestPage], first_index: usiz
         .collect();
     write_warc(path, gzip, &records);
 }
+
+/// The shipped crawl indexed into a temporary data directory.
+pub struct IndexedCrawl {
+    _dir: tempfile::TempDir,
+    /// The data directory, for `--data`.
+    pub data: String,
+    /// What `index` printed.
+    pub summary: String,
+}
+
+/// Indexes the shipped crawl (from the crate's folder) into a fresh data directory.
+pub fn index_shipped_crawl() -> IndexedCrawl {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data").to_str().unwrap().to_string();
+    let output = mirrorscope(&crate_dir(), &["index", "--data", &data]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    IndexedCrawl {
+        _dir: dir,
+        data,
+        summary: stdout(&output),
+    }
+}
+
+/// The crate's folder, where `corpus/` is.
+pub fn crate_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// `eval` of `data` against the shipped crawl's truth file, with `extra` arguments.
+pub fn eval_shipped_truth(data: &str, extra: &[&str]) -> Output {
+    let truth = crate_dir().join("corpus/truth.tsv");
+    let mut args = vec!["eval", "--truth", truth.to_str().unwrap(), "--data", data];
+    args.extend_from_slice(extra);
+    mirrorscope(&crate_dir(), &args)
+}
