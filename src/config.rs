@@ -8,6 +8,8 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::collections::CollectionsConfig;
+use crate::index::IndexConfig;
+use crate::search::SearchConfig;
 use crate::similarity::SimilarityConfig;
 use crate::store::StoreConfig;
 
@@ -18,6 +20,8 @@ pub struct Config {
     pub store: StoreConfig,
     pub similarity: SimilarityConfig,
     pub collections: CollectionsConfig,
+    pub index: IndexConfig,
+    pub search: SearchConfig,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -102,6 +106,8 @@ impl Config {
             .ingest
             .problem()
             .or_else(|| config.similarity.problem())
+            .or_else(|| config.index.problem())
+            .or_else(|| config.search.problem())
         {
             return Err(ConfigError::Invalid {
                 path: path.display().to_string(),

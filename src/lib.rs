@@ -5,20 +5,24 @@
 //! Data flows one way: crawl ([`corpus`]) -> page store ([`store`]) and
 //! captures ([`ingest`]) -> page table ([`pages`]) -> trivial clusters
 //! ([`similarity`]) -> web graph and similar clusters of collections
-//! ([`collections`]) -> generation ([`datadir`]).
+//! ([`collections`]) -> search index ([`index`]) -> generation ([`datadir`])
+//! -> search with roll-up ([`search`]) -> the site ([`web`]).
 
 pub mod collections;
 pub mod config;
 pub mod corpus;
 pub mod datadir;
 pub mod eval;
+pub mod index;
 pub mod ingest;
 pub mod pages;
 pub mod pipeline;
 pub mod report;
+pub mod search;
 pub mod similarity;
 pub mod store;
 mod union_find;
+pub mod web;
 
 #[cfg(test)]
 mod test_support;

@@ -11,6 +11,7 @@ use mirrorscope::datadir::DataDir;
 use mirrorscope::eval;
 use mirrorscope::pipeline::{self, IndexRequest};
 use mirrorscope::report;
+use mirrorscope::web;
 
 /// Search a web crawl with its mirrored collections rolled up.
 #[derive(Parser)]
@@ -30,6 +31,19 @@ enum Command {
         /// Data directory.
         #[arg(long, default_value = "data")]
         data: PathBuf,
+    },
+    /// Serve the search site. Indexes the shipped crawl first when DATA has no
+    /// index yet; picks up new generations written by `index` while running.
+    Serve {
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+        /// Address to listen on (loopback by default; port 0 picks a free port).
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        bind: String,
+        /// HTTP worker threads (searches run on their own bounded pool).
+        #[arg(long, default_value_t = 2)]
+        workers: usize,
     },
     /// Statistics of the current generation.
     Stats {
@@ -142,6 +156,23 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 progress: std::io::stderr().is_terminal(),
             })?;
             writeln!(stdout, "{}", report::index_summary(&outcome))?;
+        }
+        Command::Serve {
+            data,
+            bind,
+            workers,
+        } => {
+            let options = web::ServeOptions {
+                data,
+                bind,
+                reload_every: std::time::Duration::from_secs(1),
+                workers,
+            };
+            web::serve(&options, |address| {
+                // Scripts and tests read this line to find the port.
+                let _ = writeln!(stdout, "mirrorscope: serving http://{address}/");
+                let _ = stdout.flush();
+            })?;
         }
         Command::Stats { data, json } => {
             let data = DataDir::open_existing(&data)?;

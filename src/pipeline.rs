@@ -15,7 +15,7 @@ use crate::corpus;
 use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest, Result};
 use crate::ingest::{self, IngestOptions, IngestReport};
 use crate::pages::PageTable;
-use crate::{collections, similarity};
+use crate::{collections, index, similarity};
 
 /// What `index` was asked to do.
 #[derive(Debug, Clone)]
@@ -161,7 +161,16 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         files: file_names,
         captures: captures.len() as u64,
     }];
-    let manifest = data.write_generation(crawls, &table, &similarity, &collections)?;
+    let manifest = data.write_generation(crawls, &table, &similarity, &collections, |dir| {
+        Ok(index::build(
+            dir,
+            &table,
+            &similarity,
+            &collections,
+            &store,
+            &config.index,
+        )?)
+    })?;
     if stale {
         // The new generation uses the crawl just ingested again.
         data.release_stale(&crawl_id, &store)?;

@@ -47,6 +47,15 @@ pub struct DecodedText<'a> {
     pub source: CharsetSource,
 }
 
+/// Decodes a stored body with the encoding ingest found for it (a label of
+/// the WHATWG Encoding Standard, as [`DecodedText::encoding`] names it). A
+/// byte-order mark still wins, as it did at ingest; an unknown label decodes
+/// as UTF-8 with replacement characters.
+pub fn decode_as<'a>(body: &'a [u8], encoding: &str) -> Cow<'a, str> {
+    let encoding = Encoding::for_label(encoding.as_bytes()).unwrap_or(UTF_8);
+    encoding.decode(body).0
+}
+
 /// The `charset` parameter of a Content-Type value, if any.
 pub fn charset_of_content_type(content_type: &str) -> Option<&str> {
     content_type.split(';').skip(1).find_map(|parameter| {

@@ -14,7 +14,8 @@
 //!                               references are released once the new one is complete
 //!   generations/gen-<n>/        a complete generation: manifest.json, pages.bin,
 //!                               similarity.bin (fingerprints, trivial clusters),
-//!                               collections.bin (similar clusters and their collections)
+//!                               collections.bin (similar clusters and their collections),
+//!                               index/ (the tantivy search index)
 //!   CURRENT                     the name of the generation readers use
 //! ```
 //!
@@ -31,13 +32,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::collections::{CollectionCounts, Collections};
 use crate::config::Config;
+use crate::index::{IndexCounts, IndexError};
 use crate::ingest::{self, Capture, IngestReport};
 use crate::pages::{PageTable, TableCounts};
 use crate::similarity::{Similarity, SimilarityCounts};
 use crate::store::{ContentKey, PageStore, StoreError};
 
 /// Version of the generation format written by this build.
-pub const GENERATION_FORMAT: u32 = 3;
+pub const GENERATION_FORMAT: u32 = 4;
 /// How many generations are kept on disk, the current one included.
 const GENERATIONS_KEPT: usize = 3;
 
@@ -61,6 +63,8 @@ pub enum DataError {
     Ingest(#[from] ingest::IngestError),
     #[error(transparent)]
     Config(#[from] crate::config::ConfigError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
 }
 
 pub type Result<T> = std::result::Result<T, DataError>;
@@ -91,6 +95,7 @@ pub struct Manifest {
     pub counts: TableCounts,
     pub similarity: SimilarityCounts,
     pub collections: CollectionCounts,
+    pub index: IndexCounts,
 }
 
 /// A data directory, opened.
@@ -164,6 +169,15 @@ impl DataDir {
     pub fn store(&self, config: &Config) -> Result<PageStore> {
         let store = PageStore::open(&self.root.join("store"), config.store.clone())?;
         Ok(store.defer_directory_syncs())
+    }
+
+    /// The page store, opened for reading only (see
+    /// [`PageStore::open_for_reading`]).
+    pub fn store_for_reading(&self, config: &Config) -> Result<PageStore> {
+        Ok(PageStore::open_for_reading(
+            &self.root.join("store"),
+            config.store.clone(),
+        )?)
     }
 
     pub fn crawl_dir(&self, crawl_id: &str) -> PathBuf {
@@ -328,12 +342,15 @@ impl DataDir {
     }
 
     /// Writes a new generation and makes it current. Returns its manifest.
+    /// `build_index` writes the search index into the folder it is given
+    /// (the generation's `index/`, under its temporary name).
     pub fn write_generation(
         &self,
         crawls: Vec<CrawlEntry>,
         table: &PageTable,
         similarity: &Similarity,
         collections: &Collections,
+        build_index: impl FnOnce(&Path) -> Result<IndexCounts>,
     ) -> Result<Manifest> {
         let generations = self.root.join("generations");
         let number = self
@@ -349,6 +366,7 @@ impl DataDir {
             fs::remove_dir_all(&temporary).map_err(io_error(&temporary))?;
         }
         fs::create_dir_all(&temporary).map_err(io_error(&temporary))?;
+        let index = build_index(&temporary.join(crate::index::INDEX_DIR))?;
         let manifest = Manifest {
             format: GENERATION_FORMAT,
             generation: name.clone(),
@@ -359,6 +377,7 @@ impl DataDir {
             counts: table.counts(),
             similarity: similarity.counts.clone(),
             collections: collections.counts.clone(),
+            index,
         };
         write_compressed(&temporary.join(PAGES_FILE), table)?;
         write_compressed(&temporary.join(SIMILARITY_FILE), similarity)?;
@@ -646,6 +665,7 @@ mod tests {
                     &table,
                     &empty_similarity(),
                     &empty_collections(),
+                    |_| Ok(IndexCounts::default()),
                 )
                 .unwrap();
             assert_eq!(manifest.generation, format!("gen-{expected:06}"));
@@ -667,6 +687,7 @@ mod tests {
             &PageTable::default(),
             &empty_similarity(),
             &empty_collections(),
+            |_| Ok(IndexCounts::default()),
         )
         .unwrap();
         // A crash while writing generation 2 leaves only its temporary folder.
@@ -684,7 +705,8 @@ mod tests {
                 Vec::new(),
                 &PageTable::default(),
                 &empty_similarity(),
-                &empty_collections()
+                &empty_collections(),
+                |_| Ok(IndexCounts::default()),
             )
             .unwrap()
             .generation,

@@ -59,6 +59,20 @@ collections: {} similar clusters, {} of them of collections of 2 pages or more (
         collections.pages_in_collections,
         collections.collections
     ));
+    let index = &outcome.manifest.index;
+    text.push_str(&format!(
+        "\nsearch index: {} pages ({:.1} MB){}",
+        index.documents,
+        index.bytes as f64 / 1e6,
+        if index.unreadable_bodies > 0 {
+            format!(
+                ", {} left out: stored body unreadable",
+                index.unreadable_bodies
+            )
+        } else {
+            String::new()
+        }
+    ));
     text
 }
 

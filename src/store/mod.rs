@@ -247,6 +247,29 @@ impl PageStore {
         Ok(store)
     }
 
+    /// Opens an existing store for reading only: nothing is created or
+    /// cleaned, so a reader (the search server) can open it while `index`
+    /// writes to it.
+    pub fn open_for_reading(root: &Path, config: StoreConfig) -> Result<PageStore> {
+        let description = root.join(STORE_DESCRIPTION_FILE_NAME);
+        if !description.is_file() {
+            return Err(StoreError::io(
+                "open",
+                description,
+                io::Error::new(io::ErrorKind::NotFound, "no page store here"),
+            ));
+        }
+        let layout = load_or_create_layout(root, &config)?;
+        Ok(PageStore {
+            root: root.to_path_buf(),
+            layout,
+            mode: config.mode,
+            zstd_level: config.zstd_level,
+            signer: signature_of,
+            syncs: Arc::new(DirectorySyncs::immediate()),
+        })
+    }
+
     /// Defers the directory fsyncs of this handle (and its clones) to the
     /// next [`PageStore::flush`]. Every block's contents are still fsynced
     /// before it is renamed into place, so no block is ever torn; what waits

@@ -176,3 +176,15 @@ pub fn eval_shipped_truth(data: &str, extra: &[&str]) -> Output {
     args.extend_from_slice(extra);
     mirrorscope(&crate_dir(), &args)
 }
+
+/// Indexes the shipped crawl into `dir` (emptied first), a folder under the
+/// tests' target directory that outlives the test process.
+pub fn index_shipped_crawl_into(name: &str) -> PathBuf {
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let data = dir.join("data");
+    let output = mirrorscope(&crate_dir(), &["index", "--data", data.to_str().unwrap()]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    data
+}

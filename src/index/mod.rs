@@ -1,0 +1,398 @@
+//! The search index: one tantivy document per page that answered 200 with a
+//! body, built by `mirrorscope index` as part of each generation.
+//!
+//! Reads the page table, the page store (each page's body, to index its
+//! visible text), the trivial clusters and the collections; writes
+//! `generations/gen-<n>/index/`. Besides title, text (stored, for snippets),
+//! URL and host, each document carries as fast fields what the roll-up of
+//! results needs without looking anything up: the page id, its collection, its
+//! similar cluster, its replication factor and its in-links from other hosts
+//! (cho-2000 §5.2 rolls results up by collection and cluster; §1 ranks by
+//! replication).
+
+mod schema;
+
+use std::borrow::Cow;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use tantivy::query::{Query, QueryParser};
+use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument};
+
+use crate::collections::{ClusterId, Collections};
+use crate::corpus::{self, charset};
+use crate::pages::{Page, PageId, PageTable};
+use crate::similarity::Similarity;
+use crate::store::PageStore;
+
+pub use schema::{Fields, IndexField, PageDocument, NONE};
+
+/// The folder of a generation that holds the index.
+pub const INDEX_DIR: &str = "index";
+
+/// How the index is built.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct IndexConfig {
+    /// tantivy indexing threads; 0 = one per core, at most 4. Indexing runs
+    /// beside text extraction (rayon), so more threads than cores only wait.
+    pub writer_threads: usize,
+    /// Memory for tantivy's in-memory segments, per indexing thread, in MiB.
+    /// Default 64: tantivy's minimum is 15, and 64 MiB per thread flushes the
+    /// demo crawl's 2,954 pages as one segment per thread (fewer merges)
+    /// while keeping a big crawl's indexing within a few hundred MB.
+    pub writer_memory_mib: usize,
+}
+
+impl Default for IndexConfig {
+    fn default() -> Self {
+        IndexConfig {
+            writer_threads: 0,
+            writer_memory_mib: 64,
+        }
+    }
+}
+
+impl IndexConfig {
+    /// Why these values cannot be used, if they cannot.
+    pub fn problem(&self) -> Option<String> {
+        if !(15..=4096).contains(&self.writer_memory_mib) {
+            return Some("index.writer_memory_mib must be from 15 to 4096".into());
+        }
+        if self.writer_threads > 64 {
+            return Some("index.writer_threads must be at most 64".into());
+        }
+        None
+    }
+
+    fn threads(&self) -> usize {
+        if self.writer_threads > 0 {
+            return self.writer_threads;
+        }
+        std::thread::available_parallelism()
+            .map_or(1, |cores| cores.get())
+            .min(4)
+    }
+}
+
+/// Errors of the search index.
+#[derive(Debug, thiserror::Error)]
+pub enum IndexError {
+    #[error("{path}: search index: {source}")]
+    Tantivy {
+        path: PathBuf,
+        source: tantivy::TantivyError,
+    },
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+pub type Result<T> = std::result::Result<T, IndexError>;
+
+/// The index stage's figures, kept in the generation's manifest.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IndexCounts {
+    /// Pages indexed (answered 200, with a body).
+    pub documents: u64,
+    /// Pages whose body could not be read back from the store or decoded;
+    /// each is named in a warning.
+    pub unreadable_bodies: u64,
+    /// Size of the index on disk.
+    pub bytes: u64,
+}
+
+/// What the index needs to know of each page besides its text.
+struct PageFields {
+    collection: u64,
+    cluster: u64,
+    replication: u64,
+    inlinks_from_other_hosts: u64,
+}
+
+/// Builds the index of a generation into `dir` (which must not exist yet).
+pub fn build(
+    dir: &Path,
+    table: &PageTable,
+    similarity: &Similarity,
+    collections: &Collections,
+    store: &PageStore,
+    config: &IndexConfig,
+) -> Result<IndexCounts> {
+    let tantivy_error = |source| IndexError::Tantivy {
+        path: dir.to_path_buf(),
+        source,
+    };
+    std::fs::create_dir_all(dir).map_err(|source| IndexError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let (schema, fields) = schema::build();
+    let index = Index::create_in_dir(dir, schema).map_err(tantivy_error)?;
+    let threads = config.threads();
+    let writer = index
+        .writer_with_num_threads::<TantivyDocument>(
+            threads,
+            threads * config.writer_memory_mib * 1024 * 1024,
+        )
+        .map_err(tantivy_error)?;
+
+    let facts = page_fields(table, similarity, collections);
+    let documents = AtomicU64::new(0);
+    let unreadable = AtomicU64::new(0);
+    table
+        .pages
+        .par_iter()
+        .enumerate()
+        .filter(|(_, page)| is_indexed(page))
+        .try_for_each(|(index, page)| -> Result<()> {
+            let Some(text) = page_text(store, page) else {
+                unreadable.fetch_add(1, Ordering::Relaxed);
+                return Ok(());
+            };
+            let fact = &facts[index];
+            let document = fields.document(&PageDocument {
+                page: PageId(index as u32),
+                collection: fact.collection,
+                cluster: fact.cluster,
+                replication: fact.replication,
+                inlinks_from_other_hosts: fact.inlinks_from_other_hosts,
+                title: &page.title,
+                body: &text,
+                url: &page.url,
+                host: table.host_name(page.host),
+            });
+            writer.add_document(document).map_err(tantivy_error)?;
+            documents.fetch_add(1, Ordering::Relaxed);
+            Ok(())
+        })?;
+    let mut writer = writer;
+    writer.commit().map_err(tantivy_error)?;
+    writer.wait_merging_threads().map_err(tantivy_error)?;
+    Ok(IndexCounts {
+        documents: documents.into_inner(),
+        unreadable_bodies: unreadable.into_inner(),
+        bytes: folder_bytes(dir),
+    })
+}
+
+/// Whether a page gets a document: it answered 200 with a body.
+pub fn is_indexed(page: &Page) -> bool {
+    page.status == 200 && page.content_key.is_some()
+}
+
+/// The visible text of a page's stored body; `None` (with a warning) when the
+/// body cannot be read back.
+pub fn page_text(store: &PageStore, page: &Page) -> Option<String> {
+    let extracted = page_extract(store, page)?;
+    Some(extracted.text)
+}
+
+/// Title, text lines and links of a page's stored body, decoded as it was at
+/// ingest; `None` (with a warning) when the body cannot be read back.
+pub fn page_extract(store: &PageStore, page: &Page) -> Option<corpus::Extracted> {
+    let key = page.content_key.as_ref()?;
+    let body = match store.get(key) {
+        Ok(body) => body,
+        Err(error) => {
+            tracing::warn!(url = %page.url, %error, "stored body unreadable; page left out");
+            return None;
+        }
+    };
+    let text: Cow<'_, str> = charset::decode_as(&body, &page.encoding);
+    let url = url::Url::parse(&page.url).ok()?;
+    Some(corpus::extract_html(&text, &url))
+}
+
+/// By page id: the collection and cluster ids, replication factor and in-links
+/// the index stores.
+fn page_fields(
+    table: &PageTable,
+    similarity: &Similarity,
+    collections: &Collections,
+) -> Vec<PageFields> {
+    let copies = copies_per_trivial_cluster(similarity);
+    let strays = stray_clusters(table.pages.len(), similarity, collections);
+    (0..table.pages.len())
+        .map(|index| {
+            let page = PageId(index as u32);
+            let collection = collections.collection_of[index];
+            let trivial = similarity.trivial[index].0 as usize;
+            let cluster = collections
+                .cluster_of(page)
+                .or_else(|| strays.get(trivial).copied().flatten());
+            PageFields {
+                collection: collection.map_or(NONE, |id| u64::from(id.0)),
+                cluster: cluster.map_or(NONE, |id| u64::from(id.0)),
+                replication: u64::from(copies[trivial]),
+                inlinks_from_other_hosts: u64::from(collections.inlinks_from_other_hosts[index]),
+            }
+        })
+        .collect()
+}
+
+/// By trivial cluster id: how many pages it holds (a page's copies in the
+/// crawl, itself included).
+fn copies_per_trivial_cluster(similarity: &Similarity) -> Vec<u32> {
+    let clusters = similarity
+        .trivial
+        .iter()
+        .map(|id| id.0 as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut copies = vec![0u32; clusters];
+    for id in &similarity.trivial {
+        copies[id.0 as usize] += 1;
+    }
+    copies
+}
+
+/// By trivial cluster id: for copies of a page that stayed outside every
+/// collection while other copies of it are in one (a break point, a page a
+/// partial crawl cut off), the cluster most of those other copies are in.
+/// Such a stray copy rolls up with its twins instead of showing on its own.
+pub fn stray_clusters(
+    pages: usize,
+    similarity: &Similarity,
+    collections: &Collections,
+) -> Vec<Option<ClusterId>> {
+    let mut votes: std::collections::HashMap<(u32, ClusterId), u32> =
+        std::collections::HashMap::new();
+    let mut has_stray = std::collections::HashSet::new();
+    for index in 0..pages {
+        let trivial = similarity.trivial[index].0;
+        match collections.cluster_of(PageId(index as u32)) {
+            Some(cluster) => *votes.entry((trivial, cluster)).or_default() += 1,
+            None => {
+                has_stray.insert(trivial);
+            }
+        }
+    }
+    let clusters = similarity
+        .trivial
+        .iter()
+        .map(|id| id.0 as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut best: Vec<Option<(u32, ClusterId)>> = vec![None; clusters];
+    for ((trivial, cluster), count) in votes {
+        if !has_stray.contains(&trivial) {
+            continue;
+        }
+        let slot = &mut best[trivial as usize];
+        let better = match *slot {
+            None => true,
+            Some((best_count, best_cluster)) => {
+                (count, std::cmp::Reverse(cluster)) > (best_count, std::cmp::Reverse(best_cluster))
+            }
+        };
+        if better {
+            *slot = Some((count, cluster));
+        }
+    }
+    best.into_iter()
+        .map(|slot| slot.map(|(_, cluster)| cluster))
+        .collect()
+}
+
+fn folder_bytes(dir: &Path) -> u64 {
+    std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .filter_map(|entry| entry.ok()?.metadata().ok())
+                .filter(|metadata| metadata.is_file())
+                .map(|metadata| metadata.len())
+                .sum()
+        })
+        .unwrap_or(0)
+}
+
+/// An opened index: the searcher of one generation and its query parser.
+pub struct SearchIndex {
+    path: PathBuf,
+    reader: IndexReader,
+    fields: Fields,
+    parser: QueryParser,
+}
+
+/// A query the parser refused, with its reason in the parser's words.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct QueryError(pub String);
+
+impl SearchIndex {
+    /// Opens the index in `dir`.
+    pub fn open(dir: &Path) -> Result<SearchIndex> {
+        let tantivy_error = |source| IndexError::Tantivy {
+            path: dir.to_path_buf(),
+            source,
+        };
+        let index = Index::open_in_dir(dir).map_err(tantivy_error)?;
+        let fields = Fields::of(&index.schema()).map_err(|detail| IndexError::Tantivy {
+            path: dir.to_path_buf(),
+            source: tantivy::TantivyError::SchemaError(detail),
+        })?;
+        // One generation's index never changes: no reloads.
+        let reader = index
+            .reader_builder()
+            .reload_policy(ReloadPolicy::Manual)
+            .try_into()
+            .map_err(tantivy_error)?;
+        let mut parser = QueryParser::for_index(
+            &index,
+            vec![
+                fields.get(IndexField::Title),
+                fields.get(IndexField::Body),
+                fields.get(IndexField::Url),
+            ],
+        );
+        // Every word must match, as users of web search engines expect.
+        parser.set_conjunction_by_default();
+        parser.set_field_boost(fields.get(IndexField::Title), 2.0);
+        parser.set_field_boost(fields.get(IndexField::Url), 0.5);
+        Ok(SearchIndex {
+            path: dir.to_path_buf(),
+            reader,
+            fields,
+            parser,
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn fields(&self) -> &Fields {
+        &self.fields
+    }
+
+    pub fn searcher(&self) -> Searcher {
+        self.reader.searcher()
+    }
+
+    /// Parses a user's query (tantivy's syntax: words, "phrases", `+must`,
+    /// `-not`, `field:value`, AND/OR).
+    pub fn parse(&self, query: &str) -> std::result::Result<Box<dyn Query>, QueryError> {
+        self.parser
+            .parse_query(query)
+            .map_err(|error| QueryError(describe_query_error(&error)))
+    }
+}
+
+fn describe_query_error(error: &tantivy::query::QueryParserError) -> String {
+    use tantivy::query::QueryParserError as E;
+    match error {
+        E::SyntaxError(_) => {
+            "the query syntax is not valid (unbalanced quotes or parentheses, or a stray operator)"
+                .into()
+        }
+        E::FieldDoesNotExist(field) => {
+            format!("there is no field {field:?}; fields are title, body, url and host")
+        }
+        other => other.to_string(),
+    }
+}

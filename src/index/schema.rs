@@ -1,0 +1,156 @@
+//! The index schema: its fields as an enum, and the tantivy handles for them.
+
+use tantivy::schema::{
+    Field, IndexRecordOption, Schema, TextFieldIndexing, TextOptions, FAST, INDEXED, STORED, STRING,
+};
+use tantivy::TantivyDocument;
+
+use crate::pages::PageId;
+
+/// The value of `collection_id` and `cluster_id` for a page in none.
+pub const NONE: u64 = u64::MAX;
+
+/// A field of the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum IndexField {
+    /// The page id (fast, indexed).
+    PageId,
+    /// The page's collection, or [`NONE`] (fast, indexed: the Collection
+    /// expansion filters on it).
+    CollectionId,
+    /// The similar cluster the page is a copy in, or [`NONE`] (fast, indexed:
+    /// the Replica expansion filters on it). A copy left outside every
+    /// collection carries the cluster of its twins.
+    ClusterId,
+    /// The number of copies of the page in the crawl, itself included (fast).
+    Replication,
+    /// Links to the page from pages on other hosts (fast).
+    InlinksFromOtherHosts,
+    /// The title (stemmed English words, stored).
+    Title,
+    /// The visible text (stemmed English words with positions, stored for
+    /// snippets).
+    Body,
+    /// The URL (its words, stored).
+    Url,
+    /// The host name (one term: `host:www.example.org`, stored).
+    Host,
+}
+
+impl IndexField {
+    pub const ALL: [IndexField; 9] = [
+        IndexField::PageId,
+        IndexField::CollectionId,
+        IndexField::ClusterId,
+        IndexField::Replication,
+        IndexField::InlinksFromOtherHosts,
+        IndexField::Title,
+        IndexField::Body,
+        IndexField::Url,
+        IndexField::Host,
+    ];
+
+    /// The field's name in the schema (and in queries: `title:apache`).
+    pub fn name(self) -> &'static str {
+        match self {
+            IndexField::PageId => "page_id",
+            IndexField::CollectionId => "collection_id",
+            IndexField::ClusterId => "cluster_id",
+            IndexField::Replication => "replication",
+            IndexField::InlinksFromOtherHosts => "inlinks_from_other_hosts",
+            IndexField::Title => "title",
+            IndexField::Body => "body",
+            IndexField::Url => "url",
+            IndexField::Host => "host",
+        }
+    }
+
+    fn position(self) -> usize {
+        self as usize
+    }
+}
+
+/// The tantivy handles of the fields, by [`IndexField`].
+#[derive(Debug, Clone)]
+pub struct Fields {
+    handles: [Field; 9],
+}
+
+/// One page's values, as indexed.
+pub struct PageDocument<'a> {
+    pub page: PageId,
+    pub collection: u64,
+    pub cluster: u64,
+    pub replication: u64,
+    pub inlinks_from_other_hosts: u64,
+    pub title: &'a str,
+    pub body: &'a str,
+    pub url: &'a str,
+    pub host: &'a str,
+}
+
+impl Fields {
+    pub fn get(&self, field: IndexField) -> Field {
+        self.handles[field.position()]
+    }
+
+    /// The handles of an existing index's schema; why not, when a field is
+    /// missing (an index written by another build).
+    pub fn of(schema: &Schema) -> Result<Fields, String> {
+        let mut handles = [Field::from_field_id(0); 9];
+        for field in IndexField::ALL {
+            handles[field.position()] = schema
+                .get_field(field.name())
+                .map_err(|_| format!("the index has no field {:?}", field.name()))?;
+        }
+        Ok(Fields { handles })
+    }
+
+    pub fn document(&self, values: &PageDocument<'_>) -> TantivyDocument {
+        let mut document = TantivyDocument::new();
+        document.add_u64(self.get(IndexField::PageId), u64::from(values.page.0));
+        document.add_u64(self.get(IndexField::CollectionId), values.collection);
+        document.add_u64(self.get(IndexField::ClusterId), values.cluster);
+        document.add_u64(self.get(IndexField::Replication), values.replication);
+        document.add_u64(
+            self.get(IndexField::InlinksFromOtherHosts),
+            values.inlinks_from_other_hosts,
+        );
+        document.add_text(self.get(IndexField::Title), values.title);
+        document.add_text(self.get(IndexField::Body), values.body);
+        document.add_text(self.get(IndexField::Url), values.url);
+        document.add_text(self.get(IndexField::Host), values.host);
+        document
+    }
+}
+
+/// The schema and its field handles.
+pub fn build() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let text = |tokenizer: &str| {
+        TextOptions::default()
+            .set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(tokenizer)
+                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+            )
+            .set_stored()
+    };
+    let mut handles = [Field::from_field_id(0); 9];
+    for field in IndexField::ALL {
+        let name = field.name();
+        handles[field.position()] = match field {
+            IndexField::PageId | IndexField::CollectionId | IndexField::ClusterId => {
+                builder.add_u64_field(name, FAST | INDEXED)
+            }
+            IndexField::Replication | IndexField::InlinksFromOtherHosts => {
+                builder.add_u64_field(name, FAST)
+            }
+            // Positions everywhere: phrase queries search every default field.
+            IndexField::Title | IndexField::Body => builder.add_text_field(name, text("en_stem")),
+            IndexField::Url => builder.add_text_field(name, text("default")),
+            IndexField::Host => builder.add_text_field(name, STRING | STORED),
+        };
+    }
+    (builder.build(), Fields { handles })
+}

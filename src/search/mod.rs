@@ -1,0 +1,429 @@
+//! Search with roll-up (cho-2000 §5.2): a query's hits folded into one entry
+//! per collection and one per similar cluster, each with its Collection
+//! expansion (the collection's matching pages) and its Replica expansion
+//! (every copy of the collection, and the copy of the matching page on each);
+//! the stored copy of a page, with why it was grouped.
+//!
+//! Reads one generation: its page table, trivial clusters, collections and
+//! search index, and the page store; writes nothing. An [`Engine`] is one
+//! generation, opened whole; the server swaps engines when `index` switches
+//! generations.
+
+mod collector;
+mod expand;
+mod page;
+pub mod rollup;
+mod view;
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use tantivy::collector::{Count, TopDocs};
+use tantivy::query::Query;
+use tantivy::snippet::SnippetGenerator;
+use tantivy::{DocAddress, Score, Searcher, SegmentReader, TantivyDocument};
+
+use crate::collections::{ClusterId, CollectionId, Collections};
+use crate::datadir::{DataDir, DataError, Manifest};
+use crate::index::{IndexError, IndexField, SearchIndex, INDEX_DIR};
+use crate::pages::{PageId, PageTable};
+use crate::similarity::Similarity;
+use crate::store::PageStore;
+
+pub use collector::replication_boost;
+pub use expand::{CollectionView, CopyView, ReplicaView};
+pub use page::{CopyEvidence, PageView};
+pub use view::{CollectionLink, PageLink, ReplicaLink, ResultGroup, Results, SnippetPart};
+
+/// Result groups per page of results.
+pub const GROUPS_PER_PAGE: usize = 10;
+
+/// Search settings.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SearchConfig {
+    /// With `rank=replication`, scores become `score x (1 + boost x
+    /// ln(copies))` (cho-2000 §1: a page with many copies matters more).
+    /// Default 0.25: on the demo crawl it lifts a page copied on five hosts
+    /// by 40% over a page found once, enough to reorder close scores, not
+    /// enough to bury a much better unreplicated match.
+    pub replication_boost: f32,
+    /// Longest snippet, in characters.
+    pub snippet_chars: usize,
+    /// Longest query, in bytes.
+    pub max_query_bytes: usize,
+    /// Highest results page a request may ask for.
+    pub max_page: usize,
+    /// Most pages one Collection expansion lists.
+    pub max_expansion_pages: usize,
+    /// Search threads of the server's pool; 0 = one per core.
+    pub threads: usize,
+    /// Searches that may wait for a thread; beyond, the server answers 503.
+    pub queue: usize,
+}
+
+impl Default for SearchConfig {
+    fn default() -> Self {
+        SearchConfig {
+            replication_boost: 0.25,
+            snippet_chars: 240,
+            max_query_bytes: 1000,
+            max_page: 1000,
+            max_expansion_pages: 1000,
+            threads: 0,
+            queue: 256,
+        }
+    }
+}
+
+impl SearchConfig {
+    /// Why these values cannot be used, if they cannot.
+    pub fn problem(&self) -> Option<String> {
+        if !(0.0..=100.0).contains(&self.replication_boost) {
+            return Some("search.replication_boost must be from 0 to 100".into());
+        }
+        if self.snippet_chars == 0
+            || self.max_query_bytes == 0
+            || self.max_page == 0
+            || self.max_expansion_pages == 0
+            || self.queue == 0
+        {
+            return Some(
+                "search.snippet_chars, max_query_bytes, max_page, max_expansion_pages and queue must be at least 1"
+                    .into(),
+            );
+        }
+        None
+    }
+
+    /// Threads of the search pool.
+    pub fn pool_threads(&self) -> usize {
+        if self.threads > 0 {
+            return self.threads;
+        }
+        std::thread::available_parallelism().map_or(1, |cores| cores.get())
+    }
+}
+
+/// How results are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Rank {
+    /// BM25.
+    #[default]
+    Relevance,
+    /// BM25 boosted by the number of copies (cho-2000 §1).
+    Replication,
+}
+
+/// A search as asked.
+#[derive(Debug, Clone)]
+pub struct SearchRequest {
+    pub query: String,
+    /// From 1.
+    pub page: usize,
+    pub rollup: bool,
+    pub rank: Rank,
+}
+
+/// Errors of searching.
+#[derive(Debug, thiserror::Error)]
+pub enum SearchError {
+    /// The query could not be parsed.
+    #[error("cannot search for {query:?}: {reason}")]
+    Query { query: String, reason: String },
+    /// A parameter out of its range.
+    #[error("{0}")]
+    BadRequest(String),
+    /// No such page, collection or cluster.
+    #[error("{0}")]
+    NotFound(String),
+    #[error(transparent)]
+    Data(#[from] DataError),
+    #[error(transparent)]
+    Index(#[from] IndexError),
+    #[error("search index: {0}")]
+    Tantivy(#[from] tantivy::TantivyError),
+}
+
+pub type Result<T> = std::result::Result<T, SearchError>;
+
+/// One generation, opened for searching.
+pub struct Engine {
+    generation: String,
+    manifest: Manifest,
+    table: PageTable,
+    similarity: Similarity,
+    collections: Collections,
+    /// Pages of each trivial cluster: `copies[offsets[t]..offsets[t + 1]]`.
+    copy_offsets: Vec<u32>,
+    copies: Vec<PageId>,
+    /// By trivial cluster: the cluster its stray copies roll up into.
+    strays: Vec<Option<ClusterId>>,
+    index: SearchIndex,
+    store: PageStore,
+    config: SearchConfig,
+}
+
+impl Engine {
+    /// Opens the current generation of `data`, with the store opened for
+    /// reading only.
+    pub fn open(data: &DataDir) -> Result<Engine> {
+        let config = data.config()?;
+        let store = data.store_for_reading(&config)?;
+        let generation = data.generation()?;
+        let manifest = generation.manifest()?;
+        let table = generation.page_table()?;
+        let similarity = generation.similarity(&table)?;
+        let collections = generation.collections(&table)?;
+        let index_dir: PathBuf = generation.path().join(INDEX_DIR);
+        let index = SearchIndex::open(&index_dir)?;
+        let (copy_offsets, copies) = copies_by_trivial_cluster(&similarity);
+        let strays = crate::index::stray_clusters(table.pages.len(), &similarity, &collections);
+        Ok(Engine {
+            generation: manifest.generation.clone(),
+            manifest,
+            table,
+            similarity,
+            collections,
+            copy_offsets,
+            copies,
+            strays,
+            index,
+            store,
+            config: config.search,
+        })
+    }
+
+    /// The generation's name (`gen-000004`).
+    pub fn generation(&self) -> &str {
+        &self.generation
+    }
+
+    pub fn manifest(&self) -> &Manifest {
+        &self.manifest
+    }
+
+    pub fn config(&self) -> &SearchConfig {
+        &self.config
+    }
+
+    pub fn table(&self) -> &PageTable {
+        &self.table
+    }
+
+    pub fn collections(&self) -> &Collections {
+        &self.collections
+    }
+
+    /// The copies of `page` in the crawl (its trivial cluster), itself
+    /// included, in page order.
+    pub fn copies_of(&self, page: PageId) -> &[PageId] {
+        let Some(trivial) = self.similarity.trivial.get(page.0 as usize) else {
+            return &[];
+        };
+        let index = trivial.0 as usize;
+        let start = self.copy_offsets[index] as usize;
+        let end = self.copy_offsets[index + 1] as usize;
+        &self.copies[start..end]
+    }
+
+    /// For a page outside every collection, the cluster its copies are in
+    /// (the one the index rolls it up into).
+    pub fn stray_cluster(&self, page: PageId) -> Option<ClusterId> {
+        let trivial = self.similarity.trivial.get(page.0 as usize)?;
+        self.strays.get(trivial.0 as usize).copied().flatten()
+    }
+
+    /// Runs a search: rolled-up groups, or the flat list of hits.
+    pub fn search(&self, request: &SearchRequest) -> Result<Results> {
+        let query_text = self.check_query(&request.query)?;
+        if request.page == 0 || request.page > self.config.max_page {
+            return Err(SearchError::BadRequest(format!(
+                "page must be from 1 to {}",
+                self.config.max_page
+            )));
+        }
+        let mut results = Results {
+            query: request.query.clone(),
+            page: request.page,
+            pages: 0,
+            total_hits: 0,
+            rollup: request.rollup,
+            rank: request.rank,
+            groups: Vec::new(),
+        };
+        if query_text.is_empty() {
+            return Ok(results);
+        }
+        let query = self.parse(query_text)?;
+        let searcher = self.index.searcher();
+        let boost = (request.rank == Rank::Replication).then_some(self.config.replication_boost);
+        let snippets = self.snippet_generator(&searcher, &*query)?;
+        let offset = (request.page - 1) * GROUPS_PER_PAGE;
+        if request.rollup {
+            let hits = searcher.search(
+                &*query,
+                &collector::HitCollector {
+                    replication_boost: boost,
+                },
+            )?;
+            let groups = rollup::fold(&hits, |cluster| {
+                self.collections
+                    .cluster(cluster)
+                    .map(|cluster| cluster.principal())
+            });
+            results.total_hits = hits.len() as u64;
+            results.pages = groups.len().div_ceil(GROUPS_PER_PAGE);
+            for group in groups.iter().skip(offset).take(GROUPS_PER_PAGE) {
+                results.groups.push(self.group_view(
+                    &searcher,
+                    &snippets,
+                    &request.query,
+                    group,
+                )?);
+            }
+        } else {
+            let top = TopDocs::with_limit(GROUPS_PER_PAGE).and_offset(offset);
+            let (count, hits) = match boost {
+                None => searcher.search(&*query, &(Count, top.order_by_score()))?,
+                Some(boost) => searcher.search(
+                    &*query,
+                    &(Count, top.tweak_score(replication_scorer(boost))),
+                )?,
+            };
+            results.total_hits = count as u64;
+            results.pages = count.div_ceil(GROUPS_PER_PAGE);
+            for (score, address) in hits {
+                results
+                    .groups
+                    .push(self.flat_view(&searcher, &snippets, score, address)?);
+            }
+        }
+        Ok(results)
+    }
+
+    /// The query, trimmed; refused when too long.
+    fn check_query<'q>(&self, query: &'q str) -> Result<&'q str> {
+        if query.len() > self.config.max_query_bytes {
+            return Err(SearchError::BadRequest(format!(
+                "the query is longer than {} bytes",
+                self.config.max_query_bytes
+            )));
+        }
+        Ok(query.trim())
+    }
+
+    fn parse(&self, query: &str) -> Result<Box<dyn Query>> {
+        self.index.parse(query).map_err(|error| SearchError::Query {
+            query: query.to_string(),
+            reason: error.0,
+        })
+    }
+
+    fn snippet_generator(
+        &self,
+        searcher: &Searcher,
+        query: &dyn Query,
+    ) -> Result<SnippetGenerator> {
+        let mut generator =
+            SnippetGenerator::create(searcher, query, self.index.fields().get(IndexField::Body))?;
+        generator.set_max_num_chars(self.config.snippet_chars);
+        Ok(generator)
+    }
+
+    fn stored(&self, searcher: &Searcher, address: DocAddress) -> Result<TantivyDocument> {
+        Ok(searcher.doc(address)?)
+    }
+}
+
+/// The flat list's score tweak for `rank=replication`.
+fn replication_scorer(
+    boost: f32,
+) -> impl Fn(&SegmentReader) -> Box<dyn Fn(tantivy::DocId, Score) -> Score> + Send + Sync + 'static
+{
+    move |segment: &SegmentReader| {
+        let copies = segment
+            .fast_fields()
+            .u64(IndexField::Replication.name())
+            .ok()
+            .map(|column| column.first_or_default_col(1));
+        Box::new(move |doc, score| match &copies {
+            Some(copies) => replication_boost(score, copies.get_val(doc), boost),
+            None => score,
+        })
+    }
+}
+
+/// The pages of each trivial cluster, as offsets into one list.
+fn copies_by_trivial_cluster(similarity: &Similarity) -> (Vec<u32>, Vec<PageId>) {
+    let clusters = similarity
+        .trivial
+        .iter()
+        .map(|id| id.0 as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut offsets = vec![0u32; clusters + 1];
+    for id in &similarity.trivial {
+        offsets[id.0 as usize + 1] += 1;
+    }
+    for index in 1..offsets.len() {
+        offsets[index] += offsets[index - 1];
+    }
+    let mut next = offsets.clone();
+    let mut copies = vec![PageId(0); similarity.trivial.len()];
+    for (page, id) in similarity.trivial.iter().enumerate() {
+        let slot = &mut next[id.0 as usize];
+        copies[*slot as usize] = PageId(page as u32);
+        *slot += 1;
+    }
+    (offsets, copies)
+}
+
+/// Parses a page id from a route.
+pub fn parse_page_id(text: &str) -> Option<PageId> {
+    parse_id(text).map(PageId)
+}
+
+/// Parses a collection id from a route.
+pub fn parse_collection_id(text: &str) -> Option<CollectionId> {
+    parse_id(text).map(CollectionId)
+}
+
+/// Parses a cluster id from a route.
+pub fn parse_cluster_id(text: &str) -> Option<ClusterId> {
+    parse_id(text).map(ClusterId)
+}
+
+/// Decimal digits only (no sign, no spaces), at most ten of them, fitting a u32.
+fn parse_id(text: &str) -> Option<u32> {
+    if text.is_empty() || text.len() > 10 || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn route_ids_are_plain_decimal_u32() {
+        assert_eq!(parse_page_id("0"), Some(PageId(0)));
+        assert_eq!(parse_page_id("4294967295"), Some(PageId(u32::MAX)));
+        for bad in [
+            "",
+            "-1",
+            "+1",
+            " 1",
+            "1 ",
+            "4294967296",
+            "99999999999",
+            "1e3",
+            "0x10",
+            "١",
+        ] {
+            assert_eq!(parse_page_id(bad), None, "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,181 @@
+//! The stored copy of a page, with where and when it was crawled and why it
+//! was grouped. The page is shown as its extracted text, never as its HTML:
+//! nothing a crawled page carries (scripts, styles, frames) reaches a browser.
+
+use serde::Serialize;
+
+use super::view::PageLink;
+use super::{Engine, Result, SearchError};
+use crate::collections::ClusterKind;
+use crate::index;
+use crate::pages::PageId;
+use crate::similarity::Relation;
+
+/// Most characters of a page's text the view shows.
+const MAX_TEXT_CHARS: usize = 200_000;
+/// Most copies of a page the view explains.
+const MAX_COPIES: usize = 100;
+
+/// One copy of the page and the evidence that makes it one.
+#[derive(Debug, Clone, Serialize)]
+pub struct CopyEvidence {
+    #[serde(flatten)]
+    pub page: PageLink,
+    pub relation: Relation,
+    /// Min-hash estimate of the resemblance of the two pages' shingles.
+    pub resemblance: Option<f64>,
+    pub shared_chunks: u32,
+    pub required_chunks: u32,
+}
+
+impl CopyEvidence {
+    /// The relation in words.
+    pub fn relation_name(&self) -> &'static str {
+        match self.relation {
+            Relation::Exact => "identical bytes",
+            Relation::Equivalent => "same words",
+            Relation::Similar => "similar text",
+            Relation::Transitive => "through other copies",
+            Relation::Unrelated => "unrelated",
+        }
+    }
+}
+
+/// The page's collection and cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct Grouping {
+    pub cluster: String,
+    pub kind: ClusterKind,
+    pub cardinality: usize,
+    pub size: u32,
+    pub extended: bool,
+    /// Its collection, when it is in one (a copy left outside collections
+    /// is only in the cluster of its copies).
+    pub collection: Option<String>,
+    pub collection_root: Option<String>,
+    pub collection_prefix: Option<String>,
+    pub collection_pages: Option<usize>,
+    pub principal: bool,
+}
+
+/// The page view.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageView {
+    pub page_id: String,
+    pub url: String,
+    pub host: String,
+    pub title: String,
+    pub status: u16,
+    /// WARC-Date of the capture.
+    pub crawled: String,
+    pub crawl: String,
+    pub warc_file: String,
+    pub warc_offset: u64,
+    pub encoding: String,
+    pub body_bytes: u64,
+    pub revisit_of: Option<String>,
+    pub inlinks_from_other_hosts: u32,
+    /// Visible text, one line per rendered line.
+    pub lines: Vec<String>,
+    pub text_truncated: bool,
+    /// The stored body could not be read back.
+    pub body_missing: bool,
+    pub copies: Vec<CopyEvidence>,
+    /// Copies in all (the view lists at most 100).
+    pub copies_total: usize,
+    pub grouping: Option<Grouping>,
+}
+
+impl Engine {
+    /// The page view of page `id`.
+    pub fn page(&self, id: PageId) -> Result<PageView> {
+        let page = self
+            .table
+            .page(id)
+            .ok_or_else(|| SearchError::NotFound(format!("there is no page {id}")))?;
+        let extracted = page
+            .content_key
+            .as_ref()
+            .and_then(|_| index::page_extract(&self.store, page));
+        let body_missing = page.content_key.is_some() && extracted.is_none();
+        let (title, text) = match extracted {
+            Some(extracted) => (extracted.title, extracted.text),
+            None => (page.title.clone(), String::new()),
+        };
+        let mut characters = 0usize;
+        let mut text_truncated = false;
+        let mut lines = Vec::new();
+        for line in text.lines() {
+            characters += line.chars().count();
+            if characters > MAX_TEXT_CHARS {
+                text_truncated = true;
+                break;
+            }
+            lines.push(line.to_string());
+        }
+        let copies_all = self.copies_of(id);
+        let copies = copies_all
+            .iter()
+            .filter(|&&copy| copy != id)
+            .take(MAX_COPIES)
+            .filter_map(|&copy| {
+                let evidence = self.similarity.evidence(&self.table, id, copy)?;
+                Some(CopyEvidence {
+                    page: self.page_link(copy)?,
+                    relation: evidence.relation,
+                    resemblance: evidence.resemblance,
+                    shared_chunks: evidence.shared_chunks,
+                    required_chunks: evidence.required_chunks,
+                })
+            })
+            .collect();
+        let collection = self.collections.collection_of[id.0 as usize]
+            .and_then(|collection| self.collections.collection(collection));
+        let cluster_id = collection
+            .map(|collection| collection.cluster)
+            .or_else(|| self.stray_cluster(id));
+        let grouping = cluster_id
+            .and_then(|cluster| self.collections.cluster(cluster))
+            .map(|cluster| Grouping {
+                cluster: cluster.id.to_string(),
+                kind: cluster.kind,
+                cardinality: cluster.cardinality(),
+                size: cluster.size,
+                extended: cluster.extended,
+                collection: collection.map(|collection| collection.id.to_string()),
+                collection_root: collection
+                    .and_then(|collection| self.table.page(collection.root))
+                    .map(|root| root.url.clone()),
+                collection_prefix: collection.map(|collection| collection.prefix.clone()),
+                collection_pages: collection.map(|collection| collection.pages.len()),
+                principal: collection
+                    .is_some_and(|collection| collection.id == cluster.principal()),
+            });
+        Ok(PageView {
+            page_id: id.to_string(),
+            url: page.url.clone(),
+            host: self.table.host_name(page.host).to_string(),
+            title,
+            status: page.status,
+            crawled: page.date.clone(),
+            crawl: self
+                .manifest
+                .crawls
+                .get(page.crawl as usize)
+                .map(|crawl| crawl.id.clone())
+                .unwrap_or_default(),
+            warc_file: page.location.file.clone(),
+            warc_offset: page.location.offset,
+            encoding: page.encoding.clone(),
+            body_bytes: page.body_bytes,
+            revisit_of: page.revisit_of.clone(),
+            inlinks_from_other_hosts: self.collections.inlinks_from_other_hosts[id.0 as usize],
+            lines,
+            text_truncated,
+            body_missing,
+            copies_total: copies_all.len().saturating_sub(1),
+            copies,
+            grouping,
+        })
+    }
+}

@@ -1,0 +1,300 @@
+//! What a results page shows, as the JSON API gives it and the templates
+//! render it.
+
+use serde::Serialize;
+use tantivy::schema::Value;
+use tantivy::snippet::{Snippet, SnippetGenerator};
+use tantivy::{DocAddress, Score, Searcher, TantivyDocument};
+
+use super::rollup::{Group, Hit};
+use super::{Engine, Rank, Result};
+use crate::collections::{ClusterId, CollectionId};
+use crate::index::{IndexField, NONE};
+use crate::pages::PageId;
+
+/// A page of results.
+#[derive(Debug, Clone, Serialize)]
+pub struct Results {
+    pub query: String,
+    pub page: usize,
+    /// Pages of results (of groups when rolled up, of hits when flat).
+    pub pages: usize,
+    /// Matching pages.
+    pub total_hits: u64,
+    pub rollup: bool,
+    pub rank: Rank,
+    pub groups: Vec<ResultGroup>,
+}
+
+/// A piece of a snippet: text, highlighted where it matched the query.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SnippetPart {
+    pub text: String,
+    pub highlighted: bool,
+}
+
+/// One entry of results.
+#[derive(Debug, Clone, Serialize)]
+pub struct ResultGroup {
+    pub page_id: String,
+    pub url: String,
+    pub title: String,
+    pub host: String,
+    /// Plain text around the matched words.
+    pub snippet: String,
+    #[serde(skip)]
+    pub snippet_parts: Vec<SnippetPart>,
+    pub score: f32,
+    /// Matching pages this entry stands for (itself included).
+    pub hits: u32,
+    /// The similar cluster the page is a copy in, if any (for
+    /// `data-cluster`; also given with `rollup=off`).
+    pub cluster: Option<String>,
+    /// The page's collection, if any (for `data-collection`).
+    pub collection_id: Option<String>,
+    /// The Collection expansion, when the page's collection has other
+    /// matching pages.
+    pub collection: Option<CollectionLink>,
+    /// The Replica expansion, when the page's collection has copies.
+    pub replicas: Option<ReplicaLink>,
+}
+
+/// The Collection link of an entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CollectionLink {
+    pub id: String,
+    /// Pages of the collection that match the query, the shown one included
+    /// (the link says "N more": this minus one).
+    pub matching_pages: u32,
+    pub href: String,
+}
+
+impl CollectionLink {
+    pub fn more(&self) -> u32 {
+        self.matching_pages.saturating_sub(1)
+    }
+}
+
+/// The Replica link of an entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReplicaLink {
+    pub cluster: String,
+    /// Copies of the collection (the cluster's cardinality), this one included.
+    pub copies: usize,
+    pub href: String,
+}
+
+/// A page named in an expansion.
+#[derive(Debug, Clone, Serialize)]
+pub struct PageLink {
+    pub page_id: String,
+    pub url: String,
+    pub title: String,
+    pub host: String,
+}
+
+/// `q` for a URL's query string.
+pub(super) fn encode(query: &str) -> String {
+    url::form_urlencoded::byte_serialize(query.as_bytes()).collect()
+}
+
+/// The parts of a snippet, or the start of the text when the body did not
+/// match (a title or URL match).
+pub(super) fn snippet_parts(snippet: &Snippet, body: &str, limit: usize) -> Vec<SnippetPart> {
+    if snippet.is_empty() {
+        let start: String = body.chars().take(limit).collect();
+        if start.is_empty() {
+            return Vec::new();
+        }
+        return vec![SnippetPart {
+            text: start,
+            highlighted: false,
+        }];
+    }
+    let fragment = snippet.fragment();
+    let mut parts = Vec::new();
+    let mut position = 0;
+    for range in snippet.highlighted() {
+        let (start, end) = (
+            range.start.min(fragment.len()),
+            range.end.min(fragment.len()),
+        );
+        if start < position || !fragment.is_char_boundary(start) || !fragment.is_char_boundary(end)
+        {
+            continue;
+        }
+        if start > position {
+            parts.push(SnippetPart {
+                text: fragment[position..start].to_string(),
+                highlighted: false,
+            });
+        }
+        parts.push(SnippetPart {
+            text: fragment[start..end].to_string(),
+            highlighted: true,
+        });
+        position = end;
+    }
+    if position < fragment.len() {
+        parts.push(SnippetPart {
+            text: fragment[position..].to_string(),
+            highlighted: false,
+        });
+    }
+    parts
+}
+
+pub(super) fn plain(parts: &[SnippetPart]) -> String {
+    parts.iter().map(|part| part.text.as_str()).collect()
+}
+
+fn stored_text(document: &TantivyDocument, field: tantivy::schema::Field) -> &str {
+    document
+        .get_first(field)
+        .and_then(|value| value.as_str())
+        .unwrap_or_default()
+}
+
+/// What an entry shows of a stored document.
+pub(super) struct Shown {
+    pub page: PageId,
+    pub title: String,
+    pub url: String,
+    pub host: String,
+    pub parts: Vec<SnippetPart>,
+}
+
+impl Engine {
+    /// Title, URL, host and snippet of a document.
+    pub(super) fn shown(
+        &self,
+        searcher: &Searcher,
+        snippets: &SnippetGenerator,
+        address: DocAddress,
+        page: PageId,
+    ) -> Result<Shown> {
+        let document = self.stored(searcher, address)?;
+        let fields = self.index.fields();
+        let body = stored_text(&document, fields.get(IndexField::Body));
+        let snippet = snippets.snippet(body);
+        let url = stored_text(&document, fields.get(IndexField::Url)).to_string();
+        let title = match stored_text(&document, fields.get(IndexField::Title)).trim() {
+            "" => url.clone(),
+            title => title.to_string(),
+        };
+        Ok(Shown {
+            page,
+            title,
+            host: stored_text(&document, fields.get(IndexField::Host)).to_string(),
+            url,
+            parts: snippet_parts(&snippet, body, self.config.snippet_chars),
+        })
+    }
+
+    /// A rolled-up group as shown.
+    pub(super) fn group_view(
+        &self,
+        searcher: &Searcher,
+        snippets: &SnippetGenerator,
+        query: &str,
+        group: &Group,
+    ) -> Result<ResultGroup> {
+        let hit: &Hit = &group.shown;
+        let shown = self.shown(searcher, snippets, hit.doc, hit.page)?;
+        let q = encode(query);
+        let collection = hit.collection.and_then(|id| {
+            let size = self.collections.collection(id)?.pages.len();
+            (size > 1 && group.collection_hits > 1).then(|| CollectionLink {
+                id: id.to_string(),
+                matching_pages: group.collection_hits,
+                href: format!("/collection/{id}?q={q}"),
+            })
+        });
+        let replicas = hit
+            .cluster
+            .and_then(|id| self.replica_link(id, hit.page, &q));
+        Ok(self.result_group(shown, group.score, group.hits, hit, collection, replicas))
+    }
+
+    /// A hit of the flat list as shown: its own group, without expansions.
+    pub(super) fn flat_view(
+        &self,
+        searcher: &Searcher,
+        snippets: &SnippetGenerator,
+        score: Score,
+        address: DocAddress,
+    ) -> Result<ResultGroup> {
+        let hit = hit_at(searcher, address, score)?;
+        let shown = self.shown(searcher, snippets, address, hit.page)?;
+        Ok(self.result_group(shown, score, 1, &hit, None, None))
+    }
+
+    fn result_group(
+        &self,
+        shown: Shown,
+        score: f32,
+        hits: u32,
+        hit: &Hit,
+        collection: Option<CollectionLink>,
+        replicas: Option<ReplicaLink>,
+    ) -> ResultGroup {
+        ResultGroup {
+            page_id: shown.page.to_string(),
+            url: shown.url,
+            title: shown.title,
+            host: shown.host,
+            snippet: plain(&shown.parts),
+            snippet_parts: shown.parts,
+            score,
+            hits,
+            cluster: hit.cluster.map(|id| id.to_string()),
+            collection_id: hit.collection.map(|id| id.to_string()),
+            collection,
+            replicas,
+        }
+    }
+
+    /// The Replica link for a page shown from cluster `id`, when the cluster
+    /// has copies.
+    pub(super) fn replica_link(&self, id: ClusterId, page: PageId, q: &str) -> Option<ReplicaLink> {
+        let cluster = self.collections.cluster(id)?;
+        (cluster.cardinality() > 1).then(|| ReplicaLink {
+            cluster: id.to_string(),
+            copies: cluster.cardinality(),
+            href: format!("/replicas/{id}?q={q}&hit={page}"),
+        })
+    }
+
+    /// A page as named in an expansion.
+    pub(super) fn page_link(&self, page: PageId) -> Option<PageLink> {
+        let row = self.table.page(page)?;
+        Some(PageLink {
+            page_id: page.to_string(),
+            url: row.url.clone(),
+            title: if row.title.trim().is_empty() {
+                row.url.clone()
+            } else {
+                row.title.clone()
+            },
+            host: self.table.host_name(row.host).to_string(),
+        })
+    }
+}
+
+/// The roll-up fields of the document at `address`, from its fast fields.
+pub(super) fn hit_at(searcher: &Searcher, address: DocAddress, score: Score) -> Result<Hit> {
+    let fast = searcher.segment_reader(address.segment_ord).fast_fields();
+    let value = |field: IndexField| -> Result<Option<u64>> {
+        Ok(fast
+            .u64(field.name())?
+            .first(address.doc_id)
+            .filter(|&value| value != NONE))
+    };
+    Ok(Hit {
+        score,
+        page: PageId(value(IndexField::PageId)?.unwrap_or_default() as u32),
+        collection: value(IndexField::CollectionId)?.map(|id| CollectionId(id as u32)),
+        cluster: value(IndexField::ClusterId)?.map(|id| ClusterId(id as u32)),
+        doc: address,
+    })
+}

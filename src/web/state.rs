@@ -1,0 +1,63 @@
+//! The server's state: the engine of the current generation, swapped for a
+//! new one when `index` switches generations, and the search pool.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, RwLock};
+
+use crate::datadir::DataDir;
+use crate::search::{Engine, Result};
+
+use super::pool::SearchPool;
+
+/// What every request reads.
+pub struct AppState {
+    data: PathBuf,
+    engine: RwLock<Arc<Engine>>,
+    pool: SearchPool,
+}
+
+impl AppState {
+    /// Opens the current generation of the data directory `data`.
+    pub fn open(data: &Path) -> Result<AppState> {
+        let engine = Engine::open(&DataDir::open_existing(data)?)?;
+        let config = engine.config();
+        let pool = SearchPool::new(config.pool_threads(), config.queue);
+        Ok(AppState {
+            data: data.to_path_buf(),
+            engine: RwLock::new(Arc::new(engine)),
+            pool,
+        })
+    }
+
+    /// The engine of the generation being served. A request keeps the one
+    /// it started with, even if a new generation comes in meanwhile.
+    pub fn engine(&self) -> Arc<Engine> {
+        match self.engine.read() {
+            Ok(engine) => Arc::clone(&engine),
+            Err(poisoned) => Arc::clone(&poisoned.into_inner()),
+        }
+    }
+
+    pub fn pool(&self) -> &SearchPool {
+        &self.pool
+    }
+
+    /// Opens the current generation if it is not the one being served, then
+    /// swaps it in. Returns whether it did. Requests in flight finish on the
+    /// engine they hold; the new one is fully opened before any request sees
+    /// it, so no request fails across the switch.
+    pub fn reload_if_changed(&self) -> Result<bool> {
+        let data = DataDir::open_existing(&self.data)?;
+        let current = data.current_generation()?;
+        if current == self.engine().generation() {
+            return Ok(false);
+        }
+        let engine = Arc::new(Engine::open(&data)?);
+        tracing::info!(generation = engine.generation(), "serving a new generation");
+        match self.engine.write() {
+            Ok(mut slot) => *slot = engine,
+            Err(poisoned) => *poisoned.into_inner() = engine,
+        }
+        Ok(true)
+    }
+}

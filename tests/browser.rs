@@ -1,0 +1,352 @@
+//! The site in a real browser: headless Chromium driven through WebDriver
+//! (chromedriver), against `mirrorscope serve` on a free loopback port.
+//! Clicks a Collection link and a Replica link, checks the expansions appear
+//! in place and in the URL, goes back, and saves a screenshot to
+//! `target/browser-artifacts/`. Without Chromium the test is skipped, except
+//! under CI (`CI=true`), where a missing browser is a failure.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+/// A child process killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+fn find_program(variable: &str, candidates: &[&str]) -> Option<PathBuf> {
+    if let Ok(path) = std::env::var(variable) {
+        return Some(PathBuf::from(path));
+    }
+    candidates
+        .iter()
+        .map(PathBuf::from)
+        .find(|path| path.is_file())
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// One HTTP/1.1 exchange with `Connection: close`; returns the body.
+fn http(port: u16, method: &str, path: &str, body: Option<&Value>) -> Value {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).expect("chromedriver listens");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let payload = body.map(Value::to_string).unwrap_or_default();
+    let request = format!(
+        "{method} {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{payload}",
+        payload.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    // Read the head, then as many bytes as Content-Length says (chromedriver
+    // may keep the connection open), or to the end.
+    let mut reader = BufReader::new(stream);
+    let mut head = String::new();
+    loop {
+        let mut line = String::new();
+        if reader.read_line(&mut line).unwrap() == 0 || line == "\r\n" {
+            break;
+        }
+        head.push_str(&line);
+    }
+    let lower = head.to_ascii_lowercase();
+    let length = lower
+        .lines()
+        .find_map(|line| line.strip_prefix("content-length:"))
+        .and_then(|value| value.trim().parse::<usize>().ok());
+    let mut bytes = Vec::new();
+    match length {
+        Some(length) => {
+            bytes.resize(length, 0);
+            reader.read_exact(&mut bytes).unwrap();
+        }
+        None => {
+            reader.read_to_end(&mut bytes).unwrap();
+        }
+    }
+    let rest = String::from_utf8_lossy(&bytes).into_owned();
+    let body = if lower.contains("transfer-encoding: chunked") {
+        dechunk(&rest)
+    } else {
+        rest
+    };
+    serde_json::from_str(&body).unwrap_or_else(|error| panic!("{error}: {head}\n{body}"))
+}
+
+fn dechunk(mut rest: &str) -> String {
+    let mut body = String::new();
+    while let Some((size, after)) = rest.split_once("\r\n") {
+        let size = usize::from_str_radix(size.trim(), 16).unwrap_or(0);
+        if size == 0 {
+            break;
+        }
+        body.push_str(&after[..size]);
+        rest = &after[size + 2..];
+    }
+    body
+}
+
+/// A WebDriver session.
+struct Browser {
+    port: u16,
+    session: String,
+    _driver: Running,
+}
+
+impl Browser {
+    fn start(chromium: &Path, chromedriver: &Path, profile: &Path) -> Browser {
+        let port = free_port();
+        let driver = Running(
+            Command::new(chromedriver)
+                .arg(format!("--port={port}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("chromedriver starts"),
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(Instant::now() < deadline, "chromedriver did not listen");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let capabilities = json!({"capabilities": {"alwaysMatch": {
+            "browserName": "chrome",
+            "goog:chromeOptions": {
+                "binary": chromium.to_str().unwrap(),
+                "args": [
+                    "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+                    "--disable-background-networking", "--disable-component-update",
+                    "--disable-sync", "--disable-quic", "--window-size=1100,1500",
+                    format!("--user-data-dir={}", profile.display()),
+                ]
+            }
+        }}});
+        let answer = http(port, "POST", "/session", Some(&capabilities));
+        let session = answer["value"]["sessionId"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no session: {answer}"))
+            .to_string();
+        Browser {
+            port,
+            session,
+            _driver: driver,
+        }
+    }
+
+    fn command(&self, method: &str, path: &str, body: Option<Value>) -> Value {
+        let answer = http(
+            self.port,
+            method,
+            &format!("/session/{}{path}", self.session),
+            body.as_ref(),
+        );
+        if answer["value"].get("error").is_some() {
+            panic!("{method} {path}: {answer}");
+        }
+        answer["value"].clone()
+    }
+
+    fn go(&self, url: &str) {
+        self.command("POST", "/url", Some(json!({ "url": url })));
+    }
+
+    fn run(&self, script: &str) -> Value {
+        self.command(
+            "POST",
+            "/execute/sync",
+            Some(json!({"script": script, "args": []})),
+        )
+    }
+
+    fn click(&self, css: &str) {
+        let found = self.command(
+            "POST",
+            "/element",
+            Some(json!({"using": "css selector", "value": css})),
+        );
+        let id = found
+            .as_object()
+            .and_then(|object| object.values().next())
+            .and_then(Value::as_str)
+            .unwrap_or_else(|| panic!("no element {css}"))
+            .to_string();
+        self.command("POST", &format!("/element/{id}/click"), Some(json!({})));
+    }
+
+    /// Waits until `script` returns true.
+    fn wait_for(&self, what: &str, script: &str) {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while self.run(script) != json!(true) {
+            assert!(Instant::now() < deadline, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    fn screenshot(&self, path: &Path) {
+        let encoded = self.command("GET", "/screenshot", None);
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(encoded.as_str().unwrap())
+            .unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, png).unwrap();
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = std::panic::catch_unwind(|| {
+            http(
+                self.port,
+                "DELETE",
+                &format!("/session/{}", self.session),
+                None,
+            )
+        });
+    }
+}
+
+/// Starts `mirrorscope serve` on a free port; returns it and the base URL.
+fn serve(data: &Path) -> (Running, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
+        .args([
+            "serve",
+            "--data",
+            data.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1:0",
+        ])
+        .env("MIRRORSCOPE_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the server starts");
+    let stdout = child.stdout.take().unwrap();
+    let server = Running(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("mirrorscope: serving ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+    (server, base)
+}
+
+#[test]
+fn collection_and_replica_links_expand_in_place_in_chromium() {
+    let chromium = find_program(
+        "CHROMIUM",
+        &["/usr/bin/chromium", "/usr/bin/chromium-browser"],
+    );
+    let chromedriver = find_program("CHROMEDRIVER", &["/usr/bin/chromedriver"]);
+    let (Some(chromium), Some(chromedriver)) = (chromium, chromedriver) else {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but Chromium or chromedriver is missing (.ci/run installs them)"
+        );
+        eprintln!("skipped: no Chromium/chromedriver (apt-get install chromium chromium-driver)");
+        return;
+    };
+    let data = common::index_shipped_crawl_into("browser");
+    let (_server, base) = serve(&data);
+    let profile = data.parent().unwrap().join("chromium-profile");
+    let browser = Browser::start(&chromium, &chromedriver, &profile);
+
+    browser.go(&format!("{base}/search?q=virtual+host"));
+    browser.wait_for(
+        "results",
+        "return document.querySelectorAll('li.result').length > 0;",
+    );
+    let promised = browser.run(
+        "const link = document.querySelector('li.result a.collection-link');
+         return parseInt(link.textContent.match(/(\\d+) more/)[1], 10);",
+    );
+    let promised = promised.as_u64().expect("a Collection link with a count");
+
+    // Collection: the matching pages appear under the entry, the URL says so.
+    browser.click("li.result a.collection-link");
+    browser.wait_for(
+        "the collection expansion",
+        "return document.querySelectorAll('li.result .collection-expansion .expanded-page').length > 0;",
+    );
+    let listed = browser.run(
+        "return document.querySelector('li.result').querySelectorAll('.collection-expansion .expanded-page').length;",
+    );
+    assert_eq!(
+        listed.as_u64(),
+        Some(promised + 1),
+        "the shown page and N more"
+    );
+    let url = browser.run("return location.href;");
+    assert!(url.as_str().unwrap().contains("expand=c"), "{url}");
+
+    // Replica: every copy, with the copy of the matched page on each host.
+    let copies = browser.run(
+        "const link = document.querySelector('li.result a.replica-link');
+         return parseInt(link.textContent.match(/(\\d+) copies/)[1], 10);",
+    );
+    browser.click("li.result a.replica-link");
+    browser.wait_for(
+        "the replica expansion",
+        "return document.querySelectorAll('li.result .replica-expansion li.copy').length > 0;",
+    );
+    let listed = browser.run(
+        "return document.querySelector('li.result').querySelectorAll('.replica-expansion li.copy').length;",
+    );
+    assert_eq!(listed, copies);
+    let with_copy = browser.run(
+        "return document.querySelectorAll('li.result .replica-expansion .hit-copy a').length;",
+    );
+    assert!(with_copy.as_u64().unwrap() >= 1);
+    assert_eq!(
+        browser.run(
+            "return document.querySelectorAll('.collection-link[aria-expanded=\"true\"]').length;"
+        ),
+        json!(1)
+    );
+    browser.screenshot(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-artifacts/search-expanded.png"),
+    );
+
+    // Back closes the Replica expansion, forward opens it again.
+    browser.run("history.back(); return true;");
+    browser.wait_for(
+        "back to one expansion",
+        "return document.querySelectorAll('.replica-expansion').length === 0
+             && document.querySelectorAll('.collection-expansion').length === 1;",
+    );
+    browser.run("history.forward(); return true;");
+    browser.wait_for(
+        "forward to both expansions",
+        "return document.querySelectorAll('.replica-expansion').length === 1;",
+    );
+
+    // A shared URL opens with the expansions rendered by the server.
+    let shared = browser.run("return location.href;");
+    browser.go(shared.as_str().unwrap());
+    browser.wait_for(
+        "a shared URL's expansions",
+        "return document.querySelectorAll('.collection-expansion').length === 1
+             && document.querySelectorAll('.replica-expansion').length === 1;",
+    );
+}

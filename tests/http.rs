@@ -1,0 +1,485 @@
+//! The search site through `actix_web::test`, on the shipped crawl: roll-up
+//! against the flat list and the clusters, the two expansions, JSON against
+//! HTML, bad input, and a generation switch under load.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use actix_web::http::StatusCode;
+use actix_web::{test, web, App};
+use serde_json::Value;
+
+use mirrorscope::web::{configure, AppState, CONTENT_SECURITY_POLICY};
+
+/// The shipped crawl, indexed once for this test binary.
+fn shipped_data() -> &'static PathBuf {
+    static DATA: OnceLock<PathBuf> = OnceLock::new();
+    DATA.get_or_init(|| common::index_shipped_crawl_into("http-shipped"))
+}
+
+fn shipped_state() -> web::Data<AppState> {
+    static STATE: OnceLock<web::Data<AppState>> = OnceLock::new();
+    STATE
+        .get_or_init(|| web::Data::new(AppState::open(shipped_data()).expect("the index opens")))
+        .clone()
+}
+
+struct Answer {
+    status: StatusCode,
+    content_type: String,
+    csp: String,
+    body: String,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|error| panic!("{error}: {}", self.body))
+    }
+}
+
+async fn get_from(state: &web::Data<AppState>, path: &str) -> Answer {
+    let app =
+        test::init_service(App::new().configure(|config| configure(config, state.clone()))).await;
+    let response = test::call_service(&app, test::TestRequest::get().uri(path).to_request()).await;
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .unwrap_or_default()
+            .to_string()
+    };
+    let (status, content_type, csp) = (
+        response.status(),
+        header("content-type"),
+        header("content-security-policy"),
+    );
+    let body = String::from_utf8(test::read_body(response).await.to_vec()).unwrap();
+    Answer {
+        status,
+        content_type,
+        csp,
+        body,
+    }
+}
+
+async fn get(path: &str) -> Answer {
+    get_from(&shipped_state(), path).await
+}
+
+/// Every page of `/api/search` results for `query` with `extra` parameters.
+async fn all_groups(query: &str, extra: &str) -> (Value, Vec<Value>) {
+    let first = get(&format!("/api/search?q={query}{extra}")).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.body);
+    let first = first.json();
+    let pages = first["pages"].as_u64().unwrap();
+    let mut groups: Vec<Value> = first["groups"].as_array().unwrap().clone();
+    for page in 2..=pages {
+        let answer = get(&format!("/api/search?q={query}{extra}&page={page}")).await;
+        assert_eq!(answer.status, StatusCode::OK);
+        let json = answer.json();
+        let page_groups = json["groups"].as_array().unwrap();
+        assert!(!page_groups.is_empty() && page_groups.len() <= 10);
+        if page < pages {
+            assert_eq!(
+                page_groups.len(),
+                10,
+                "group pages are never short but the last"
+            );
+        }
+        groups.extend(page_groups.iter().cloned());
+    }
+    (first, groups)
+}
+
+fn text(value: &Value) -> String {
+    value.as_str().map(str::to_string).unwrap_or_default()
+}
+
+/// A query whose flat results repeat copies comes back rolled up: fewer
+/// entries, no two of one cluster, and counts that are exactly what the flat
+/// list and the clusters say.
+#[actix_web::test]
+async fn rolled_up_results_agree_with_the_flat_list_and_the_clusters() {
+    let query = "virtual+host";
+    let (flat_first, flat) = all_groups(query, "&rollup=off").await;
+    let (rolled_first, rolled) = all_groups(query, "").await;
+    let total = flat_first["total_hits"].as_u64().unwrap();
+    assert_eq!(flat.len() as u64, total);
+    assert_eq!(rolled_first["total_hits"].as_u64().unwrap(), total);
+
+    // The flat first page repeats copies: several hits of one cluster.
+    let mut first_page_clusters: HashMap<String, usize> = HashMap::new();
+    for group in flat.iter().take(10) {
+        if let Some(cluster) = group["cluster"].as_str() {
+            *first_page_clusters.entry(cluster.to_string()).or_default() += 1;
+        }
+        assert!(group["collection"].is_null() && group["replicas"].is_null());
+    }
+    assert!(
+        first_page_clusters.values().any(|&count| count >= 2),
+        "{first_page_clusters:?}"
+    );
+
+    // Fewer entries, and never two from one cluster on any page.
+    assert!(
+        rolled.len() * 5 < flat.len(),
+        "{} entries for {} hits",
+        rolled.len(),
+        flat.len()
+    );
+    let mut seen_clusters = BTreeSet::new();
+    for group in &rolled {
+        if let Some(cluster) = group["cluster"].as_str() {
+            assert!(
+                seen_clusters.insert(cluster.to_string()),
+                "cluster {cluster} twice"
+            );
+        }
+    }
+
+    // Counts: the hits each entry stands for are the flat hits of its cluster
+    // (or itself); the Collection count is the flat hits of that collection.
+    let mut flat_per_cluster: HashMap<String, u64> = HashMap::new();
+    let mut flat_per_collection: HashMap<String, u64> = HashMap::new();
+    for hit in &flat {
+        if let Some(cluster) = hit["cluster"].as_str() {
+            *flat_per_cluster.entry(cluster.to_string()).or_default() += 1;
+        }
+        if let Some(collection) = hit["collection_id"].as_str() {
+            *flat_per_collection
+                .entry(collection.to_string())
+                .or_default() += 1;
+        }
+    }
+    let clusters = cluster_cardinalities();
+    let mut folded = 0;
+    for group in &rolled {
+        let hits = group["hits"].as_u64().unwrap();
+        folded += hits;
+        match group["cluster"].as_str() {
+            Some(cluster) => assert_eq!(hits, flat_per_cluster[cluster]),
+            None => assert_eq!(hits, 1),
+        }
+        if !group["collection"].is_null() {
+            let id = text(&group["collection"]["id"]);
+            let matching = group["collection"]["matching_pages"].as_u64().unwrap();
+            assert_eq!(matching, flat_per_collection[&id], "collection {id}");
+            assert!(matching >= 2);
+            assert_eq!(text(&group["collection_id"]), id);
+        }
+        if !group["replicas"].is_null() {
+            let cluster = text(&group["replicas"]["cluster"]);
+            assert_eq!(
+                group["replicas"]["copies"].as_u64().unwrap(),
+                clusters[&cluster]
+            );
+            assert!(clusters[&cluster] >= 2);
+        }
+    }
+    assert_eq!(folded, total, "every hit is in exactly one entry");
+    // Roll-up ranks by each group's best hit: scores never increase.
+    let scores: Vec<f64> = rolled
+        .iter()
+        .map(|group| group["score"].as_f64().unwrap())
+        .collect();
+    assert!(scores.windows(2).all(|pair| pair[0] >= pair[1]));
+    assert_eq!(scores[0], flat[0]["score"].as_f64().unwrap());
+}
+
+/// Cluster id -> cardinality, from `mirrorscope clusters --json`.
+fn cluster_cardinalities() -> BTreeMap<String, u64> {
+    let output = common::mirrorscope(
+        &common::crate_dir(),
+        &[
+            "clusters",
+            "--json",
+            "--data",
+            shipped_data().to_str().unwrap(),
+        ],
+    );
+    let json = common::json(&output);
+    json["clusters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|cluster| {
+            (
+                text(&cluster["id"]),
+                cluster["cardinality"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// The shipped crawl's five mirrored manuals each come back as one entry
+/// shown from their principal copy, with a Replica link to every copy.
+#[actix_web::test]
+async fn a_mirrored_manual_is_one_entry_from_its_principal_copy() {
+    let answer = get("/api/search?q=mod_rewrite").await.json();
+    let groups = answer["groups"].as_array().unwrap();
+    let apache: Vec<&Value> = groups
+        .iter()
+        .filter(|group| {
+            text(&group["url"]).contains("/docs/2.4/") || text(&group["url"]).contains("httpd")
+        })
+        .collect();
+    assert_eq!(apache.len(), 1, "{groups:#?}");
+    assert_eq!(text(&apache[0]["host"]), "httpd.apache-project.example");
+    assert_eq!(apache[0]["replicas"]["copies"].as_u64(), Some(5));
+}
+
+fn count(body: &str, needle: &str) -> usize {
+    body.matches(needle).count()
+}
+
+/// The Collection expansion lists exactly the collection's matching pages;
+/// the Replica expansion lists every copy with the matched page's copy.
+#[actix_web::test]
+async fn the_expansions_list_what_their_links_promise() {
+    let answer = get("/api/search?q=virtual+host").await.json();
+    let groups = answer["groups"].as_array().unwrap();
+    let group = groups
+        .iter()
+        .find(|group| !group["collection"].is_null() && !group["replicas"].is_null())
+        .expect("an entry with both links");
+
+    let collection = get(&text(&group["collection"]["href"])).await;
+    assert_eq!(collection.status, StatusCode::OK);
+    let matching = group["collection"]["matching_pages"].as_u64().unwrap() as usize;
+    assert_eq!(count(&collection.body, "class=\"expanded-page\""), matching);
+    assert!(collection
+        .body
+        .contains(&format!("data-page=\"{}\"", text(&group["page_id"]))));
+    assert!(
+        collection.body.contains("<mark>"),
+        "snippets highlight the query"
+    );
+    // Without a query: every page of the collection.
+    let id = text(&group["collection"]["id"]);
+    let whole = get(&format!("/collection/{id}")).await;
+    assert!(count(&whole.body, "class=\"expanded-page\"") > matching);
+
+    let replicas = get(&text(&group["replicas"]["href"])).await;
+    assert_eq!(replicas.status, StatusCode::OK);
+    let copies = group["replicas"]["copies"].as_u64().unwrap() as usize;
+    assert_eq!(count(&replicas.body, "<li class=\"copy"), copies);
+    assert_eq!(
+        count(&replicas.body, "<span class=\"badge\">principal</span>"),
+        1
+    );
+    // The hit page on its own host, and a copy of it on most others.
+    assert!(replicas
+        .body
+        .contains(&format!("/page/{}\"", text(&group["page_id"]))));
+    assert!(count(&replicas.body, "class=\"hit-copy\"") >= copies - 1);
+    let hosts: BTreeSet<&str> = replicas
+        .body
+        .split("<strong class=\"host\">")
+        .skip(1)
+        .filter_map(|rest| rest.split('<').next())
+        .collect();
+    assert_eq!(hosts.len(), copies, "one copy per host: {hosts:?}");
+}
+
+/// The search page shows what the API gives, in the same order, with the
+/// classes and attributes the contract names; expansions named in the URL
+/// are rendered in place.
+#[actix_web::test]
+async fn the_html_page_shows_the_json_groups() {
+    let json = get("/api/search?q=configuration").await.json();
+    let html = get("/search?q=configuration").await;
+    assert_eq!(html.status, StatusCode::OK);
+    assert!(html.content_type.starts_with("text/html"));
+    let groups = json["groups"].as_array().unwrap();
+    assert_eq!(count(&html.body, "<li class=\"result\""), groups.len());
+    let mut position = 0;
+    for group in groups {
+        let marker = format!(
+            "<li class=\"result\" data-page=\"{}\"",
+            text(&group["page_id"])
+        );
+        let at = html.body[position..]
+            .find(&marker)
+            .expect("groups in the same order")
+            + position;
+        let end = html.body[at..]
+            .find("</li>\n")
+            .map_or(html.body.len(), |end| at + end);
+        let entry = &html.body[at..end];
+        assert!(entry.contains(&format!(
+            "data-collection=\"{}\"",
+            group["collection_id"].as_str().unwrap_or("")
+        )));
+        assert!(entry.contains(&format!(
+            "data-cluster=\"{}\"",
+            group["cluster"].as_str().unwrap_or("")
+        )));
+        if let Some(more) = group["collection"]["matching_pages"].as_u64() {
+            assert!(entry.contains(&format!("Collection: {} more matching pages", more - 1)));
+            assert!(entry.contains("class=\"collection-link\""));
+        }
+        if let Some(copies) = group["replicas"]["copies"].as_u64() {
+            assert!(entry.contains(&format!("Replica: {copies} copies")));
+            assert!(entry.contains("class=\"replica-link\""));
+        }
+        position = at + 1;
+    }
+    let first = &groups[0];
+    let token = format!("c{}", text(&first["collection"]["id"]));
+    let expanded = get(&format!("/search?q=configuration&expand={token}")).await;
+    assert_eq!(
+        count(&expanded.body, "class=\"expansion collection-expansion\""),
+        1
+    );
+    assert!(expanded.body.contains(&format!("data-expand=\"{token}\"")));
+}
+
+/// Bad input gets the site's own pages with the right status, and nothing
+/// from the query reaches the page unescaped.
+#[actix_web::test]
+async fn bad_input_gets_clear_400_and_404_pages() {
+    let unparsable = get("/search?q=%22%3Cscript%3Ealert(1)%3C%2Fscript%3E").await;
+    assert_eq!(unparsable.status, StatusCode::BAD_REQUEST);
+    assert!(unparsable.body.contains("That query cannot be searched"));
+    assert!(unparsable
+        .body
+        .contains("&#34;&#60;script&#62;alert(1)&#60;/script&#62;"));
+    assert!(!unparsable.body.contains("<script>alert"));
+    assert_eq!(unparsable.csp, CONTENT_SECURITY_POLICY);
+
+    for (path, status) in [
+        ("/search?q=apache&page=0", StatusCode::BAD_REQUEST),
+        ("/search?q=apache&page=99999", StatusCode::BAD_REQUEST),
+        ("/search?q=apache&rollup=sideways", StatusCode::BAD_REQUEST),
+        ("/search?q=apache&expand=z9", StatusCode::BAD_REQUEST),
+        ("/replicas/0?q=apache&hit=abc", StatusCode::BAD_REQUEST),
+        ("/page/abc", StatusCode::NOT_FOUND),
+        ("/page/4294967296", StatusCode::NOT_FOUND),
+        ("/page/99999", StatusCode::NOT_FOUND),
+        ("/page/-1", StatusCode::NOT_FOUND),
+        ("/collection/99999", StatusCode::NOT_FOUND),
+        ("/replicas/99999", StatusCode::NOT_FOUND),
+        ("/replicas/0?hit=99999", StatusCode::NOT_FOUND),
+        ("/nothing/here", StatusCode::NOT_FOUND),
+    ] {
+        let answer = get(path).await;
+        assert_eq!(answer.status, status, "{path}: {}", answer.body);
+        assert!(answer.content_type.starts_with("text/html"), "{path}");
+        assert!(answer.body.contains("class=\"error\""), "{path}");
+    }
+    let long = format!("/search?q={}", "a".repeat(2000));
+    assert_eq!(get(&long).await.status, StatusCode::BAD_REQUEST);
+
+    let api = get("/api/search?q=%22open").await;
+    assert_eq!(api.status, StatusCode::BAD_REQUEST);
+    assert!(api.content_type.starts_with("application/json"));
+    assert!(api.json()["error"]
+        .as_str()
+        .unwrap()
+        .contains("cannot search"));
+
+    let empty = get("/search?q=").await;
+    assert_eq!(empty.status, StatusCode::OK);
+    assert!(empty.body.contains("Type some words"));
+    let health = get("/healthz").await;
+    assert_eq!(health.status, StatusCode::OK);
+    assert!(health.body.starts_with("ok gen-"));
+}
+
+/// The stored copy is shown as text, with where it was crawled and why it is
+/// grouped; a crawled page's markup never reaches the browser as markup.
+#[actix_web::test]
+async fn the_page_view_shows_text_provenance_and_grouping() {
+    let json = get("/api/search?q=mod_rewrite").await.json();
+    let page_id = text(&json["groups"][0]["page_id"]);
+    let page = get(&format!("/page/{page_id}")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains(".warc.gz</code> at offset"));
+    assert!(page.body.contains("Why it is grouped"));
+    assert!(page.body.contains("copies of this page"));
+    assert!(page.body.contains("identical bytes") || page.body.contains("similar text"));
+    // Only the layout's own script tag; the page's text is escaped.
+    assert_eq!(count(&page.body, "<script"), 1);
+    assert_eq!(page.csp, CONTENT_SECURITY_POLICY);
+}
+
+/// `rank=replication` moves replicated pages up (cho-2000 §1).
+#[actix_web::test]
+async fn ranking_by_replication_lifts_copied_pages() {
+    let copies_on_top = |json: &Value| -> u64 {
+        json["groups"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .take(5)
+            .map(|group| group["replicas"]["copies"].as_u64().unwrap_or(1))
+            .sum()
+    };
+    let relevance = get("/api/search?q=install").await.json();
+    let replication = get("/api/search?q=install&rank=replication").await.json();
+    assert_eq!(replication["rank"], "replication");
+    assert_eq!(relevance["total_hits"], replication["total_hits"]);
+    assert!(copies_on_top(&replication) >= copies_on_top(&relevance));
+    let flat = get("/api/search?q=install&rank=replication&rollup=off")
+        .await
+        .json();
+    assert_eq!(flat["total_hits"], relevance["total_hits"]);
+}
+
+/// When `index` switches to a new generation, the server picks it up without
+/// a restart, and requests running meanwhile all succeed.
+#[actix_web::test]
+async fn a_new_generation_is_served_without_failing_a_request() {
+    let data = common::index_shipped_crawl_into("http-reload");
+    let state = web::Data::new(AppState::open(&data).unwrap());
+    let before = state.engine().generation().to_string();
+    let answer = get_from(&state, "/api/search?q=zanzibarian").await.json();
+    assert_eq!(answer["total_hits"], 0);
+
+    // A second crawl with a word the first lacks, indexed by the binary.
+    let crawl = data.parent().unwrap().join("more.warc");
+    let mut pages = common::site("reload.example", 3);
+    for page in &mut pages {
+        let text = String::from_utf8(page.body.clone()).unwrap();
+        page.body = text
+            .replace("own text", "own zanzibarian text")
+            .into_bytes();
+    }
+    common::write_site(&crawl, false, &pages, 0);
+    let output = common::mirrorscope(
+        &common::crate_dir(),
+        &[
+            "index",
+            crawl.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", common::stderr(&output));
+
+    let reloader = {
+        let state = state.clone();
+        std::thread::spawn(move || state.reload_if_changed())
+    };
+    let mut answered = 0;
+    while !reloader.is_finished() || answered == 0 {
+        let answer = get_from(&state, "/api/search?q=manual").await;
+        assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+        answered += 1;
+    }
+    assert!(
+        reloader.join().unwrap().unwrap(),
+        "the new generation was loaded"
+    );
+    assert_ne!(state.engine().generation(), before);
+    let answer = get_from(&state, "/api/search?q=zanzibarian").await.json();
+    assert_eq!(answer["total_hits"], 3);
+    assert!(
+        !state.reload_if_changed().unwrap(),
+        "nothing new the second time"
+    );
+}
