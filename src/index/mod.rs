@@ -238,12 +238,7 @@ fn page_fields(
 /// By trivial cluster id: how many pages it holds (a page's copies in the
 /// crawl, itself included).
 fn copies_per_trivial_cluster(similarity: &Similarity) -> Vec<u32> {
-    let clusters = similarity
-        .trivial
-        .iter()
-        .map(|id| id.0 as usize + 1)
-        .max()
-        .unwrap_or(0);
+    let clusters = similarity.trivial_cluster_count();
     let mut copies = vec![0u32; clusters];
     for id in &similarity.trivial {
         copies[id.0 as usize] += 1;
@@ -272,12 +267,7 @@ pub fn stray_clusters(
             }
         }
     }
-    let clusters = similarity
-        .trivial
-        .iter()
-        .map(|id| id.0 as usize + 1)
-        .max()
-        .unwrap_or(0);
+    let clusters = similarity.trivial_cluster_count();
     let mut best: Vec<Option<(u32, ClusterId)>> = vec![None; clusters];
     for ((trivial, cluster), count) in votes {
         if !has_stray.contains(&trivial) {

@@ -357,12 +357,7 @@ fn replication_scorer(
 
 /// The pages of each trivial cluster, as offsets into one list.
 fn copies_by_trivial_cluster(similarity: &Similarity) -> (Vec<u32>, Vec<PageId>) {
-    let clusters = similarity
-        .trivial
-        .iter()
-        .map(|id| id.0 as usize + 1)
-        .max()
-        .unwrap_or(0);
+    let clusters = similarity.trivial_cluster_count();
     let mut offsets = vec![0u32; clusters + 1];
     for id in &similarity.trivial {
         offsets[id.0 as usize + 1] += 1;

@@ -511,6 +511,15 @@ impl Similarity {
         None
     }
 
+    /// Number of trivial clusters (ids run from 0 to this, exclusive).
+    pub fn trivial_cluster_count(&self) -> usize {
+        self.trivial
+            .iter()
+            .map(|id| id.0 as usize + 1)
+            .max()
+            .unwrap_or(0)
+    }
+
     pub fn cluster_of(&self, page: PageId) -> Option<TrivialClusterId> {
         self.trivial.get(page.0 as usize).copied()
     }
