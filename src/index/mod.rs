@@ -215,8 +215,8 @@ fn page_fields(
     similarity: &Similarity,
     collections: &Collections,
 ) -> Vec<PageFields> {
-    let copies = copies_per_trivial_cluster(similarity);
-    let strays = stray_clusters(table.pages.len(), similarity, collections);
+    let copies = similarity.trivial_cluster_sizes();
+    let strays = stray_clusters(similarity, collections);
     (0..table.pages.len())
         .map(|index| {
             let page = PageId(index as u32);
@@ -235,31 +235,19 @@ fn page_fields(
         .collect()
 }
 
-/// By trivial cluster id: how many pages it holds (a page's copies in the
-/// crawl, itself included).
-fn copies_per_trivial_cluster(similarity: &Similarity) -> Vec<u32> {
-    let clusters = similarity.trivial_cluster_count();
-    let mut copies = vec![0u32; clusters];
-    for id in &similarity.trivial {
-        copies[id.0 as usize] += 1;
-    }
-    copies
-}
-
 /// By trivial cluster id: for copies of a page that stayed outside every
 /// collection while other copies of it are in one (a break point, a page a
 /// partial crawl cut off), the cluster most of those other copies are in.
 /// Such a stray copy rolls up with its twins instead of showing on its own.
 pub fn stray_clusters(
-    pages: usize,
     similarity: &Similarity,
     collections: &Collections,
 ) -> Vec<Option<ClusterId>> {
     let mut votes: std::collections::HashMap<(u32, ClusterId), u32> =
         std::collections::HashMap::new();
     let mut has_stray = std::collections::HashSet::new();
-    for index in 0..pages {
-        let trivial = similarity.trivial[index].0;
+    for (index, trivial) in similarity.trivial.iter().enumerate() {
+        let trivial = trivial.0;
         match collections.cluster_of(PageId(index as u32)) {
             Some(cluster) => *votes.entry((trivial, cluster)).or_default() += 1,
             None => {

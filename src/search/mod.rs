@@ -179,7 +179,7 @@ impl Engine {
         let index_dir: PathBuf = generation.path().join(INDEX_DIR);
         let index = SearchIndex::open(&index_dir)?;
         let (copy_offsets, copies) = copies_by_trivial_cluster(&similarity);
-        let strays = crate::index::stray_clusters(table.pages.len(), &similarity, &collections);
+        let strays = crate::index::stray_clusters(&similarity, &collections);
         Ok(Engine {
             generation: manifest.generation.clone(),
             manifest,
@@ -357,13 +357,10 @@ fn replication_scorer(
 
 /// The pages of each trivial cluster, as offsets into one list.
 fn copies_by_trivial_cluster(similarity: &Similarity) -> (Vec<u32>, Vec<PageId>) {
-    let clusters = similarity.trivial_cluster_count();
-    let mut offsets = vec![0u32; clusters + 1];
-    for id in &similarity.trivial {
-        offsets[id.0 as usize + 1] += 1;
-    }
-    for index in 1..offsets.len() {
-        offsets[index] += offsets[index - 1];
+    let mut offsets = Vec::with_capacity(similarity.trivial_cluster_count() + 1);
+    offsets.push(0u32);
+    for size in similarity.trivial_cluster_sizes() {
+        offsets.push(offsets[offsets.len() - 1] + size);
     }
     let mut next = offsets.clone();
     let mut copies = vec![PageId(0); similarity.trivial.len()];

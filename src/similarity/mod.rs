@@ -520,6 +520,16 @@ impl Similarity {
             .unwrap_or(0)
     }
 
+    /// By trivial cluster id: how many pages it holds (a page's copies in
+    /// the crawl, itself included).
+    pub fn trivial_cluster_sizes(&self) -> Vec<u32> {
+        let mut sizes = vec![0u32; self.trivial_cluster_count()];
+        for id in &self.trivial {
+            sizes[id.0 as usize] += 1;
+        }
+        sizes
+    }
+
     pub fn cluster_of(&self, page: PageId) -> Option<TrivialClusterId> {
         self.trivial.get(page.0 as usize).copied()
     }
