@@ -9,6 +9,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::collections::CollectionsConfig;
 use crate::index::IndexConfig;
+use crate::mirrors::MirrorsConfig;
 use crate::search::SearchConfig;
 use crate::similarity::SimilarityConfig;
 use crate::store::StoreConfig;
@@ -20,6 +21,7 @@ pub struct Config {
     pub store: StoreConfig,
     pub similarity: SimilarityConfig,
     pub collections: CollectionsConfig,
+    pub mirrors: MirrorsConfig,
     pub index: IndexConfig,
     pub search: SearchConfig,
 }
@@ -106,6 +108,7 @@ impl Config {
             .ingest
             .problem()
             .or_else(|| config.similarity.problem())
+            .or_else(|| config.mirrors.problem())
             .or_else(|| config.index.problem())
             .or_else(|| config.search.problem())
         {

@@ -15,6 +15,7 @@ pub mod datadir;
 pub mod eval;
 pub mod index;
 pub mod ingest;
+pub mod mirrors;
 pub mod pages;
 pub mod pipeline;
 pub mod report;

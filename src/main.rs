@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 use mirrorscope::datadir::DataDir;
 use mirrorscope::eval;
+use mirrorscope::mirrors;
 use mirrorscope::pipeline::{self, IndexRequest};
 use mirrorscope::report;
 use mirrorscope::web;
@@ -80,6 +81,23 @@ enum Command {
         /// Only clusters whose largest collection has at least this many pages.
         #[arg(long, default_value_t = 0)]
         min_size: u32,
+    },
+    /// Mirrored host pairs: one ranking (combined by default) with each
+    /// pair's mirroring level.
+    Mirrors {
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+        /// The ranking: combined, bigrams, ip4, ip3, hosts, paths, prefix,
+        /// shingles, conn, hconn1, hconn2 or clusters.
+        #[arg(long, default_value = "combined")]
+        ranker: String,
+        /// Only the first N pairs.
+        #[arg(long)]
+        top: Option<usize>,
     },
     /// Quality against a ground-truth file (format of corpus/truth.tsv).
     Eval {
@@ -208,6 +226,27 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&clusters)?)?;
             } else {
                 write!(stdout, "{clusters}")?;
+            }
+        }
+        Command::Mirrors {
+            data,
+            json,
+            ranker,
+            top,
+        } => {
+            let Some(ranker) = mirrors::Ranker::from_name(&ranker) else {
+                let names: Vec<&str> = mirrors::Ranker::ALL.iter().map(|r| r.name()).collect();
+                anyhow::bail!(
+                    "--ranker {ranker:?} is not a ranker; one of: {}",
+                    names.join(", ")
+                );
+            };
+            let data = DataDir::open_existing(&data)?;
+            let mirrors = report::MirrorsReport::gather(&data, ranker, top)?;
+            if json {
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&mirrors)?)?;
+            } else {
+                write!(stdout, "{mirrors}")?;
             }
         }
         Command::Eval { truth, data, json } => {

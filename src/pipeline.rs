@@ -15,7 +15,7 @@ use crate::corpus;
 use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest, Result};
 use crate::ingest::{self, IngestOptions, IngestReport};
 use crate::pages::PageTable;
-use crate::{collections, index, similarity};
+use crate::{collections, index, mirrors, similarity};
 
 /// What `index` was asked to do.
 #[derive(Debug, Clone)]
@@ -156,21 +156,23 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
     let (table, fingerprints) = PageTable::build_with_fingerprints(&[&captures]);
     let similarity = similarity::analyse(&table, fingerprints, &config.similarity);
     let collections = collections::analyse(&table, &similarity, &config.collections);
+    let mirrors = mirrors::analyse(&table, &similarity, &config.mirrors);
     let crawls = vec![CrawlEntry {
         id: crawl_id.clone(),
         files: file_names,
         captures: captures.len() as u64,
     }];
-    let manifest = data.write_generation(crawls, &table, &similarity, &collections, |dir| {
-        Ok(index::build(
-            dir,
-            &table,
-            &similarity,
-            &collections,
-            &store,
-            &config.index,
-        )?)
-    })?;
+    let manifest =
+        data.write_generation(crawls, &table, &similarity, &collections, &mirrors, |dir| {
+            Ok(index::build(
+                dir,
+                &table,
+                &similarity,
+                &collections,
+                &store,
+                &config.index,
+            )?)
+        })?;
     if stale {
         // The new generation uses the crawl just ingested again.
         data.release_stale(&crawl_id, &store)?;

@@ -34,12 +34,13 @@ use crate::collections::{CollectionCounts, Collections};
 use crate::config::Config;
 use crate::index::{IndexCounts, IndexError};
 use crate::ingest::{self, Capture, IngestReport};
+use crate::mirrors::{MirrorCounts, Mirrors};
 use crate::pages::{PageTable, TableCounts};
 use crate::similarity::{Similarity, SimilarityCounts};
 use crate::store::{ContentKey, PageStore, StoreError};
 
 /// Version of the generation format written by this build.
-pub const GENERATION_FORMAT: u32 = 4;
+pub const GENERATION_FORMAT: u32 = 5;
 /// How many generations are kept on disk, the current one included.
 const GENERATIONS_KEPT: usize = 3;
 
@@ -95,6 +96,7 @@ pub struct Manifest {
     pub counts: TableCounts,
     pub similarity: SimilarityCounts,
     pub collections: CollectionCounts,
+    pub mirrors: MirrorCounts,
     pub index: IndexCounts,
 }
 
@@ -350,6 +352,7 @@ impl DataDir {
         table: &PageTable,
         similarity: &Similarity,
         collections: &Collections,
+        mirrors: &Mirrors,
         build_index: impl FnOnce(&Path) -> Result<IndexCounts>,
     ) -> Result<Manifest> {
         let generations = self.root.join("generations");
@@ -377,11 +380,13 @@ impl DataDir {
             counts: table.counts(),
             similarity: similarity.counts.clone(),
             collections: collections.counts.clone(),
+            mirrors: mirrors.counts.clone(),
             index,
         };
         write_compressed(&temporary.join(PAGES_FILE), table)?;
         write_compressed(&temporary.join(SIMILARITY_FILE), similarity)?;
         write_compressed(&temporary.join(COLLECTIONS_FILE), collections)?;
+        write_compressed(&temporary.join(MIRRORS_FILE), mirrors)?;
         write_json(&temporary.join(MANIFEST_FILE), &manifest)?;
         sync_dir(&temporary)?;
         let final_dir = generations.join(&name);
@@ -504,6 +509,16 @@ impl Generation {
         Ok(similarity)
     }
 
+    /// The mirrors stage's output, checked against the page table.
+    pub fn mirrors(&self, table: &PageTable) -> Result<Mirrors> {
+        let path = self.path.join(MIRRORS_FILE);
+        let mirrors: Mirrors = read_compressed(&path)?;
+        if let Some(detail) = mirrors.problem(table.hosts.len()) {
+            return Err(DataError::Format { path, detail });
+        }
+        Ok(mirrors)
+    }
+
     /// The collections stage's output, checked against the page table.
     pub fn collections(&self, table: &PageTable) -> Result<Collections> {
         let path = self.path.join(COLLECTIONS_FILE);
@@ -586,6 +601,7 @@ const CAPTURES_FILE: &str = "captures.bin";
 const PAGES_FILE: &str = "pages.bin";
 const SIMILARITY_FILE: &str = "similarity.bin";
 const COLLECTIONS_FILE: &str = "collections.bin";
+const MIRRORS_FILE: &str = "mirrors.bin";
 const MANIFEST_FILE: &str = "manifest.json";
 
 fn generation_number(name: &str) -> Option<u64> {
@@ -652,6 +668,14 @@ mod tests {
         )
     }
 
+    fn empty_mirrors() -> Mirrors {
+        crate::mirrors::analyse(
+            &PageTable::default(),
+            &empty_similarity(),
+            &Default::default(),
+        )
+    }
+
     #[test]
     fn a_new_generation_replaces_the_current_one_and_old_ones_are_pruned() {
         let dir = tempfile::tempdir().unwrap();
@@ -665,6 +689,7 @@ mod tests {
                     &table,
                     &empty_similarity(),
                     &empty_collections(),
+                    &empty_mirrors(),
                     |_| Ok(IndexCounts::default()),
                 )
                 .unwrap();
@@ -687,6 +712,7 @@ mod tests {
             &PageTable::default(),
             &empty_similarity(),
             &empty_collections(),
+            &empty_mirrors(),
             |_| Ok(IndexCounts::default()),
         )
         .unwrap();
@@ -706,6 +732,7 @@ mod tests {
                 &PageTable::default(),
                 &empty_similarity(),
                 &empty_collections(),
+                &empty_mirrors(),
                 |_| Ok(IndexCounts::default()),
             )
             .unwrap()

@@ -3,8 +3,9 @@
 //! Reads a truth file in the format of `corpus/truth.tsv` (header
 //! `url collection replica page`, tab-separated) and the current generation;
 //! writes nothing. Parts: `page_pairs` (is a page grouped with its copies?),
-//! `collections` (are copies of a collection in one similar cluster?), later
-//! `mirrors`.
+//! `collections` (are copies of a collection in one similar cluster?) and
+//! `mirrors` (are hosts holding copies of one collection found as mirrors?
+//! see [`mirrors`]).
 //!
 //! **page_pairs.** Two URLs are copies when the truth gives them the same
 //! collection and page. A found pair is two compared pages in one trivial
@@ -26,8 +27,10 @@
 //! §4's "problem collections".
 
 mod collections;
+mod mirrors;
 
 pub use collections::{CollectionScores, FoundCopy, ProblemCollection, TruthCollection};
+pub use mirrors::{truth_pairs, MirrorScores, RankerScores};
 
 use std::collections::HashMap;
 use std::fmt;
@@ -70,7 +73,7 @@ pub fn evaluate(data: &DataDir, truth_path: &Path) -> Result<EvalReport, EvalErr
             &generation.collections(&table)?,
             &truth,
         )),
-        mirrors: None,
+        mirrors: Some(mirrors::score(&table, &generation.mirrors(&table)?, &truth)),
     })
 }
 
@@ -416,8 +419,7 @@ pub struct EvalReport {
     pub truth_bad_lines: u64,
     pub page_pairs: PagePairs,
     pub collections: Option<CollectionScores>,
-    /// Filled in by the mirrors stage; `null` until it exists.
-    pub mirrors: Option<serde_json::Value>,
+    pub mirrors: Option<MirrorScores>,
 }
 
 impl fmt::Display for EvalReport {
@@ -484,6 +486,9 @@ impl fmt::Display for EvalReport {
         }
         if let Some(collections) = &self.collections {
             write!(formatter, "{collections}")?;
+        }
+        if let Some(mirrors) = &self.mirrors {
+            write!(formatter, "{mirrors}")?;
         }
         Ok(())
     }

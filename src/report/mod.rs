@@ -1,10 +1,11 @@
-//! Reports for people and scripts: the `index` summary, `stats`, `similar`
-//! and `clusters`.
+//! Reports for people and scripts: the `index` summary, `stats`, `similar`,
+//! `clusters` and `mirrors`.
 //!
 //! Reads the current generation (manifest and page table) and the page store;
 //! writes nothing.
 
 mod clusters;
+mod mirrors;
 mod similar;
 
 use std::fmt;
@@ -18,6 +19,7 @@ use crate::pipeline::IndexOutcome;
 use crate::similarity::SimilarityCounts;
 
 pub use clusters::{ClusterEntry, ClusterFilter, ClustersReport, CollectionEntry};
+pub use mirrors::{MirrorEntry, MirrorsReport, SubtreeEntry};
 pub use similar::SimilarReport;
 
 /// The text `mirrorscope index` prints when it is done.
@@ -58,6 +60,11 @@ collections: {} similar clusters, {} of them of collections of 2 pages or more (
         collections.small_clusters,
         collections.pages_in_collections,
         collections.collections
+    ));
+    let mirrors = &outcome.manifest.mirrors;
+    text.push_str(&format!(
+        "\nmirrors: {} ranked host pairs among {} hosts considered, {} of them mirrors (levels 1-5)",
+        mirrors.ranked_pairs, mirrors.hosts_considered, mirrors.mirrored_pairs
     ));
     let index = &outcome.manifest.index;
     text.push_str(&format!(

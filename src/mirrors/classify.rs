@@ -1,0 +1,343 @@
+//! Host pair classification (bharat-broder-1999 §3.2, Table 1), with the
+//! crawl standing in for the web: a page is "fetched" when the crawl holds
+//! it answered `200` with a body.
+//!
+//! Tests: the pair of root pages, then up to
+//! [`MirrorsConfig::sampled_paths`] paths of each host looked up on the
+//! other (19 tests with the paper's 9). A host's paths are drawn from those
+//! candidate detection sampled for it (bharat-broder-1999 §3.2 reuses Stage
+//! I's), in the order of their hash, which plays the paper's random choice;
+//! only pages with text are drawn (resemblance needs words), and when Stage
+//! I sampled too few, other pages of the host fill in, in the same order.
+//!
+//! When the pair's shared pages sit under other folders on each host (a
+//! [`Subtree`] found by the `clusters` evidence), the roots are those folders
+//! and a path under one is looked up under the other: the mirrored subtree
+//! is compared, as fetterly-2004 §2 defines mirrors of detached subtrees.
+//! Otherwise the roots are `/` and paths are compared as they are.
+//!
+//! Outcomes of a test (the source side holds the path):
+//! - `SF` the source page is not in the crawl (or not a `200`);
+//! - `TF` the target page is not (a path absent from a partial crawl is a
+//!   failure, not a mismatch);
+//! - `FM` byte-identical bodies; `FS` equivalent text (the same words in the
+//!   same order: full similarity); `HS` resemblance at least
+//!   [`MirrorsConfig::high_similarity`]; `TS` above 0; `NS` none.
+//!
+//! Resemblance is estimated from the 84 min-hashes of 5-word shingles kept
+//! for every page (the fraction that agree).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+use xxhash_rust::xxh3::xxh3_64;
+
+use super::candidates::sample_paths;
+use super::hosts::{HostData, Web};
+use super::{HostPair, Level, MirrorsConfig, Subtree};
+use crate::pages::{HostId, PageId};
+
+/// What one test found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Outcome {
+    #[serde(rename = "SF")]
+    SourceFailure,
+    #[serde(rename = "TF")]
+    TargetFailure,
+    #[serde(rename = "FM")]
+    FingerprintMatch,
+    #[serde(rename = "FS")]
+    FullSimilarity,
+    #[serde(rename = "HS")]
+    HighSimilarity,
+    #[serde(rename = "TS")]
+    TraceSimilarity,
+    #[serde(rename = "NS")]
+    NoSimilarity,
+}
+
+impl Outcome {
+    pub fn code(self) -> &'static str {
+        match self {
+            Outcome::SourceFailure => "SF",
+            Outcome::TargetFailure => "TF",
+            Outcome::FingerprintMatch => "FM",
+            Outcome::FullSimilarity => "FS",
+            Outcome::HighSimilarity => "HS",
+            Outcome::TraceSimilarity => "TS",
+            Outcome::NoSimilarity => "NS",
+        }
+    }
+
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Outcome::SourceFailure => "not in the crawl on the source host",
+            Outcome::TargetFailure => "not in the crawl on the target host",
+            Outcome::FingerprintMatch => "identical bytes",
+            Outcome::FullSimilarity => "equivalent text",
+            Outcome::HighSimilarity => "highly similar",
+            Outcome::TraceSimilarity => "trace similarity",
+            Outcome::NoSimilarity => "no similarity",
+        }
+    }
+}
+
+/// One comparison of Stage II.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PathTest {
+    /// The path is known on the pair's first host (else on its second).
+    pub from_a: bool,
+    pub path_a: String,
+    pub path_b: String,
+    pub outcome: Outcome,
+    /// The estimated resemblance, when both pages have min-hashes.
+    pub resemblance: Option<f32>,
+}
+
+/// Table 1 of bharat-broder-1999, read top to bottom.
+pub fn level_of(outcomes: &[Outcome]) -> Level {
+    use Outcome::*;
+    let all = |allowed: &[Outcome]| outcomes.iter().all(|outcome| allowed.contains(outcome));
+    let any = |wanted: &[Outcome]| outcomes.iter().any(|outcome| wanted.contains(outcome));
+    if outcomes.is_empty() || all(&[SourceFailure]) {
+        Level::Untested
+    } else if all(&[SourceFailure, FingerprintMatch]) {
+        Level::One
+    } else if all(&[SourceFailure, FingerprintMatch, FullSimilarity]) {
+        Level::Two
+    } else if all(&[
+        SourceFailure,
+        FingerprintMatch,
+        FullSimilarity,
+        HighSimilarity,
+    ]) {
+        Level::Three
+    } else if any(&[HighSimilarity, FingerprintMatch, FullSimilarity]) {
+        // "Some tests show HS or FM"; an equivalent text (FS) is more than
+        // highly similar, so it counts too.
+        Level::Four
+    } else if !any(&[TargetFailure]) && any(&[TraceSimilarity]) {
+        Level::Five
+    } else {
+        Level::Mismatch
+    }
+}
+
+/// Classifies pairs; each host's candidate paths are ordered once.
+pub struct Classifier<'w, 'a> {
+    web: &'w Web<'a>,
+    config: &'w MirrorsConfig,
+    /// Per host: indices of its paths with text, Stage I's sample first,
+    /// each part in hash order.
+    drawn: HashMap<HostId, Vec<usize>>,
+}
+
+impl<'w, 'a> Classifier<'w, 'a> {
+    pub fn new(web: &'w Web<'a>, config: &'w MirrorsConfig) -> Classifier<'w, 'a> {
+        let drawn = web
+            .hosts
+            .iter()
+            .map(|host| (host.id, draw_order(web, host)))
+            .collect();
+        Classifier { web, config, drawn }
+    }
+
+    /// The level of a pair, its tests, and the subtrees compared.
+    pub fn classify(
+        &self,
+        pair: HostPair,
+        subtrees: Vec<Subtree>,
+    ) -> (Level, Vec<PathTest>, Vec<Subtree>) {
+        let subtrees = if subtrees.is_empty() {
+            vec![Subtree {
+                a: "/".into(),
+                b: "/".into(),
+                pages: 0,
+            }]
+        } else {
+            subtrees
+        };
+        let (Some(a), Some(b)) = (self.web.host(pair.a), self.web.host(pair.b)) else {
+            return (Level::Untested, Vec::new(), subtrees);
+        };
+        let mut tests = Vec::new();
+        for subtree in &subtrees {
+            tests.push(self.test(a, b, &subtree.a, &subtree.b, true));
+        }
+        let from_a = self.sampled(a, subtrees.iter().map(|s| (s.a.as_str(), s.b.as_str())));
+        let from_b = self.sampled(b, subtrees.iter().map(|s| (s.b.as_str(), s.a.as_str())));
+        for (path, translated) in from_a {
+            tests.push(self.test(a, b, &path, &translated, true));
+        }
+        for (path, translated) in from_b {
+            tests.push(self.test(b, a, &path, &translated, false));
+        }
+        let outcomes: Vec<Outcome> = tests.iter().map(|test| test.outcome).collect();
+        (level_of(&outcomes), tests, subtrees)
+    }
+
+    /// Up to `sampled_paths` paths of `host` under a folder of `folders`
+    /// (host's folder, the other's), each with its path on the other host.
+    fn sampled<'f>(
+        &self,
+        host: &HostData,
+        folders: impl Iterator<Item = (&'f str, &'f str)> + Clone,
+    ) -> Vec<(String, String)> {
+        let mut chosen = Vec::new();
+        for &index in self.drawn.get(&host.id).map(Vec::as_slice).unwrap_or(&[]) {
+            if chosen.len() == self.config.sampled_paths {
+                break;
+            }
+            let path = &host.paths[index];
+            // The deepest folder holding the path decides where it goes.
+            let Some((from, to)) = folders
+                .clone()
+                .filter(|(from, _)| path.starts_with(from) && path.len() > from.len())
+                .max_by_key(|(from, _)| from.len())
+            else {
+                continue;
+            };
+            chosen.push((path.clone(), format!("{to}{}", &path[from.len()..])));
+        }
+        chosen
+    }
+
+    fn test(
+        &self,
+        source: &HostData,
+        target: &HostData,
+        source_path: &str,
+        target_path: &str,
+        from_a: bool,
+    ) -> PathTest {
+        let (path_a, path_b) = if from_a {
+            (source_path.to_string(), target_path.to_string())
+        } else {
+            (target_path.to_string(), source_path.to_string())
+        };
+        let mut test = PathTest {
+            from_a,
+            path_a,
+            path_b,
+            outcome: Outcome::SourceFailure,
+            resemblance: None,
+        };
+        let Some(source_page) = self.fetched(source, source_path) else {
+            return test;
+        };
+        let Some(target_page) = self.fetched(target, target_path) else {
+            test.outcome = Outcome::TargetFailure;
+            return test;
+        };
+        let (outcome, resemblance) = self.compare(source_page, target_page);
+        test.outcome = outcome;
+        test.resemblance = resemblance;
+        test
+    }
+
+    /// The page at `path` on `host` if the crawl got it with a body.
+    fn fetched(&self, host: &HostData, path: &str) -> Option<PageId> {
+        let page = host.page_at(path)?;
+        let record = self.web.table.page(page)?;
+        (record.status == 200 && record.content_key.is_some()).then_some(page)
+    }
+
+    fn compare(&self, first: PageId, second: PageId) -> (Outcome, Option<f32>) {
+        let table = self.web.table;
+        let (Some(x), Some(y)) = (table.page(first), table.page(second)) else {
+            return (Outcome::NoSimilarity, None);
+        };
+        let fingerprints = &self.web.similarity.fingerprints;
+        let (fx, fy) = (
+            fingerprints.get(first.0 as usize).and_then(Option::as_ref),
+            fingerprints.get(second.0 as usize).and_then(Option::as_ref),
+        );
+        let resemblance = match (fx, fy) {
+            (Some(fx), Some(fy)) => fx.resemblance(fy),
+            _ => None,
+        };
+        let same_bytes = matches!((&x.content_key, &y.content_key), (Some(kx), Some(ky)) if kx.signature == ky.signature);
+        let outcome = if same_bytes {
+            Outcome::FingerprintMatch
+        } else if matches!((fx, fy), (Some(fx), Some(fy)) if fx.text_signature == fy.text_signature && fx.words > 0)
+        {
+            Outcome::FullSimilarity
+        } else {
+            match resemblance {
+                Some(value) if value >= self.config.high_similarity => Outcome::HighSimilarity,
+                Some(value) if value > 0.0 => Outcome::TraceSimilarity,
+                _ => Outcome::NoSimilarity,
+            }
+        };
+        (outcome, resemblance.map(|value| value as f32))
+    }
+}
+
+/// A host's paths with text, Stage I's sample first, each part in hash
+/// order.
+fn draw_order(web: &Web<'_>, host: &HostData) -> Vec<usize> {
+    let sorted: Vec<&str> = host.paths.iter().map(String::as_str).collect();
+    let sampled: std::collections::HashSet<&str> = sample_paths(&sorted).into_iter().collect();
+    let mut order: Vec<(bool, u64, usize)> = host
+        .paths
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| {
+            let page = host.pages[*index];
+            let has_text = web
+                .similarity
+                .fingerprints
+                .get(page.0 as usize)
+                .and_then(Option::as_ref)
+                .is_some_and(|fingerprint| fingerprint.has_minhash());
+            has_text
+                && web
+                    .table
+                    .page(page)
+                    .is_some_and(|record| record.status == 200)
+        })
+        .map(|(index, path)| {
+            (
+                !sampled.contains(path.as_str()),
+                xxh3_64(path.as_bytes()),
+                index,
+            )
+        })
+        .collect();
+    order.sort_unstable();
+    order.into_iter().map(|(_, _, index)| index).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Outcome::*;
+    use super::*;
+
+    #[test]
+    fn table_1_level_by_level() {
+        assert_eq!(
+            level_of(&[FingerprintMatch, SourceFailure, FingerprintMatch]),
+            Level::One
+        );
+        assert_eq!(level_of(&[FingerprintMatch, FullSimilarity]), Level::Two);
+        assert_eq!(
+            level_of(&[FullSimilarity, HighSimilarity, SourceFailure]),
+            Level::Three
+        );
+        assert_eq!(
+            level_of(&[FingerprintMatch, TargetFailure, NoSimilarity]),
+            Level::Four
+        );
+        assert_eq!(level_of(&[HighSimilarity, TraceSimilarity]), Level::Four);
+        assert_eq!(
+            level_of(&[TraceSimilarity, NoSimilarity, SourceFailure]),
+            Level::Five
+        );
+        assert_eq!(level_of(&[TraceSimilarity, TargetFailure]), Level::Mismatch);
+        assert_eq!(level_of(&[TargetFailure, NoSimilarity]), Level::Mismatch);
+        assert_eq!(level_of(&[SourceFailure, SourceFailure]), Level::Untested);
+        assert_eq!(level_of(&[]), Level::Untested);
+        // "not all are SF" is what keeps level 1 from an empty test.
+        assert_eq!(level_of(&[SourceFailure, FingerprintMatch]), Level::One);
+    }
+}

@@ -1,0 +1,595 @@
+//! Mirrored hosts: which hosts hold the same documents under the same paths
+//! (bharat-broder-1999, bharat-broder-dean-henzinger-2000, fetterly-2004 §2).
+//!
+//! Reads the page table (URLs, IP addresses, links), the similarity stage's
+//! fingerprints and trivial clusters; writes, into the generation,
+//! [`Mirrors`]: one ranking of host pairs per [`Ranker`], the `combined`
+//! ranking, and the classification of every ranked pair into the levels of
+//! bharat-broder-1999 §2 (Table 1 of §3.2).
+//!
+//! Two stages, as in the papers:
+//! - **ranking** (Stage I): cheap evidence, mostly URL strings, lists likely
+//!   pairs in order: candidate detection by positional word bigrams
+//!   ([`candidates`], bharat-broder-1999 §3.1, ranker `bigrams`), the rankers
+//!   of bharat-2000 §3 (`ip4`, `ip3`, `hosts`, `paths`, `prefix`, `shingles`,
+//!   `conn`, `hconn1`, `hconn2`), the cluster-based method of fetterly-2004 §2
+//!   (`clusters`), and `combined`, the union of several rankings ordered by
+//!   how many list a pair, ties by its best rank (bharat-2000 §4.2.2);
+//! - **classification** (Stage II, [`classify`]): root pages and sampled paths
+//!   of each side looked up on the other side, in the crawl instead of on the
+//!   live web, compared by their fingerprints, and the pair given a level.
+//!
+//! Hosts with fewer than [`MirrorsConfig::min_urls`] URLs in the crawl are
+//! left out of every ranking, as the papers do (they used 100 URLs on a crawl
+//! of 179 million).
+
+pub mod candidates;
+mod classify;
+mod clusters;
+mod conn;
+mod hosts;
+mod ip;
+mod terms;
+
+use std::collections::HashMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+use crate::pages::{HostId, PageTable};
+use crate::similarity::Similarity;
+
+pub use classify::{level_of, Outcome, PathTest};
+pub use hosts::split_url;
+
+/// A way of listing likely mirrored host pairs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ranker {
+    /// bharat-broder-1999 §3.1: sampled paths, positional word bigrams and
+    /// host bigrams, IDF-weighted.
+    Bigrams,
+    /// bharat-2000 §3.1: the same IP address.
+    Ip4,
+    /// bharat-2000 §3.1: the same first three octets.
+    Ip3,
+    /// bharat-2000 §3.2.1: host name substrings.
+    Hosts,
+    /// bharat-2000 §3.2.2: whole paths.
+    Paths,
+    /// bharat-2000 §3.2.3: path prefixes.
+    Prefix,
+    /// bharat-2000 §3.2.4: positional word bigrams of paths.
+    Shingles,
+    /// bharat-2000 §3.3: `paths` filtered by out-link agreement.
+    Conn,
+    /// bharat-2000 §3.4: out-edges in the host graph.
+    Hconn1,
+    /// bharat-2000 §3.4: `hconn1` with an IDF factor.
+    Hconn2,
+    /// fetterly-2004 §2: pages in the same near-duplicate clusters,
+    /// confirmed by URL suffixes.
+    Clusters,
+    /// bharat-2000 §4.2.2: the union of several rankings.
+    Combined,
+}
+
+impl Ranker {
+    pub const ALL: [Ranker; 12] = [
+        Ranker::Bigrams,
+        Ranker::Ip4,
+        Ranker::Ip3,
+        Ranker::Hosts,
+        Ranker::Paths,
+        Ranker::Prefix,
+        Ranker::Shingles,
+        Ranker::Conn,
+        Ranker::Hconn1,
+        Ranker::Hconn2,
+        Ranker::Clusters,
+        Ranker::Combined,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Ranker::Bigrams => "bigrams",
+            Ranker::Ip4 => "ip4",
+            Ranker::Ip3 => "ip3",
+            Ranker::Hosts => "hosts",
+            Ranker::Paths => "paths",
+            Ranker::Prefix => "prefix",
+            Ranker::Shingles => "shingles",
+            Ranker::Conn => "conn",
+            Ranker::Hconn1 => "hconn1",
+            Ranker::Hconn2 => "hconn2",
+            Ranker::Clusters => "clusters",
+            Ranker::Combined => "combined",
+        }
+    }
+
+    /// The ranker of this name (as `--ranker` takes it).
+    pub fn from_name(name: &str) -> Option<Ranker> {
+        Ranker::ALL
+            .into_iter()
+            .find(|ranker| ranker.name().eq_ignore_ascii_case(name))
+    }
+}
+
+impl fmt::Display for Ranker {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// How far two hosts mirror each other (bharat-broder-1999 §2, assigned by
+/// the criteria of Table 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum Level {
+    /// Same structure, identical content.
+    #[serde(rename = "1")]
+    One,
+    /// Same structure, equivalent content.
+    #[serde(rename = "2")]
+    Two,
+    /// Same structure, similar content.
+    #[serde(rename = "3")]
+    Three,
+    /// Structure partly replicated; where it is, content similar.
+    #[serde(rename = "4")]
+    Four,
+    /// Same structure, related content.
+    #[serde(rename = "5")]
+    Five,
+    #[serde(rename = "mismatch")]
+    Mismatch,
+    /// Nothing could be tested: no sampled page of either side was crawled.
+    #[serde(rename = "untested")]
+    Untested,
+}
+
+impl Level {
+    pub fn name(self) -> &'static str {
+        match self {
+            Level::One => "1",
+            Level::Two => "2",
+            Level::Three => "3",
+            Level::Four => "4",
+            Level::Five => "5",
+            Level::Mismatch => "mismatch",
+            Level::Untested => "untested",
+        }
+    }
+
+    /// Levels 1 to 5: the hosts mirror each other to some degree.
+    pub fn is_mirror(self) -> bool {
+        matches!(
+            self,
+            Level::One | Level::Two | Level::Three | Level::Four | Level::Five
+        )
+    }
+
+    /// What the level means, in a few words (bharat-broder-1999 §2).
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Level::One => "same structure, identical content",
+            Level::Two => "same structure, equivalent content",
+            Level::Three => "same structure, similar content",
+            Level::Four => "partial structural match, similar content",
+            Level::Five => "same structure, related content",
+            Level::Mismatch => "not mirrors",
+            Level::Untested => "no sampled page could be tested",
+        }
+    }
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.name())
+    }
+}
+
+/// Parameters of the mirrors stage. The papers' constants (feature weights,
+/// the 20-host cut of candidate detection, conn's f, n and m, hconn's
+/// in-degree steps, the IP pair caps) are fixed in the code where they are
+/// used, each with its section.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(default, deny_unknown_fields)]
+pub struct MirrorsConfig {
+    /// Hosts with fewer URLs in the crawl are not considered. The papers
+    /// used 100 on 179 million URLs, where smaller hosts were mostly
+    /// misspellings; a documentation mirror crawled in part can have a few
+    /// dozen pages, so the default is 20.
+    pub min_urls: u32,
+    /// Longest ranking kept per ranker (bharat-2000 tested the top 30,000
+    /// of each).
+    pub max_pairs: usize,
+    /// A term of the term-vector rankers (`hosts`, `paths`, `prefix`,
+    /// `shingles`) found on this many hosts or more is rejected
+    /// (bharat-2000 §3.2: 100); see `max_term_host_share`.
+    pub max_term_hosts: u32,
+    /// ... and so is a term on more than this share of the considered hosts
+    /// (and on 5 hosts at least): on a crawl of a few dozen hosts, a term such as
+    /// `/` or `/robots.txt` is on every one of them and says nothing, though
+    /// far fewer than 100 hosts hold it.
+    pub max_term_host_share: f64,
+    /// Resemblance from which two pages are highly similar
+    /// (bharat-broder-1999 §3.2: 50%).
+    pub high_similarity: f64,
+    /// Paths sampled per host for classification, besides the root
+    /// (bharat-broder-1999 §3.2: 9, for 19 tests a pair).
+    pub sampled_paths: usize,
+    /// Pages each host of a pair must have in clusters with a member on the
+    /// other, and pages confirmed by URL suffix (fetterly-2004 §2: 10).
+    pub cluster_pages: u32,
+    /// The rankings `combined` merges. bharat-2000 combined ip4, prefix,
+    /// hconn2, paths and hosts; those see only URLs and links and cannot
+    /// find a copy under another path, so `clusters`, which looks at the
+    /// pages, joins them by default.
+    pub combined: Vec<Ranker>,
+}
+
+impl Default for MirrorsConfig {
+    fn default() -> Self {
+        MirrorsConfig {
+            min_urls: 20,
+            max_pairs: 30_000,
+            max_term_hosts: 100,
+            max_term_host_share: 0.5,
+            high_similarity: 0.5,
+            sampled_paths: 9,
+            cluster_pages: 10,
+            combined: vec![
+                Ranker::Ip4,
+                Ranker::Prefix,
+                Ranker::Hconn2,
+                Ranker::Paths,
+                Ranker::Hosts,
+                Ranker::Clusters,
+            ],
+        }
+    }
+}
+
+impl MirrorsConfig {
+    /// Why these values cannot be used, if they cannot.
+    pub fn problem(&self) -> Option<String> {
+        if self.max_pairs == 0 {
+            return Some("mirrors.max_pairs must be at least 1".into());
+        }
+        if !(0.0..=1.0).contains(&self.max_term_host_share) {
+            return Some("mirrors.max_term_host_share must be from 0 to 1".into());
+        }
+        if !(self.high_similarity > 0.0 && self.high_similarity <= 1.0) {
+            return Some("mirrors.high_similarity must be above 0 and at most 1".into());
+        }
+        if self.combined.is_empty() || self.combined.contains(&Ranker::Combined) {
+            return Some(
+                "mirrors.combined must name at least one ranker, and not `combined`".into(),
+            );
+        }
+        None
+    }
+
+    /// The document frequency from which a term is rejected.
+    fn term_df_limit(&self, hosts: usize) -> u32 {
+        let share = (self.max_term_host_share * hosts as f64).floor() as u32 + 1;
+        self.max_term_hosts.min(share.max(5))
+    }
+}
+
+/// A pair of hosts, the smaller id first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct HostPair {
+    pub a: HostId,
+    pub b: HostId,
+}
+
+impl HostPair {
+    pub fn new(first: HostId, second: HostId) -> HostPair {
+        if first <= second {
+            HostPair {
+                a: first,
+                b: second,
+            }
+        } else {
+            HostPair {
+                a: second,
+                b: first,
+            }
+        }
+    }
+
+    pub fn other(&self, host: HostId) -> HostId {
+        if self.a == host {
+            self.b
+        } else {
+            self.a
+        }
+    }
+}
+
+/// One place in a ranking.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Ranked {
+    pub pair: HostPair,
+    /// The ranker's own score: higher is likelier (for `combined`, the share
+    /// of the merged rankings that list the pair).
+    pub score: f64,
+}
+
+/// One ranker's list, best first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Ranking {
+    pub ranker: Ranker,
+    pub pairs: Vec<Ranked>,
+}
+
+/// A folder of one host mirrored under another folder of the other
+/// (fetterly-2004 §2's detached subtrees): `a` on the pair's first host,
+/// `b` on its second. A pair of whole hosts is `/` and `/`.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct Subtree {
+    pub a: String,
+    pub b: String,
+    /// Pages whose URLs end the same way under the two folders.
+    pub pages: u32,
+}
+
+/// Everything known of one ranked pair.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PairReport {
+    pub pair: HostPair,
+    pub level: Level,
+    /// The rankers listing the pair (`combined` not included), and where.
+    pub ranks: Vec<(Ranker, u32)>,
+    /// The folders tested against each other.
+    pub subtrees: Vec<Subtree>,
+    /// The tests of Stage II, in the order they were made.
+    pub tests: Vec<PathTest>,
+    /// An IP address both hosts were crawled from.
+    pub shared_ip: Option<String>,
+    /// Pages of the two hosts in near-duplicate clusters with a member on
+    /// the other host (fetterly-2004 §2), first host then second.
+    pub clustered_pages: (u32, u32),
+}
+
+/// Counts shown by `index` and kept in the manifest.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MirrorCounts {
+    /// Hosts with at least `min_urls` URLs.
+    pub hosts_considered: u64,
+    /// Distinct pairs in any ranking.
+    pub ranked_pairs: u64,
+    /// Of them, classified at levels 1 to 5.
+    pub mirrored_pairs: u64,
+    /// Pairs per level, in level order.
+    pub levels: Vec<(Level, u64)>,
+}
+
+/// The mirrors stage's output, stored in the generation.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Mirrors {
+    pub config: MirrorsConfig,
+    pub rankings: Vec<Ranking>,
+    /// Every pair of any ranking, sorted by pair.
+    pub pairs: Vec<PairReport>,
+    pub counts: MirrorCounts,
+}
+
+/// Runs every ranker, merges them, and classifies every ranked pair.
+pub fn analyse(table: &PageTable, similarity: &Similarity, config: &MirrorsConfig) -> Mirrors {
+    let web = hosts::Web::new(table, similarity, config);
+    let bigrams = candidates::rank_hosts(&web.candidate_inputs());
+    let paths = terms::paths(&web, config);
+    let cluster_evidence = clusters::evidence(&web, config);
+    let mut rankings = vec![
+        Ranking {
+            ranker: Ranker::Bigrams,
+            pairs: bigrams,
+        },
+        Ranking {
+            ranker: Ranker::Ip4,
+            pairs: ip::ip4(&web),
+        },
+        Ranking {
+            ranker: Ranker::Ip3,
+            pairs: ip::ip3(&web),
+        },
+        Ranking {
+            ranker: Ranker::Hosts,
+            pairs: terms::hosts(&web, config),
+        },
+        Ranking {
+            ranker: Ranker::Conn,
+            pairs: conn::filter(&web, &paths),
+        },
+        Ranking {
+            ranker: Ranker::Paths,
+            pairs: paths,
+        },
+        Ranking {
+            ranker: Ranker::Prefix,
+            pairs: terms::prefix(&web, config),
+        },
+        Ranking {
+            ranker: Ranker::Shingles,
+            pairs: terms::shingles(&web, config),
+        },
+        Ranking {
+            ranker: Ranker::Hconn1,
+            pairs: terms::hconn(&web, false),
+        },
+        Ranking {
+            ranker: Ranker::Hconn2,
+            pairs: terms::hconn(&web, true),
+        },
+        Ranking {
+            ranker: Ranker::Clusters,
+            pairs: cluster_evidence.ranking(),
+        },
+    ];
+    for ranking in &mut rankings {
+        ranking.pairs.truncate(config.max_pairs);
+    }
+    let combined = combine(&rankings, &config.combined);
+    rankings.push(Ranking {
+        ranker: Ranker::Combined,
+        pairs: combined,
+    });
+    rankings.sort_by_key(|ranking| ranking.ranker);
+
+    let mut ranks: HashMap<HostPair, Vec<(Ranker, u32)>> = HashMap::new();
+    for ranking in &rankings {
+        if ranking.ranker == Ranker::Combined {
+            continue;
+        }
+        for (position, ranked) in ranking.pairs.iter().enumerate() {
+            ranks
+                .entry(ranked.pair)
+                .or_default()
+                .push((ranking.ranker, position as u32 + 1));
+        }
+    }
+    let mut listed: Vec<(HostPair, Vec<(Ranker, u32)>)> = ranks.into_iter().collect();
+    listed.sort_by_key(|(pair, _)| *pair);
+    let classifier = classify::Classifier::new(&web, config);
+    let pairs: Vec<PairReport> = listed
+        .into_iter()
+        .map(|(pair, ranks)| {
+            let subtrees = cluster_evidence.subtrees(pair);
+            let (level, tests, subtrees) = classifier.classify(pair, subtrees);
+            PairReport {
+                pair,
+                level,
+                ranks,
+                subtrees,
+                tests,
+                shared_ip: web.shared_ip(pair),
+                clustered_pages: cluster_evidence.clustered_pages(pair),
+            }
+        })
+        .collect();
+    let counts = MirrorCounts {
+        hosts_considered: web.hosts.len() as u64,
+        ranked_pairs: pairs.len() as u64,
+        mirrored_pairs: pairs
+            .iter()
+            .filter(|report| report.level.is_mirror())
+            .count() as u64,
+        levels: level_counts(&pairs),
+    };
+    Mirrors {
+        config: config.clone(),
+        rankings,
+        pairs,
+        counts,
+    }
+}
+
+fn level_counts(pairs: &[PairReport]) -> Vec<(Level, u64)> {
+    let mut counts: Vec<(Level, u64)> = Vec::new();
+    for report in pairs {
+        match counts.iter_mut().find(|(level, _)| *level == report.level) {
+            Some((_, count)) => *count += 1,
+            None => counts.push((report.level, 1)),
+        }
+    }
+    counts.sort();
+    counts
+}
+
+/// bharat-2000 §4.2.2: the union of the rankings, ordered by how many list a
+/// pair, ties broken by its best (lowest) rank in any of them, then by pair.
+pub fn combine(rankings: &[Ranking], members: &[Ranker]) -> Vec<Ranked> {
+    let mut found: HashMap<HostPair, (u32, usize)> = HashMap::new();
+    let mut merged = 0u32;
+    for ranking in rankings
+        .iter()
+        .filter(|ranking| members.contains(&ranking.ranker))
+    {
+        merged += 1;
+        for (position, ranked) in ranking.pairs.iter().enumerate() {
+            let entry = found.entry(ranked.pair).or_insert((0, usize::MAX));
+            entry.0 += 1;
+            entry.1 = entry.1.min(position);
+        }
+    }
+    let mut pairs: Vec<(HostPair, u32, usize)> = found
+        .into_iter()
+        .map(|(pair, (count, best))| (pair, count, best))
+        .collect();
+    pairs.sort_by(|x, y| y.1.cmp(&x.1).then(x.2.cmp(&y.2)).then(x.0.cmp(&y.0)));
+    pairs
+        .into_iter()
+        .map(|(pair, count, _)| Ranked {
+            pair,
+            score: f64::from(count) / f64::from(merged.max(1)),
+        })
+        .collect()
+}
+
+/// Sorts scored pairs best first (ties by pair, so the order is the same on
+/// every run) and drops pairs without a positive score.
+fn ranked(scores: HashMap<HostPair, f64>) -> Vec<Ranked> {
+    let mut pairs: Vec<Ranked> = scores
+        .into_iter()
+        .filter(|(_, score)| *score > 0.0)
+        .map(|(pair, score)| Ranked { pair, score })
+        .collect();
+    pairs.sort_by(|x, y| y.score.total_cmp(&x.score).then(x.pair.cmp(&y.pair)));
+    pairs
+}
+
+impl Mirrors {
+    /// Why this cannot be the mirrors of a table of `hosts` hosts, if it
+    /// cannot.
+    pub fn problem(&self, hosts: usize) -> Option<String> {
+        let bad = |pair: &HostPair| pair.a.0 as usize >= hosts || pair.b.0 as usize >= hosts;
+        if self.pairs.iter().any(|report| bad(&report.pair))
+            || self
+                .rankings
+                .iter()
+                .any(|ranking| ranking.pairs.iter().any(|ranked| bad(&ranked.pair)))
+        {
+            return Some(format!(
+                "a host pair names a host beyond the {hosts} of the page table"
+            ));
+        }
+        None
+    }
+
+    pub fn ranking(&self, ranker: Ranker) -> Option<&Ranking> {
+        self.rankings
+            .iter()
+            .find(|ranking| ranking.ranker == ranker)
+    }
+
+    /// What is known of a ranked pair.
+    pub fn pair(&self, first: HostId, second: HostId) -> Option<&PairReport> {
+        let pair = HostPair::new(first, second);
+        self.pairs
+            .binary_search_by(|report| report.pair.cmp(&pair))
+            .ok()
+            .map(|index| &self.pairs[index])
+    }
+
+    /// The ranked pairs of one host: mirrors first (by level), then the rest.
+    pub fn of_host(&self, host: HostId) -> Vec<&PairReport> {
+        let mut reports: Vec<&PairReport> = self
+            .pairs
+            .iter()
+            .filter(|report| report.pair.a == host || report.pair.b == host)
+            .collect();
+        reports.sort_by_key(|report| {
+            (
+                report.level,
+                std::cmp::Reverse(report.ranks.len()),
+                report.pair,
+            )
+        });
+        reports
+    }
+}
+
+#[cfg(test)]
+mod tests;

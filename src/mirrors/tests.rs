@@ -1,0 +1,308 @@
+use super::*;
+use crate::ingest::Capture;
+use crate::test_support::{capture, capture_with_status, run};
+
+/// A page of `count` words, distinct per `seed`, 10 words a line.
+fn text(seed: &str, count: usize) -> String {
+    (0..count)
+        .map(|i| format!("{seed}{i}{}", if i % 10 == 9 { "\n" } else { " " }))
+        .collect()
+}
+
+fn site(host: &str, pages: &[(&str, String)]) -> Vec<Capture> {
+    pages
+        .iter()
+        .map(|(path, body)| capture(&format!("http://{host}{path}"), body))
+        .collect()
+}
+
+fn with_ip(mut captures: Vec<Capture>, ip: &str) -> Vec<Capture> {
+    for capture in &mut captures {
+        capture.info.ip = Some(ip.to_string());
+    }
+    captures
+}
+
+fn config() -> MirrorsConfig {
+    MirrorsConfig {
+        min_urls: 1,
+        cluster_pages: 3,
+        ..MirrorsConfig::default()
+    }
+}
+
+/// The level Stage II gives `a` and `b` of a crawl, paths compared as they are.
+fn level(captures: &[Capture], a: &str, b: &str) -> (Level, Vec<PathTest>) {
+    let (table, similarity) = run(captures, &Default::default());
+    let config = config();
+    let web = hosts::Web::new(&table, &similarity, &config);
+    let id = |name: &str| HostId(table.hosts.iter().position(|host| host == name).unwrap() as u32);
+    let classifier = classify::Classifier::new(&web, &config);
+    let (level, tests, _) = classifier.classify(HostPair::new(id(a), id(b)), Vec::new());
+    (level, tests)
+}
+
+fn manual(variant: impl Fn(usize, String) -> Option<String>) -> Vec<(&'static str, String)> {
+    const PATHS: [&str; 6] = [
+        "/",
+        "/guide/intro.html",
+        "/guide/install.html",
+        "/guide/usage.html",
+        "/api/alpha.html",
+        "/api/beta.html",
+    ];
+    PATHS
+        .iter()
+        .enumerate()
+        .filter_map(|(index, path)| {
+            variant(index, text(&format!("p{index}w"), 120)).map(|body| (*path, body))
+        })
+        .collect()
+}
+
+#[test]
+fn level_1_identical_bytes_under_the_same_paths() {
+    let mut crawl = site("a.example", &manual(|_, body| Some(body)));
+    crawl.extend(site("b.example", &manual(|_, body| Some(body))));
+    let (level, tests) = level(&crawl, "a.example", "b.example");
+    assert_eq!(level, Level::One, "{tests:?}");
+    // The root pair and every page of each side (fewer than 9 each).
+    assert_eq!(tests.len(), 1 + 5 + 5);
+}
+
+#[test]
+fn level_2_the_same_words_in_other_bytes() {
+    let mut crawl = site("a.example", &manual(|_, body| Some(body)));
+    crawl.extend(site(
+        "b.example",
+        &manual(|_, body| Some(body.replace('\n', "\r\n"))),
+    ));
+    assert_eq!(level(&crawl, "a.example", "b.example").0, Level::Two);
+}
+
+#[test]
+fn level_3_a_banner_on_every_page() {
+    let mut crawl = site("a.example", &manual(|_, body| Some(body)));
+    crawl.extend(site(
+        "b.example",
+        &manual(|_, body| {
+            Some(format!(
+                "mirrored by b example last synchronised today\n{body}"
+            ))
+        }),
+    ));
+    let (level, tests) = level(&crawl, "a.example", "b.example");
+    assert_eq!(level, Level::Three, "{tests:?}");
+    assert!(tests
+        .iter()
+        .all(|test| test.outcome == Outcome::HighSimilarity));
+}
+
+#[test]
+fn level_4_a_partial_mirror() {
+    let mut crawl = site("a.example", &manual(|_, body| Some(body)));
+    // b leaves out the API pages.
+    crawl.extend(site(
+        "b.example",
+        &manual(|index, body| (index < 4).then_some(body)),
+    ));
+    let (level, tests) = level(&crawl, "a.example", "b.example");
+    assert_eq!(level, Level::Four);
+    let failures: Vec<&PathTest> = tests
+        .iter()
+        .filter(|test| test.outcome == Outcome::TargetFailure)
+        .collect();
+    assert_eq!(failures.len(), 2, "{tests:?}");
+    assert!(failures.iter().all(|test| test.path_a.starts_with("/api/")));
+}
+
+#[test]
+fn level_5_every_path_valid_but_content_only_related() {
+    let mut crawl = site("a.example", &manual(|_, body| Some(body)));
+    // The same paths, each page sharing its first 30 words only.
+    crawl.extend(site(
+        "b.example",
+        &manual(|index, body| {
+            let start: String = body
+                .split_whitespace()
+                .take(30)
+                .collect::<Vec<_>>()
+                .join(" ");
+            Some(format!("{start}\n{}", text(&format!("other{index}w"), 90)))
+        }),
+    ));
+    let (level, tests) = level(&crawl, "a.example", "b.example");
+    assert_eq!(level, Level::Five, "{tests:?}");
+}
+
+#[test]
+fn mismatch_when_common_paths_hold_other_pages() {
+    let mut crawl = site("a.example", &manual(|_, body| Some(body)));
+    crawl.extend(site(
+        "b.example",
+        &manual(|index, _| Some(text(&format!("unrelated{index}w"), 120))),
+    ));
+    assert_eq!(level(&crawl, "a.example", "b.example").0, Level::Mismatch);
+}
+
+#[test]
+fn untested_when_nothing_was_crawled_on_either_side() {
+    let crawl = vec![
+        capture_with_status("http://a.example/", "gone", 404),
+        capture_with_status("http://b.example/", "gone", 404),
+    ];
+    assert_eq!(level(&crawl, "a.example", "b.example").0, Level::Untested);
+}
+
+/// A small crawl: `www.docs.example` with a manual, an exact mirror under
+/// the same paths, a copy under another folder, its alias on the same
+/// address, and an unrelated site sharing that address.
+fn small_web() -> Vec<Capture> {
+    let pages: Vec<(String, String)> = (0..12)
+        .map(|i| {
+            (
+                format!("guide/part{}/page-{i}.html", i % 3),
+                text(&format!("m{i}w"), 80),
+            )
+        })
+        .collect();
+    let under = |host: &str, folder: &str, ip: &str| {
+        let captures: Vec<Capture> = pages
+            .iter()
+            .map(|(path, body)| capture(&format!("http://{host}{folder}{path}"), body))
+            .chain([capture(
+                &format!("http://{host}{folder}"),
+                &text("rootw", 40),
+            )])
+            .collect();
+        with_ip(captures, ip)
+    };
+    let mut crawl = under("www.docs.example", "/manual/", "192.0.2.1");
+    crawl.extend(under("docs.example", "/manual/", "192.0.2.1"));
+    crawl.extend(under("mirror.net.example", "/manual/", "198.51.100.9"));
+    crawl.extend(under(
+        "ftp.archive.example",
+        "/pub/docs/manual/",
+        "203.0.113.5",
+    ));
+    let shop: Vec<Capture> = (0..12)
+        .map(|i| {
+            capture(
+                &format!("http://shop.example/item-{i}"),
+                &text(&format!("s{i}w"), 80),
+            )
+        })
+        .collect();
+    crawl.extend(with_ip(shop, "192.0.2.1"));
+    crawl
+}
+
+#[test]
+fn the_rankers_on_a_small_web() {
+    let (table, similarity) = run(&small_web(), &Default::default());
+    let mirrors = analyse(&table, &similarity, &config());
+    let id = |name: &str| HostId(table.hosts.iter().position(|host| host == name).unwrap() as u32);
+    let pair = |a: &str, b: &str| HostPair::new(id(a), id(b));
+    let listed = |ranker: Ranker| -> Vec<HostPair> {
+        mirrors
+            .ranking(ranker)
+            .unwrap()
+            .pairs
+            .iter()
+            .map(|ranked| ranked.pair)
+            .collect()
+    };
+    // ip4: the three hosts on 192.0.2.1, in one cluster.
+    let ip4 = listed(Ranker::Ip4);
+    assert_eq!(ip4.len(), 3);
+    assert!(ip4.contains(&pair("www.docs.example", "shop.example")));
+    // paths: the three hosts with the same paths, and no other pair.
+    let paths = listed(Ranker::Paths);
+    assert!(paths.contains(&pair("www.docs.example", "mirror.net.example")));
+    assert!(!paths
+        .iter()
+        .any(|p| *p == pair("www.docs.example", "ftp.archive.example")));
+    // clusters: the copy under another folder is found, with its folders;
+    // the alias is not paired with its preferred name.
+    let clusters = listed(Ranker::Clusters);
+    // docs.example is preferred to www.docs.example on their address (as
+    // many pages in each cluster and URLs on the host; the first name).
+    assert!(
+        clusters.contains(&pair("docs.example", "ftp.archive.example")),
+        "{clusters:?}"
+    );
+    assert!(!clusters.contains(&pair("www.docs.example", "ftp.archive.example")));
+    assert!(!clusters.contains(&pair("www.docs.example", "docs.example")));
+    assert!(!clusters
+        .iter()
+        .any(|p| p.a == id("shop.example") || p.b == id("shop.example")));
+    let copy = mirrors
+        .pair(id("docs.example"), id("ftp.archive.example"))
+        .unwrap();
+    let (folder_www, folder_ftp) = if copy.pair.a == id("docs.example") {
+        (&copy.subtrees[0].a, &copy.subtrees[0].b)
+    } else {
+        (&copy.subtrees[0].b, &copy.subtrees[0].a)
+    };
+    assert_eq!(
+        (folder_www.as_str(), folder_ftp.as_str()),
+        ("/", "/pub/docs/")
+    );
+    assert_eq!(copy.level, Level::One, "{:?}", copy.tests);
+    // Classification keeps the shared address from making a mirror.
+    let shop = mirrors
+        .pair(id("www.docs.example"), id("shop.example"))
+        .unwrap();
+    assert_eq!(shop.level, Level::Mismatch);
+    assert_eq!(shop.shared_ip.as_deref(), Some("192.0.2.1"));
+    // combined: pairs listed by more rankers first.
+    let combined = mirrors.ranking(Ranker::Combined).unwrap();
+    let counts: Vec<usize> = combined
+        .pairs
+        .iter()
+        .map(|ranked| {
+            mirrors
+                .pair(ranked.pair.a, ranked.pair.b)
+                .unwrap()
+                .ranks
+                .iter()
+                .filter(|(ranker, _)| config().combined.contains(ranker))
+                .count()
+        })
+        .collect();
+    assert!(
+        counts.windows(2).all(|pair| pair[0] >= pair[1]),
+        "{counts:?}"
+    );
+    assert_eq!(mirrors.problem(table.hosts.len()), None);
+}
+
+#[test]
+fn combined_orders_by_rankers_then_best_rank() {
+    let pair = |a: u32, b: u32| HostPair::new(HostId(a), HostId(b));
+    let ranking = |ranker: Ranker, pairs: &[HostPair]| Ranking {
+        ranker,
+        pairs: pairs
+            .iter()
+            .map(|pair| Ranked {
+                pair: *pair,
+                score: 1.0,
+            })
+            .collect(),
+    };
+    let rankings = vec![
+        ranking(Ranker::Ip4, &[pair(0, 1), pair(2, 3), pair(4, 5)]),
+        ranking(Ranker::Paths, &[pair(4, 5), pair(6, 7)]),
+        ranking(Ranker::Hosts, &[pair(8, 9), pair(2, 3)]),
+        ranking(Ranker::Ip3, &[pair(0, 1)]),
+    ];
+    let combined = combine(&rankings, &[Ranker::Ip4, Ranker::Paths, Ranker::Hosts]);
+    let order: Vec<HostPair> = combined.iter().map(|ranked| ranked.pair).collect();
+    // Two rankers: (4,5) best rank 0 (paths), (2,3) best rank 1. Then one
+    // ranker: (0,1) rank 0, (8,9) rank 0, (6,7) rank 1; ip3 is not merged.
+    assert_eq!(
+        order,
+        vec![pair(4, 5), pair(2, 3), pair(0, 1), pair(8, 9), pair(6, 7)]
+    );
+    assert!((combined[0].score - 2.0 / 3.0).abs() < 1e-12);
+}
