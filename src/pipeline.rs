@@ -156,7 +156,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
     let (table, fingerprints) = PageTable::build_with_fingerprints(&[&captures]);
     let similarity = similarity::analyse(&table, fingerprints, &config.similarity);
     let collections = collections::analyse(&table, &similarity, &config.collections);
-    let mirrors = mirrors::analyse(&table, &similarity, &config.mirrors);
+    let mirrors = mirrors::analyse(&table, &similarity, &collections, &config.mirrors);
     let crawls = vec![CrawlEntry {
         id: crawl_id.clone(),
         files: file_names,

@@ -672,6 +672,7 @@ mod tests {
         crate::mirrors::analyse(
             &PageTable::default(),
             &empty_similarity(),
+            &empty_collections(),
             &Default::default(),
         )
     }

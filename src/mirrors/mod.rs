@@ -36,6 +36,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::collections::{ClusterKind, CollectionId, Collections};
 use crate::pages::{HostId, PageTable};
 use crate::similarity::Similarity;
 
@@ -366,6 +367,18 @@ pub struct MirrorCounts {
     pub levels: Vec<(Level, u64)>,
 }
 
+/// How one copy of a replicated collection mirrors the cluster's principal
+/// copy: Stage II run on the two copies' folders only, so that a host
+/// holding other things besides (a mirror of several collections) does not
+/// hide how faithful this copy is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CopyLevel {
+    pub collection: CollectionId,
+    pub principal: CollectionId,
+    pub level: Level,
+    pub tests: Vec<PathTest>,
+}
+
 /// The mirrors stage's output, stored in the generation.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Mirrors {
@@ -373,11 +386,20 @@ pub struct Mirrors {
     pub rankings: Vec<Ranking>,
     /// Every pair of any ranking, sorted by pair.
     pub pairs: Vec<PairReport>,
+    /// Every copy of a replicated collection on another host than its
+    /// principal copy, sorted by collection.
+    pub copies: Vec<CopyLevel>,
     pub counts: MirrorCounts,
 }
 
-/// Runs every ranker, merges them, and classifies every ranked pair.
-pub fn analyse(table: &PageTable, similarity: &Similarity, config: &MirrorsConfig) -> Mirrors {
+/// Runs every ranker, merges them, classifies every ranked pair, and every
+/// copy of a replicated collection against its principal copy.
+pub fn analyse(
+    table: &PageTable,
+    similarity: &Similarity,
+    collections: &Collections,
+    config: &MirrorsConfig,
+) -> Mirrors {
     let web = hosts::Web::new(table, similarity, config);
     let bigrams = candidates::rank_hosts(&web.candidate_inputs());
     let paths = terms::paths(&web, config);
@@ -482,8 +504,65 @@ pub fn analyse(table: &PageTable, similarity: &Similarity, config: &MirrorsConfi
         config: config.clone(),
         rankings,
         pairs,
+        copies: copy_levels(table, similarity, collections, config),
         counts,
     }
+}
+
+/// Classifies each copy of a collection cluster against its principal copy,
+/// on their folders (every host counts here, however few its URLs).
+fn copy_levels(
+    table: &PageTable,
+    similarity: &Similarity,
+    collections: &Collections,
+    config: &MirrorsConfig,
+) -> Vec<CopyLevel> {
+    let every_host = MirrorsConfig {
+        min_urls: 0,
+        ..config.clone()
+    };
+    let web = hosts::Web::new(table, similarity, &every_host);
+    let classifier = classify::Classifier::new(&web, &every_host);
+    let folder =
+        |prefix: &str| split_url(prefix).map_or("/".to_string(), |(_, path)| path.to_string());
+    let mut copies = Vec::new();
+    for cluster in collections
+        .clusters
+        .iter()
+        .filter(|cluster| cluster.kind == ClusterKind::Collection)
+    {
+        let Some(principal) = collections.collection(cluster.principal()) else {
+            continue;
+        };
+        for &id in &cluster.collections {
+            let Some(copy) = collections.collection(id) else {
+                continue;
+            };
+            if copy.host == principal.host {
+                continue;
+            }
+            let pair = HostPair::new(principal.host, copy.host);
+            let (on_a, on_b) = if pair.a == principal.host {
+                (&principal.prefix, &copy.prefix)
+            } else {
+                (&copy.prefix, &principal.prefix)
+            };
+            let subtree = Subtree {
+                a: folder(on_a),
+                b: folder(on_b),
+                pages: 0,
+            };
+            let (level, tests, _) = classifier.classify(pair, vec![subtree]);
+            copies.push(CopyLevel {
+                collection: id,
+                principal: principal.id,
+                level,
+                tests,
+            });
+        }
+    }
+    copies.sort_by_key(|copy| copy.collection);
+    copies
 }
 
 fn level_counts(pairs: &[PairReport]) -> Vec<(Level, u64)> {
@@ -556,6 +635,14 @@ impl Mirrors {
             ));
         }
         None
+    }
+
+    /// How a copy of a collection mirrors its principal copy.
+    pub fn copy_level(&self, collection: CollectionId) -> Option<&CopyLevel> {
+        self.copies
+            .binary_search_by_key(&collection, |copy| copy.collection)
+            .ok()
+            .map(|index| &self.copies[index])
     }
 
     pub fn ranking(&self, ranker: Ranker) -> Option<&Ranking> {

@@ -200,7 +200,8 @@ fn small_web() -> Vec<Capture> {
 #[test]
 fn the_rankers_on_a_small_web() {
     let (table, similarity) = run(&small_web(), &Default::default());
-    let mirrors = analyse(&table, &similarity, &config());
+    let collections = crate::collections::analyse(&table, &similarity, &Default::default());
+    let mirrors = analyse(&table, &similarity, &collections, &config());
     let id = |name: &str| HostId(table.hosts.iter().position(|host| host == name).unwrap() as u32);
     let pair = |a: &str, b: &str| HostPair::new(id(a), id(b));
     let listed = |ranker: Ranker| -> Vec<HostPair> {

@@ -67,6 +67,20 @@ pub struct CopyView {
     pub hit_copy: Option<PageLink>,
     /// The Collection expansion of this copy, when it has matching pages.
     pub href: Option<String>,
+    /// How it mirrors the principal copy (bharat-broder-1999 levels);
+    /// `None` for the principal copy and copies on its host.
+    pub mirroring: Option<Mirroring>,
+}
+
+/// How a copy mirrors the principal copy (its folder against the
+/// principal's, [`crate::mirrors::CopyLevel`]).
+#[derive(Debug, Clone, Serialize)]
+pub struct Mirroring {
+    /// `1`..`5`, `mismatch` or `untested`.
+    pub level: String,
+    pub meaning: String,
+    /// The page of the copy's host, with its mirrored hosts.
+    pub href: String,
 }
 
 /// The Replica expansion: every copy of a collection.
@@ -203,6 +217,15 @@ impl Engine {
             .iter()
             .filter_map(|&collection_id| {
                 let collection = self.collections.collection(collection_id)?;
+                let host_name = self.table.host_name(collection.host);
+                let mirroring = self
+                    .mirrors()
+                    .copy_level(collection_id)
+                    .map(|copy| Mirroring {
+                        level: copy.level.to_string(),
+                        meaning: copy.level.meaning().to_string(),
+                        href: format!("/host/{}", encode(host_name)),
+                    });
                 let hit_copy = hit.and_then(|page| {
                     if collection.pages.binary_search(&page).is_ok() {
                         return Some(page);
@@ -239,6 +262,7 @@ impl Engine {
                         .then(|| format!("/collection/{collection_id}?q={q}")),
                     matching_pages,
                     hit_copy: hit_copy.and_then(|page| self.page_link(page)),
+                    mirroring,
                 })
             })
             .collect();

@@ -11,6 +11,7 @@
 
 mod collector;
 mod expand;
+mod host;
 mod page;
 pub mod rollup;
 mod view;
@@ -26,12 +27,14 @@ use tantivy::{DocAddress, Score, Searcher, SegmentReader, TantivyDocument};
 use crate::collections::{ClusterId, CollectionId, Collections};
 use crate::datadir::{DataDir, DataError, Manifest};
 use crate::index::{IndexError, IndexField, SearchIndex, INDEX_DIR};
+use crate::mirrors::Mirrors;
 use crate::pages::{PageId, PageTable};
 use crate::similarity::Similarity;
 use crate::store::PageStore;
 
 pub use collector::replication_boost;
-pub use expand::{CollectionView, CopyView, ReplicaView};
+pub use expand::{CollectionView, CopyView, Mirroring, ReplicaView};
+pub use host::{is_host_name, HostMirrorView, HostView, TestView};
 pub use page::{CopyEvidence, PageView};
 pub use view::{CollectionLink, PageLink, ReplicaLink, ResultGroup, Results, SnippetPart};
 
@@ -155,6 +158,7 @@ pub struct Engine {
     table: PageTable,
     similarity: Similarity,
     collections: Collections,
+    mirrors: Mirrors,
     /// Pages of each trivial cluster: `copies[offsets[t]..offsets[t + 1]]`.
     copy_offsets: Vec<u32>,
     copies: Vec<PageId>,
@@ -176,6 +180,7 @@ impl Engine {
         let table = generation.page_table()?;
         let similarity = generation.similarity(&table)?;
         let collections = generation.collections(&table)?;
+        let mirrors = generation.mirrors(&table)?;
         let index_dir: PathBuf = generation.path().join(INDEX_DIR);
         let index = SearchIndex::open(&index_dir)?;
         let (copy_offsets, copies) = copies_by_trivial_cluster(&similarity);
@@ -186,6 +191,7 @@ impl Engine {
             table,
             similarity,
             collections,
+            mirrors,
             copy_offsets,
             copies,
             strays,
@@ -214,6 +220,10 @@ impl Engine {
 
     pub fn collections(&self) -> &Collections {
         &self.collections
+    }
+
+    pub fn mirrors(&self) -> &Mirrors {
+        &self.mirrors
     }
 
     /// The copies of `page` in the crawl (its trivial cluster), itself

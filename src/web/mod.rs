@@ -58,6 +58,7 @@ pub fn configure(config: &mut web::ServiceConfig, state: web::Data<AppState>) {
         .route("/collection/{id}", web::get().to(routes::collection))
         .route("/replicas/{cluster}", web::get().to(routes::replicas))
         .route("/page/{id}", web::get().to(routes::page))
+        .route("/host/{name}", web::get().to(routes::host))
         .route("/healthz", web::get().to(routes::healthz))
         .route("/static/style.css", web::get().to(routes::stylesheet))
         .route("/static/app.js", web::get().to(routes::script))

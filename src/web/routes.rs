@@ -9,7 +9,7 @@ use super::error::{ApiError, AppError};
 use super::params::{Expanded, Params};
 use super::state::AppState;
 use super::views::{
-    CollectionPage, Entry, ErrorPage, Expansion, HomePage, PagePage, Pager, ReplicasPage,
+    CollectionPage, Entry, ErrorPage, Expansion, HomePage, HostPage, PagePage, Pager, ReplicasPage,
     SearchPage,
 };
 use crate::search::{self, Engine, Rank, Results, SearchRequest};
@@ -215,6 +215,16 @@ pub async fn page(state: web::Data<AppState>, path: web::Path<String>) -> Html {
     let engine = state.engine();
     let view = state.pool().run(move || engine.page(id)).await??;
     render(&PagePage { view })
+}
+
+pub async fn host(state: web::Data<AppState>, path: web::Path<String>) -> Html {
+    let name = path.into_inner();
+    if !search::is_host_name(&name) {
+        return Err(AppError::NotFound(format!("there is no host {name:?}")));
+    }
+    let engine = state.engine();
+    let view = state.pool().run(move || engine.host(&name)).await??;
+    render(&HostPage { view })
 }
 
 pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {

@@ -3,7 +3,7 @@
 
 use askama::Template;
 
-use crate::search::{CollectionView, PageView, ReplicaView, ResultGroup, Results};
+use crate::search::{CollectionView, HostView, PageView, ReplicaView, ResultGroup, Results};
 
 /// The links of a results page: previous, numbered, next.
 pub struct Pager {
@@ -69,6 +69,12 @@ pub struct PagePage {
 }
 
 #[derive(Template)]
+#[template(path = "host.html")]
+pub struct HostPage {
+    pub view: HostView,
+}
+
+#[derive(Template)]
 #[template(path = "error.html")]
 pub struct ErrorPage {
     pub status: u16,
@@ -105,6 +111,12 @@ impl HomePage {
 }
 
 impl PagePage {
+    pub fn query(&self) -> &str {
+        ""
+    }
+}
+
+impl HostPage {
     pub fn query(&self) -> &str {
         ""
     }
