@@ -278,11 +278,82 @@ async fn the_expansions_list_what_their_links_promise() {
     assert!(count(&replicas.body, "class=\"hit-copy\"") >= copies - 1);
     let hosts: BTreeSet<&str> = replicas
         .body
-        .split("<strong class=\"host\">")
+        .split("<strong class=\"host\"><a href=\"/host/")
         .skip(1)
-        .filter_map(|rest| rest.split('<').next())
+        .filter_map(|rest| rest.split('"').next())
         .collect();
     assert_eq!(hosts.len(), copies, "one copy per host: {hosts:?}");
+    // Every copy but the principal says how it mirrors the principal.
+    assert_eq!(count(&replicas.body, "mirror level "), copies - 1);
+}
+
+/// `/host/{name}`: the host's mirrors with level and evidence, pairs that
+/// were ranked but are not mirrors apart, and the level of each copy in the
+/// Replica expansion.
+#[actix_web::test]
+async fn the_host_page_lists_mirrors_with_levels_and_evidence() {
+    let tomcat = get("/host/tomcat.apache-project.example").await;
+    assert_eq!(tomcat.status, StatusCode::OK);
+    assert_eq!(tomcat.csp, CONTENT_SECURITY_POLICY);
+    let mirrors = tomcat.body.split("Ranked, but not mirrors").next().unwrap();
+    for host in [
+        "apache.mirror.nordu.example",
+        "mirror.uni-kiel.example",
+        "tomcat.mirror.jp-ix.example",
+        "www.webserver-guides.example",
+    ] {
+        assert!(
+            mirrors.contains(&format!("data-host=\"{host}\"")),
+            "{host} is a mirror of tomcat: {}",
+            tomcat.body
+        );
+    }
+    assert!(tomcat.body.contains("Listed by"));
+    assert!(
+        tomcat.body.contains("class=\"outcome-HS\"")
+            || tomcat.body.contains("class=\"outcome-FM\"")
+    );
+    // The prefix copy was compared on its folder.
+    assert!(
+        tomcat.body.contains("/pub/apache/tomcat/"),
+        "{}",
+        tomcat.body
+    );
+
+    // Two manuals on one shared address: ranked by ip4, not mirrors.
+    let shared = get("/host/libgcrypt.docs-hosting.example").await;
+    assert_eq!(shared.status, StatusCode::OK);
+    assert!(shared.body.contains("No mirrors found"));
+    let others = shared
+        .body
+        .split("Ranked, but not mirrors")
+        .nth(1)
+        .expect("ranked pairs");
+    assert!(others.contains("data-host=\"ncurses.docs-hosting.example\" data-level=\"mismatch\""));
+    assert!(others.contains("ip4 #"));
+
+    for path in [
+        "/host/nosuch.example",
+        "/host/%3Cscript%3Ealert(1)%3C%2Fscript%3E",
+        "/host/a%20b",
+    ] {
+        let answer = get(path).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND, "{path}");
+        assert!(!answer.body.contains("<script>alert"), "{path}");
+    }
+    let long = get(&format!("/host/{}", "a".repeat(400))).await;
+    assert_eq!(long.status, StatusCode::NOT_FOUND);
+
+    // The Apache manual's copies: the exact mirrors are level 1.
+    let answer = get("/api/search?q=mod_rewrite").await.json();
+    let group = &answer["groups"][0];
+    let replicas = get(&text(&group["replicas"]["href"])).await;
+    let nordu = replicas
+        .body
+        .split("<li class=\"copy")
+        .find(|copy| copy.contains("apache.mirror.nordu.example"))
+        .unwrap();
+    assert!(nordu.contains("mirror level 1"), "{nordu}");
 }
 
 /// The search page shows what the API gives, in the same order, with the
