@@ -156,7 +156,13 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
     let (table, fingerprints) = PageTable::build_with_fingerprints(&[&captures]);
     let similarity = similarity::analyse(&table, fingerprints, &config.similarity);
     let collections = collections::analyse(&table, &similarity, &config.collections);
+    let started = std::time::Instant::now();
     let mirrors = mirrors::analyse(&table, &similarity, &collections, &config.mirrors);
+    tracing::info!(
+        seconds = started.elapsed().as_secs_f64(),
+        ranked_pairs = mirrors.counts.ranked_pairs,
+        "mirrors ranked and classified"
+    );
     let crawls = vec![CrawlEntry {
         id: crawl_id.clone(),
         files: file_names,
