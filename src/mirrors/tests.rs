@@ -307,3 +307,97 @@ fn combined_orders_by_rankers_then_best_rank() {
     );
     assert!((combined[0].score - 2.0 / 3.0).abs() < 1e-12);
 }
+
+/// Two hosts of `pages` pages each under `folder`, with these names, for
+/// the term-vector rankers.
+fn pair_of_sites(a: &str, b: &str, folder_a: &str, folder_b: &str, pages: usize) -> Vec<Capture> {
+    let mut crawl = Vec::new();
+    for (host, folder) in [(a, folder_a), (b, folder_b)] {
+        for i in 0..pages {
+            crawl.push(capture(
+                &format!("http://{host}{folder}page-{i}.html"),
+                &text(&format!("{host}{i}w"), 20),
+            ));
+        }
+    }
+    crawl
+}
+
+#[test]
+fn the_hosts_ranker_weighs_name_parts_by_length_and_rarity() {
+    let crawl = pair_of_sites(
+        "www.rare-name.example",
+        "ftp.rare-name.example",
+        "/a/",
+        "/b/",
+        3,
+    );
+    let (table, similarity) = run(&crawl, &Default::default());
+    let web = hosts::Web::new(&table, &similarity, &config());
+    let ranking = terms::hosts(&web, &config());
+    // Shared: `example` (one part: log 1 = 0, no weight) and
+    // `rare-name.example` (two parts, on 2 hosts): log 2 / (1 + log 2).
+    let weight = 2f64.log10() / (1.0 + 2f64.log10());
+    assert_eq!(ranking.len(), 1);
+    assert!(
+        (ranking[0].score - weight * weight).abs() < 1e-12,
+        "{ranking:?}"
+    );
+}
+
+#[test]
+fn the_prefix_ranker_scales_by_host_size() {
+    let crawl = pair_of_sites("one.example", "two.example", "/docs/", "/docs/", 10);
+    let (table, similarity) = run(&crawl, &Default::default());
+    let web = hosts::Web::new(&table, &similarity, &config());
+    let ranking = terms::prefix(&web, &config());
+    assert_eq!(ranking.len(), 1);
+    // 10 log 10 = 10 terms a host: `/`, `/docs/` and 8 of the pages, all
+    // shared by both hosts (df 2 = maxdf: weight 1 each); the size factor
+    // is 1 / (0.1 + 0.15 (log 10 + log 10)) = 2.5.
+    assert!((ranking[0].score - 10.0 * 2.5).abs() < 1e-9, "{ranking:?}");
+}
+
+#[test]
+fn conn_keeps_pairs_whose_common_paths_link_alike() {
+    let linked = |host: &str, extra: &str| -> Vec<Capture> {
+        (0..4)
+            .map(|i| {
+                let mut page = capture(
+                    &format!("http://{host}/p{i}.html"),
+                    &text(&format!("c{i}w"), 20),
+                );
+                page.links = (0..4)
+                    .filter(|j| *j != i)
+                    .map(|j| format!("http://{host}/p{j}.html"))
+                    .chain(
+                        (!extra.is_empty()).then(|| format!("http://{extra}/elsewhere-{i}.html")),
+                    )
+                    .collect();
+                page
+            })
+            .collect()
+    };
+    let mut crawl = linked("a.example", "");
+    crawl.extend(linked("b.example", ""));
+    crawl.extend(linked("c.example", "other.example"));
+    // The pages c links to are crawled (links to pages outside the crawl
+    // are not in the page table).
+    crawl.extend((0..4).map(|i| {
+        capture(
+            &format!("http://other.example/elsewhere-{i}.html"),
+            &text(&format!("o{i}w"), 20),
+        )
+    }));
+    let (table, similarity) = run(&crawl, &Default::default());
+    let web = hosts::Web::new(&table, &similarity, &config());
+    let paths = terms::paths(&web, &config());
+    let kept = conn::filter(&web, &paths);
+    let id = |name: &str| HostId(table.hosts.iter().position(|host| host == name).unwrap() as u32);
+    let kept: Vec<HostPair> = kept.iter().map(|ranked| ranked.pair).collect();
+    // a and b link alike (relative links within each host); c adds an
+    // out-link to another host on every page: 3 of 4 links in common is
+    // under f = 0.9.
+    assert_eq!(paths.len(), 3);
+    assert_eq!(kept, vec![HostPair::new(id("a.example"), id("b.example"))]);
+}
