@@ -13,24 +13,8 @@ use std::time::Instant;
 use mirrorscope::collections::{build, CollectionsConfig, PageFacts, WebGraph};
 use mirrorscope::pages::{relative_link_key, HostId, PageId};
 
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound as u64) as usize
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.next() % 100 < percent
-    }
-}
+mod support;
+use support::{status_mb, Draw};
 
 struct Web {
     hosts: Vec<HostId>,
@@ -151,23 +135,6 @@ fn generate(pages: usize) -> Web {
         keys.dedup();
     }
     web
-}
-
-/// A memory figure of this process from /proc/self/status, in MB.
-fn status_mb(field: &str) -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix(field))
-        .and_then(|value| {
-            value
-                .trim()
-                .trim_end_matches("kB")
-                .trim()
-                .parse::<f64>()
-                .ok()
-        })
-        .map_or(f64::NAN, |kilobytes| kilobytes / 1024.0)
 }
 
 /// The process's peak resident memory since the last reset, in MB.

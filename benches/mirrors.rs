@@ -18,20 +18,8 @@ use mirrorscope::mirrors::candidates::{rank_hosts, HostUrls};
 use mirrorscope::mirrors::HostPair;
 use mirrorscope::pages::HostId;
 
-struct Draw(u64);
-
-impl Draw {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-
-    fn below(&mut self, bound: usize) -> usize {
-        (self.next() % bound as u64) as usize
-    }
-}
+mod support;
+use support::{status_mb, Draw};
 
 const VOCABULARY: usize = 5_000;
 const SYLLABLES: [&str; 16] = [
@@ -122,19 +110,6 @@ fn generate(total_urls: usize, host_count: usize) -> UrlList {
         list.hosts.push((name, start, list.paths.len()));
     }
     list
-}
-
-fn status_mb(field: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find(|line| line.starts_with(field))
-                .and_then(|line| line.split_whitespace().nth(1))
-                .and_then(|kilobytes| kilobytes.parse::<f64>().ok())
-        })
-        .map_or(f64::NAN, |kilobytes| kilobytes / 1024.0)
 }
 
 fn main() {

@@ -404,52 +404,24 @@ pub fn analyse(
     let bigrams = candidates::rank_hosts(&web.candidate_inputs());
     let paths = terms::paths(&web, config);
     let cluster_evidence = clusters::evidence(&web, config);
-    let mut rankings = vec![
-        Ranking {
-            ranker: Ranker::Bigrams,
-            pairs: bigrams,
-        },
-        Ranking {
-            ranker: Ranker::Ip4,
-            pairs: ip::ip4(&web),
-        },
-        Ranking {
-            ranker: Ranker::Ip3,
-            pairs: ip::ip3(&web),
-        },
-        Ranking {
-            ranker: Ranker::Hosts,
-            pairs: terms::hosts(&web, config),
-        },
-        Ranking {
-            ranker: Ranker::Conn,
-            pairs: conn::filter(&web, &paths),
-        },
-        Ranking {
-            ranker: Ranker::Paths,
-            pairs: paths,
-        },
-        Ranking {
-            ranker: Ranker::Prefix,
-            pairs: terms::prefix(&web, config),
-        },
-        Ranking {
-            ranker: Ranker::Shingles,
-            pairs: terms::shingles(&web, config),
-        },
-        Ranking {
-            ranker: Ranker::Hconn1,
-            pairs: terms::hconn(&web, false),
-        },
-        Ranking {
-            ranker: Ranker::Hconn2,
-            pairs: terms::hconn(&web, true),
-        },
-        Ranking {
-            ranker: Ranker::Clusters,
-            pairs: cluster_evidence.ranking(),
-        },
-    ];
+    // conn filters paths' ranking as far as it is kept (bharat-2000 §3.3).
+    let conn = conn::filter(&web, &paths[..paths.len().min(config.max_pairs)]);
+    let mut rankings: Vec<Ranking> = [
+        (Ranker::Bigrams, bigrams),
+        (Ranker::Ip4, ip::ip4(&web)),
+        (Ranker::Ip3, ip::ip3(&web)),
+        (Ranker::Hosts, terms::hosts(&web, config)),
+        (Ranker::Conn, conn),
+        (Ranker::Paths, paths),
+        (Ranker::Prefix, terms::prefix(&web, config)),
+        (Ranker::Shingles, terms::shingles(&web, config)),
+        (Ranker::Hconn1, terms::hconn(&web, false)),
+        (Ranker::Hconn2, terms::hconn(&web, true)),
+        (Ranker::Clusters, cluster_evidence.ranking()),
+    ]
+    .into_iter()
+    .map(|(ranker, pairs)| Ranking { ranker, pairs })
+    .collect();
     for ranking in &mut rankings {
         ranking.pairs.truncate(config.max_pairs);
     }

@@ -1,0 +1,45 @@
+//! What the generated-data benchmarks share: a seeded random source and the
+//! process's memory figures.
+
+#![allow(dead_code)]
+
+/// xorshift64: deterministic draws from a seed.
+pub struct Draw(pub u64);
+
+impl Draw {
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    pub fn below(&mut self, bound: usize) -> usize {
+        (self.next() % bound as u64) as usize
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.next() % 100 < percent
+    }
+}
+
+/// A `/proc/self/status` field (`VmHWM:`, `VmRSS:`) in MB; NaN where there
+/// is none.
+pub fn status_mb(field: &str) -> f64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|status| {
+            status
+                .lines()
+                .find_map(|line| line.strip_prefix(field))
+                .and_then(|value| {
+                    value
+                        .trim()
+                        .trim_end_matches("kB")
+                        .trim()
+                        .parse::<f64>()
+                        .ok()
+                })
+        })
+        .map_or(f64::NAN, |kilobytes| kilobytes / 1024.0)
+}
