@@ -313,12 +313,32 @@ async fn the_host_page_lists_mirrors_with_levels_and_evidence() {
         tomcat.body.contains("class=\"outcome-HS\"")
             || tomcat.body.contains("class=\"outcome-FM\"")
     );
-    // The prefix copy was compared on its folder.
+    // The prefix copy was compared on its folder, shown from this host's
+    // side: folder here first, and the paths sampled here are this host's.
+    let kiel = tomcat
+        .body
+        .split("<details")
+        .find(|block| block.contains("data-host=\"mirror.uni-kiel.example\""))
+        .unwrap();
     assert!(
-        tomcat.body.contains("/pub/apache/tomcat/"),
-        "{}",
-        tomcat.body
+        kiel.contains("<code>/</code> ~ <code>/pub/apache/tomcat/</code>"),
+        "{kiel}"
     );
+    let sampled_here: Vec<&str> = kiel
+        .split("<tr class=\"outcome-")
+        .skip(1)
+        .filter(|row| row.contains("<td>this host</td>"))
+        .collect();
+    assert!(!sampled_here.is_empty());
+    for row in sampled_here {
+        let here = row.split("<code>").nth(1).unwrap();
+        let there = row.split("<code>").nth(2).unwrap();
+        assert!(here.starts_with("/tomcat-10.1-doc/"), "{row}");
+        assert!(
+            there.starts_with("/pub/apache/tomcat/tomcat-10.1-doc/"),
+            "{row}"
+        );
+    }
 
     // Two manuals on one shared address: ranked by ip4, not mirrors.
     let shared = get("/host/libgcrypt.docs-hosting.example").await;

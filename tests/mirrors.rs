@@ -61,6 +61,14 @@ fn the_truths_mirror_pairs_are_found_and_classified() {
     );
     assert!(scores["precision"].as_f64().unwrap() >= 0.9, "{scores:#}");
     assert!(scores["recall"].as_f64().unwrap() >= 0.9, "{scores:#}");
+    assert_eq!(scores["truth_hosts_not_considered"], serde_json::json!([]));
+    for ranker in scores["rankers"].as_array().unwrap() {
+        for row in ranker["relative_recall_at"].as_array().unwrap() {
+            if let Some(recall) = row[1].as_f64() {
+                assert!((0.0..=1.0).contains(&recall), "{ranker:#}");
+            }
+        }
+    }
     let rankers: Vec<&str> = scores["rankers"]
         .as_array()
         .unwrap()

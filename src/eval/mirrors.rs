@@ -4,11 +4,14 @@
 //! - **Each ranker** (bharat-2000 §4.2): precision at rank k (the share of
 //!   its first k pairs that are true; a shorter list is taken whole) and
 //!   relative recall at rank k: the true pairs in its first k over the pool
-//!   of true pairs known at k. The pool is the union of every ranker's first
+//!   of true pairs known at k. The pool is the union of every ranking's first
 //!   k pairs, judged (§4.1.2's pooling), grown by transitive inference
 //!   (MIRROR(A,B) and MIRROR(B,C) give MIRROR(A,C)) and kept to pairs the
 //!   truth confirms: two hosts can each share a collection with a third
-//!   without sharing one with each other.
+//!   without sharing one with each other. bharat-2000 used inference to spare
+//!   tests, and counted in the pool only pairs some ranking listed; here the
+//!   inferred pairs count too, so the pool is every true pair the rankings
+//!   together reveal at k, and no ranking need reach 1.
 //! - **combined**, the whole ranking: precision and recall (against every
 //!   true pair), as bharat-2000's Figure 4 reads its last point.
 //! - **The headline** (`precision`, `recall`): what `mirrors` reports as
@@ -185,16 +188,6 @@ pub fn score(table: &PageTable, mirrors: &Mirrors, truth: &Truth) -> MirrorScore
         })
         .unwrap_or_default();
     let reported_correct = reported.intersection(&truth).count();
-    let considered: HashSet<&str> = mirrors
-        .pairs
-        .iter()
-        .flat_map(|report| {
-            [
-                table.host_name(report.pair.a),
-                table.host_name(report.pair.b),
-            ]
-        })
-        .collect();
     let truth_hosts: BTreeSet<&String> = truth.iter().flat_map(|(a, b)| [a, b]).collect();
     MirrorScores {
         precision: ratio(reported_correct as u64, reported.len() as u64),
@@ -204,7 +197,12 @@ pub fn score(table: &PageTable, mirrors: &Mirrors, truth: &Truth) -> MirrorScore
         truth_pairs: truth.len(),
         truth_hosts_not_considered: truth_hosts
             .into_iter()
-            .filter(|host| !considered.contains(host.as_str()))
+            .filter(|host| {
+                !table
+                    .hosts
+                    .binary_search(host)
+                    .is_ok_and(|index| mirrors.is_considered(crate::pages::HostId(index as u32)))
+            })
             .cloned()
             .collect(),
         cutoffs,
@@ -214,8 +212,9 @@ pub fn score(table: &PageTable, mirrors: &Mirrors, truth: &Truth) -> MirrorScore
     }
 }
 
-/// The true pairs known from every ranker's first `k`, with what transitive
-/// inference adds and the truth confirms.
+/// The true pairs known from every ranking's first `k` (`combined`'s too: its
+/// first k can hold pairs its members list further down), with what
+/// transitive inference adds and the truth confirms.
 fn pool(
     lists: &[(Ranker, Vec<NamePair>)],
     k: usize,
@@ -223,7 +222,6 @@ fn pool(
 ) -> HashSet<NamePair> {
     let found: HashSet<&NamePair> = lists
         .iter()
-        .filter(|(ranker, _)| *ranker != Ranker::Combined)
         .flat_map(|(_, list)| list.iter().take(k))
         .filter(|pair| truth.contains(*pair))
         .collect();

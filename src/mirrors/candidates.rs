@@ -7,8 +7,8 @@
 //!   the sample count (40, 80, ...), so the sample grows sub-linearly with the
 //!   host. A mirror's paths hash the same, so the same paths are picked on
 //!   both sides.
-//! - **Terms**: a string is cut at `/` and `.` (and at the `?`, `&`, `=` of a
-//!   query); each term is lower-cased, stripped of what is not a letter or a
+//! - **Terms**: a string is cut at `/` and `.` (and at the `?`, `&`, `=`, `;`
+//!   of a query); each term is lower-cased, stripped of what is not a letter or a
 //!   digit, and every run of digits becomes `*`. Stop terms (`htm`, `html`,
 //!   `txt`, `main`, `index`, `home`, `bin`, `cgi`) are dropped, and a URL with
 //!   a word left by site-generating tools (`nph`, `dynaweb`, `zyview`) is not
@@ -295,11 +295,19 @@ mod tests {
         let sample = sample_paths(&sorted);
         // 20 at m=5, 20 at 10, 40 at 20, 80 at 40, ...: far fewer than 1 in 5.
         assert!(sample.len() > 40 && sample.len() < 400, "{}", sample.len());
-        // A mirror holding the first half picks the same paths among them
-        // until the modulus first differs: the first 20 samples agree.
-        let half = &sorted[..10_000];
-        let mirror_sample = sample_paths(half);
-        assert_eq!(sample[..20], mirror_sample[..20]);
+        // Coordinated: a path is picked for its hash, not its place, so a
+        // mirror missing half of the paths that were not picked (a partial
+        // crawl) picks exactly the same ones. Picking every 5th path in order
+        // would not.
+        let sampled: std::collections::HashSet<&str> = sample.iter().copied().collect();
+        let partial: Vec<&str> = sorted
+            .iter()
+            .enumerate()
+            .filter(|(index, path)| sampled.contains(*path) || index % 2 == 0)
+            .map(|(_, path)| *path)
+            .collect();
+        assert!(partial.len() < sorted.len() * 3 / 4);
+        assert_eq!(sample_paths(&partial), sample);
         assert!(sample
             .iter()
             .all(|path| xxh3_64(path.as_bytes()).is_multiple_of(5)));

@@ -74,27 +74,32 @@ pub fn evidence(web: &Web<'_>, config: &MirrorsConfig) -> ClusterEvidence {
         if by_host.len() < 2 {
             continue;
         }
-        for (index, (host_a, pages_a)) in by_host.iter().enumerate() {
-            for (host_b, pages_b) in &by_host[index + 1..] {
+        let indexed: Vec<Indexed<'_>> = by_host
+            .iter()
+            .map(|(_, members)| Indexed::new(members))
+            .collect();
+        for (index, (host_a, _)) in by_host.iter().enumerate() {
+            for (offset, (host_b, _)) in by_host[index + 1..].iter().enumerate() {
                 let pair = HostPair::new(*host_a, *host_b);
                 let (first, second) = if pair.a == *host_a {
-                    (pages_a, pages_b)
+                    (&indexed[index], &indexed[index + 1 + offset])
                 } else {
-                    (pages_b, pages_a)
+                    (&indexed[index + 1 + offset], &indexed[index])
                 };
                 let entry = pairs.entry(pair).or_default();
-                entry.pages.0 += first.len() as u32;
-                entry.pages.1 += second.len() as u32;
-                for (arcs_a, _) in first {
-                    if let Some((arcs_b, common)) = best_match(arcs_a, second) {
+                entry.pages.0 += first.members.len() as u32;
+                entry.pages.1 += second.members.len() as u32;
+                for (arcs_a, _) in first.members {
+                    if let Some((arcs_b, common)) = second.best_match(arcs_a) {
                         entry.confirmed.0 += 1;
                         let folders = (folder(arcs_a, common), folder(arcs_b, common));
                         *entry.subtrees.entry(folders).or_default() += 1;
                     }
                 }
                 entry.confirmed.1 += second
+                    .members
                     .iter()
-                    .filter(|(arcs_b, _)| best_match(arcs_b, first).is_some())
+                    .filter(|(arcs_b, _)| first.best_match(arcs_b).is_some())
                     .count() as u32;
             }
         }
@@ -181,13 +186,37 @@ fn common_suffix(first: &[String], second: &[String]) -> usize {
         .count()
 }
 
-/// The member of `others` ending most like `arcs` (at least its last arc).
-fn best_match<'m>(arcs: &[String], others: &'m Members) -> Option<(&'m [String], usize)> {
-    others
-        .iter()
-        .map(|(other, _)| (other.as_slice(), common_suffix(arcs, other)))
-        .filter(|(_, common)| *common > 0)
-        .max_by_key(|(other, common)| (*common, std::cmp::Reverse(other.len())))
+/// One host's members in a cluster, found by their last arc.
+struct Indexed<'m> {
+    members: &'m Members,
+    by_last_arc: HashMap<&'m str, Vec<usize>>,
+}
+
+impl<'m> Indexed<'m> {
+    fn new(members: &'m Members) -> Indexed<'m> {
+        let mut by_last_arc: HashMap<&str, Vec<usize>> = HashMap::new();
+        for (index, (arcs, _)) in members.iter().enumerate() {
+            if let Some(last) = arcs.last() {
+                by_last_arc.entry(last.as_str()).or_default().push(index);
+            }
+        }
+        Indexed {
+            members,
+            by_last_arc,
+        }
+    }
+
+    /// The member ending most like `arcs` (at least its last arc).
+    fn best_match(&self, arcs: &[String]) -> Option<(&'m [String], usize)> {
+        let candidates = self.by_last_arc.get(arcs.last()?.as_str())?;
+        candidates
+            .iter()
+            .map(|&index| {
+                let other = self.members[index].0.as_slice();
+                (other, common_suffix(arcs, other))
+            })
+            .max_by_key(|(other, common)| (*common, std::cmp::Reverse(other.len())))
+    }
 }
 
 /// The folder above the last `common` arcs, as a path ending in `/`.

@@ -6,7 +6,9 @@
 //! its two out-link sets is common to both. Links within a host are compared
 //! as relative links (the host name removed, so a mirror's own links match
 //! the original's); links to other hosts as whole URLs. The pair stays when a
-//! share m = 0.75 of the tested paths pass.
+//! share m = 0.75 of the tested paths pass. A path whose two pages link
+//! nowhere is not counted (it can neither pass nor fail), and a pair with no
+//! path left to test does not stay.
 
 use std::collections::HashSet;
 
@@ -63,16 +65,21 @@ pub fn links_agree(table: &PageTable, a: &HostData, b: &HostData) -> bool {
             tested.push(pair);
         }
     }
-    let passed = tested
-        .iter()
-        .filter(|(page_a, page_b)| {
-            let (links_a, links_b) = (out_links(table, *page_a), out_links(table, *page_b));
-            let union = links_a.union(&links_b).count();
-            union == 0
-                || links_a.intersection(&links_b).count() as f64 >= LINK_AGREEMENT * union as f64
-        })
-        .count();
-    passed as f64 >= PATH_AGREEMENT * tested.len() as f64
+    // A path whose pages link nowhere says nothing either way: not tested.
+    let mut testable = 0usize;
+    let mut passed = 0usize;
+    for (page_a, page_b) in &tested {
+        let (links_a, links_b) = (out_links(table, *page_a), out_links(table, *page_b));
+        let union = links_a.union(&links_b).count();
+        if union == 0 {
+            continue;
+        }
+        testable += 1;
+        if links_a.intersection(&links_b).count() as f64 >= LINK_AGREEMENT * union as f64 {
+            passed += 1;
+        }
+    }
+    testable > 0 && passed as f64 >= PATH_AGREEMENT * testable as f64
 }
 
 /// A page's out-links, relative within its host, whole elsewhere.

@@ -41,6 +41,8 @@ pub struct Web<'a> {
     pub table: &'a PageTable,
     pub similarity: &'a Similarity,
     pub hosts: Vec<HostData>,
+    /// URLs (distinct paths) of every host of the table, by host id.
+    pub url_counts: Vec<u32>,
     position: HashMap<HostId, usize>,
 }
 
@@ -50,7 +52,9 @@ impl<'a> Web<'a> {
         similarity: &'a Similarity,
         config: &MirrorsConfig,
     ) -> Web<'a> {
-        let mut by_host: Vec<Vec<(String, PageId)>> = vec![Vec::new(); table.hosts.len()];
+        // (path, fetched first, page): of the pages of one path (under http
+        // and https, say), the one answered 200 with a body is kept.
+        let mut by_host: Vec<Vec<(String, bool, PageId)>> = vec![Vec::new(); table.hosts.len()];
         let mut ips: Vec<Vec<String>> = vec![Vec::new(); table.hosts.len()];
         for (index, page) in table.pages.iter().enumerate() {
             let Some((_, path)) = split_url(&page.url) else {
@@ -60,23 +64,29 @@ impl<'a> Web<'a> {
             if host >= by_host.len() {
                 continue;
             }
-            by_host[host].push((path.to_string(), PageId(index as u32)));
+            let fetched = page.status == 200 && page.content_key.is_some();
+            by_host[host].push((path.to_string(), !fetched, PageId(index as u32)));
             if let Some(ip) = &page.ip {
                 ips[host].push(ip.clone());
             }
         }
         let mut hosts = Vec::new();
+        let mut url_counts = vec![0u32; table.hosts.len()];
         for (index, mut entries) in by_host.into_iter().enumerate() {
             // One page per path: the same path under http and https counts once.
             entries.sort();
             entries.dedup_by(|later, earlier| later.0 == earlier.0);
+            url_counts[index] = entries.len() as u32;
             if entries.len() < config.min_urls as usize || entries.is_empty() {
                 continue;
             }
             let mut host_ips = std::mem::take(&mut ips[index]);
             host_ips.sort();
             host_ips.dedup();
-            let (paths, pages) = entries.into_iter().unzip();
+            let (paths, pages) = entries
+                .into_iter()
+                .map(|(path, _, page)| (path, page))
+                .unzip();
             hosts.push(HostData {
                 id: HostId(index as u32),
                 name: table.hosts[index].clone(),
@@ -94,6 +104,7 @@ impl<'a> Web<'a> {
             table,
             similarity,
             hosts,
+            url_counts,
             position,
         }
     }

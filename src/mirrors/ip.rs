@@ -10,6 +10,7 @@
 //! 1 / (hosts in its cluster - 1).
 
 use std::collections::{BTreeMap, HashSet};
+use std::net::IpAddr;
 
 use xxhash_rust::xxh3::xxh3_64;
 
@@ -28,12 +29,24 @@ pub fn ip3(web: &Web<'_>) -> Vec<Ranked> {
     by_key(web, subnet, IP3_PAIRS_PER_CLUSTER)
 }
 
-/// The first three octets of an IPv4 address, the first three groups of an
-/// IPv6 one.
+/// The first three octets of an IPv4 address (also one written as IPv6,
+/// `::ffff:a.b.c.d`), the first three groups (48 bits) of an IPv6 one.
 fn subnet(ip: &str) -> Option<String> {
-    let separator = if ip.contains(':') { ':' } else { '.' };
-    let parts: Vec<&str> = ip.split(separator).collect();
-    (parts.len() >= 4).then(|| parts[..3].join(&separator.to_string()))
+    let address: IpAddr = ip.trim_matches(['[', ']']).parse().ok()?;
+    let address = match address {
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(IpAddr::V6(v6), IpAddr::V4),
+        v4 => v4,
+    };
+    Some(match address {
+        IpAddr::V4(v4) => {
+            let [a, b, c, _] = v4.octets();
+            format!("{a}.{b}.{c}")
+        }
+        IpAddr::V6(v6) => {
+            let [a, b, c, ..] = v6.segments();
+            format!("{a:x}:{b:x}:{c:x}")
+        }
+    })
 }
 
 fn by_key(web: &Web<'_>, key: impl Fn(&str) -> Option<String>, cap: usize) -> Vec<Ranked> {
@@ -82,6 +95,9 @@ mod tests {
     fn subnets_of_both_families() {
         assert_eq!(subnet("203.0.113.40").as_deref(), Some("203.0.113"));
         assert_eq!(subnet("2001:db8:1:2::1").as_deref(), Some("2001:db8:1"));
+        // Written two ways, one subnet.
+        assert_eq!(subnet("2001:db8::1"), subnet("2001:0db8:0000:ffff::2"));
+        assert_eq!(subnet("::ffff:192.0.2.7").as_deref(), Some("192.0.2"));
         assert_eq!(subnet("bogus"), None);
     }
 }

@@ -201,8 +201,9 @@ pub struct MirrorsConfig {
     /// misspellings; a documentation mirror crawled in part can have a few
     /// dozen pages, so the default is 20.
     pub min_urls: u32,
-    /// Longest ranking kept per ranker (bharat-2000 tested the top 30,000
-    /// of each).
+    /// Longest ranking kept per ranker, and so merged into `combined`
+    /// (bharat-2000 tested the top 30,000 of each and merged the top
+    /// 100,000).
     pub max_pairs: usize,
     /// A term of the term-vector rankers (`hosts`, `paths`, `prefix`,
     /// `shingles`) found on this many hosts or more is rejected
@@ -389,6 +390,9 @@ pub struct Mirrors {
     /// Every copy of a replicated collection on another host than its
     /// principal copy, sorted by collection.
     pub copies: Vec<CopyLevel>,
+    /// URLs (distinct paths) of every host, by host id: a host is
+    /// considered when it has `config.min_urls`.
+    pub host_urls: Vec<u32>,
     pub counts: MirrorCounts,
 }
 
@@ -477,6 +481,7 @@ pub fn analyse(
         rankings,
         pairs,
         copies: copy_levels(table, similarity, collections, config),
+        host_urls: web.url_counts.clone(),
         counts,
     }
 }
@@ -615,6 +620,13 @@ impl Mirrors {
             .binary_search_by_key(&collection, |copy| copy.collection)
             .ok()
             .map(|index| &self.copies[index])
+    }
+
+    /// Whether a host had enough URLs to be ranked.
+    pub fn is_considered(&self, host: HostId) -> bool {
+        self.host_urls
+            .get(host.0 as usize)
+            .is_some_and(|urls| *urls >= self.config.min_urls && *urls > 0)
     }
 
     pub fn ranking(&self, ranker: Ranker) -> Option<&Ranking> {

@@ -93,7 +93,9 @@ pub fn prefix(web: &Web<'_>, config: &MirrorsConfig) -> Vec<Ranked> {
 }
 
 /// `shingles` (§3.2.4): positional word bigrams of the paths (no stop
-/// terms), selected, weighted and normalised as `prefix`.
+/// terms), selected, weighted and normalised as `prefix`. Paths are cut at
+/// `/` and `.` as the paper says, and also at the `?`, `&`, `=` and `;` of
+/// a query, which are separators of the same kind.
 pub fn shingles(web: &Web<'_>, config: &MirrorsConfig) -> Vec<Ranked> {
     let vectors: Vec<Vec<u64>> = web
         .hosts
@@ -139,7 +141,11 @@ pub fn positional_bigrams(path: &str) -> Vec<String> {
 /// pointed to are the terms, weighted 1 up to in-degree 25, `25 / in` up to
 /// 125 and `min(1/5, 200 / in)` beyond; `hconn2` multiplies that by
 /// `1 + log(maxin / in)`. Only links between crawled pages are known to the
-/// page table, so hosts the crawl did not visit are not nodes.
+/// page table, so hosts the crawl did not visit are not nodes. A pair's
+/// score is the sum of its shared targets' squared weights; a target on
+/// more than 25 hosts is shared by a random 25 (or `min(200, in / 5)`) of
+/// them only, which the paper used to approximate these weights and which
+/// here bounds the work.
 pub fn hconn(web: &Web<'_>, with_idf: bool) -> Vec<Ranked> {
     let table = web.table;
     let vectors: Vec<Vec<u64>> = web
@@ -183,11 +189,29 @@ pub fn hconn(web: &Web<'_>, with_idf: bool) -> Vec<Ranked> {
             holders.entry(*target).or_default().push(index);
         }
     }
-    for (target, hosts) in holders {
+    let mut holders: Vec<(u64, Vec<usize>)> = holders.into_iter().collect();
+    holders.sort_unstable();
+    for (target, mut hosts) in holders {
         let degree = indegree[&target];
         let mut weight = hconn_weight(degree);
         if with_idf {
             weight *= 1.0 + (f64::from(max_in) / f64::from(degree)).log10();
+        }
+        // The paper's way of applying these weights cheaply, kept to bound
+        // the pairs a popular target makes: it enters the vectors of 25
+        // hosts (in-degree up to 125) or min(200, in / 5) beyond, chosen at
+        // random (by a fixed hash).
+        let cap = if degree <= 125 {
+            25
+        } else {
+            (degree / 5).min(200)
+        } as usize;
+        if hosts.len() > cap {
+            hosts.sort_by_key(|host| {
+                xxh3_64(&[target.to_le_bytes(), (*host as u64).to_le_bytes()].concat())
+            });
+            hosts.truncate(cap);
+            hosts.sort_unstable();
         }
         for (position, &first) in hosts.iter().enumerate() {
             for &second in &hosts[position + 1..] {

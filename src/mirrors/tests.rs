@@ -401,3 +401,29 @@ fn conn_keeps_pairs_whose_common_paths_link_alike() {
     assert_eq!(paths.len(), 3);
     assert_eq!(kept, vec![HostPair::new(id("a.example"), id("b.example"))]);
 }
+
+#[test]
+fn a_path_is_the_page_the_crawl_fetched_when_http_redirects_to_https() {
+    let crawl = vec![
+        capture_with_status("http://a.example/docs/", "moved", 301),
+        capture("https://a.example/docs/", &text("docsw", 40)),
+    ];
+    let (table, similarity) = run(&crawl, &Default::default());
+    let web = hosts::Web::new(&table, &similarity, &config());
+    let host = &web.hosts[0];
+    assert_eq!(host.url_count(), 1);
+    let page = host.page_at("/docs/").unwrap();
+    assert_eq!(table.page(page).unwrap().status, 200);
+}
+
+#[test]
+fn conn_needs_links_to_test() {
+    // The same paths, no links at all: paths lists the pair, conn cannot
+    // confirm it.
+    let crawl = pair_of_sites("one.example", "two.example", "/docs/", "/docs/", 4);
+    let (table, similarity) = run(&crawl, &Default::default());
+    let web = hosts::Web::new(&table, &similarity, &config());
+    let paths = terms::paths(&web, &config());
+    assert_eq!(paths.len(), 1);
+    assert!(conn::filter(&web, &paths).is_empty());
+}

@@ -11,6 +11,8 @@ use crate::pages::HostId;
 /// The longest host name accepted (DNS allows 253 characters; a port adds a
 /// few).
 const MAX_HOST_NAME: usize = 300;
+/// Pairs shown per section of a host page (mirrors, then the others).
+pub const MAX_HOST_PAIRS: usize = 200;
 
 /// One test of the classification, seen from the host of the page.
 #[derive(Debug, Clone, Serialize)]
@@ -51,6 +53,9 @@ pub struct HostView {
     pub min_urls: u32,
     pub mirrors: Vec<HostMirrorView>,
     pub others: Vec<HostMirrorView>,
+    /// Pairs of each section left out beyond [`MAX_HOST_PAIRS`].
+    pub more_mirrors: usize,
+    pub more_others: usize,
 }
 
 /// Whether `name` can be a host name at all (checked before any lookup).
@@ -67,10 +72,11 @@ impl Engine {
         if !is_host_name(name) {
             return None;
         }
+        // The host list is sorted.
         self.table()
             .hosts
-            .iter()
-            .position(|host| host == name)
+            .binary_search_by(|host| host.as_str().cmp(name))
+            .ok()
             .map(|index| HostId(index as u32))
     }
 
@@ -93,10 +99,16 @@ impl Engine {
         Ok(HostView {
             name: name.to_string(),
             urls,
-            considered: urls >= mirrors.config.min_urls as usize,
+            considered: mirrors.is_considered(id),
             min_urls: mirrors.config.min_urls,
-            mirrors: mirrored.into_iter().map(view).collect(),
-            others: others.into_iter().map(view).collect(),
+            more_mirrors: mirrored.len().saturating_sub(MAX_HOST_PAIRS),
+            more_others: others.len().saturating_sub(MAX_HOST_PAIRS),
+            mirrors: mirrored
+                .into_iter()
+                .take(MAX_HOST_PAIRS)
+                .map(view)
+                .collect(),
+            others: others.into_iter().take(MAX_HOST_PAIRS).map(view).collect(),
         })
     }
 
