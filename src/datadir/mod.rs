@@ -501,32 +501,37 @@ impl Generation {
 
     /// The similarity stage's output, checked against the page table.
     pub fn similarity(&self, table: &PageTable) -> Result<Similarity> {
-        let path = self.path.join(SIMILARITY_FILE);
-        let similarity: Similarity = read_compressed(&path)?;
-        if let Some(detail) = similarity.problem(table.pages.len()) {
-            return Err(DataError::Format { path, detail });
-        }
-        Ok(similarity)
-    }
-
-    /// The mirrors stage's output, checked against the page table.
-    pub fn mirrors(&self, table: &PageTable) -> Result<Mirrors> {
-        let path = self.path.join(MIRRORS_FILE);
-        let mirrors: Mirrors = read_compressed(&path)?;
-        if let Some(detail) = mirrors.problem(table.hosts.len()) {
-            return Err(DataError::Format { path, detail });
-        }
-        Ok(mirrors)
+        self.read_checked(SIMILARITY_FILE, |similarity: &Similarity| {
+            similarity.problem(table.pages.len())
+        })
     }
 
     /// The collections stage's output, checked against the page table.
     pub fn collections(&self, table: &PageTable) -> Result<Collections> {
-        let path = self.path.join(COLLECTIONS_FILE);
-        let collections: Collections = read_compressed(&path)?;
-        if let Some(detail) = collections.problem(table.pages.len()) {
-            return Err(DataError::Format { path, detail });
+        self.read_checked(COLLECTIONS_FILE, |collections: &Collections| {
+            collections.problem(table.pages.len())
+        })
+    }
+
+    /// The mirrors stage's output, checked against the page table.
+    pub fn mirrors(&self, table: &PageTable) -> Result<Mirrors> {
+        self.read_checked(MIRRORS_FILE, |mirrors: &Mirrors| {
+            mirrors.problem(table.hosts.len())
+        })
+    }
+
+    /// A stage's file, refused with `problem`'s reason when it has one.
+    fn read_checked<T: for<'de> Deserialize<'de>>(
+        &self,
+        file: &str,
+        problem: impl FnOnce(&T) -> Option<String>,
+    ) -> Result<T> {
+        let path = self.path.join(file);
+        let value: T = read_compressed(&path)?;
+        match problem(&value) {
+            Some(detail) => Err(DataError::Format { path, detail }),
+            None => Ok(value),
         }
-        Ok(collections)
     }
 }
 
