@@ -99,6 +99,17 @@ enum Command {
         #[arg(long)]
         top: Option<usize>,
     },
+    /// The crawl-avoid list: folders of replicated collections' other copies
+    /// and host aliases, one tab-separated line each (see `mirrorscope
+    /// avoid` output's header).
+    Avoid {
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+        /// Print JSON instead of the list.
+        #[arg(long)]
+        json: bool,
+    },
     /// Quality against a ground-truth file (format of corpus/truth.tsv).
     Eval {
         /// The truth file: tab-separated `url collection replica page`.
@@ -247,6 +258,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&mirrors)?)?;
             } else {
                 write!(stdout, "{mirrors}")?;
+            }
+        }
+        Command::Avoid { data, json } => {
+            let data = DataDir::open_existing(&data)?;
+            let list = report::AvoidList::gather(&data)?;
+            if json {
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&list)?)?;
+            } else {
+                write!(stdout, "{list}")?;
             }
         }
         Command::Eval { truth, data, json } => {

@@ -2,7 +2,8 @@
 //! of `corpus/truth.tsv` (hosts holding copies of one collection) are found
 //! with precision and recall of at least 0.9; each kind of copy the crawl
 //! was built with gets the level its construction implies; `mirrors` keeps
-//! its JSON contract and its options; `eval` prints the papers' tables.
+//! its JSON contract and its options; `eval` prints the papers' tables; the
+//! avoid list skips every copy but the principal one and nothing else.
 
 mod common;
 
@@ -45,7 +46,7 @@ fn pair_of(entry: &Value) -> (String, String) {
 }
 
 #[test]
-fn the_truths_mirror_pairs_are_found_and_classified() {
+fn the_truths_mirror_pairs_are_found_classified_and_avoided() {
     let data = index_shipped_crawl_into("mirrors-shipped");
     let data = data.to_str().unwrap();
     let dir = &crate_dir();
@@ -205,6 +206,68 @@ fn the_truths_mirror_pairs_are_found_and_classified() {
         "{message}"
     );
     assert!(!message.contains("panicked"), "{message}");
+
+    // avoid: every copy of every (large) family but the primary's is
+    // skipped, URL by URL, and nothing of the primaries or of the hosts
+    // holding no copy.
+    let avoid = stdout(&mirrorscope(dir, &["avoid", "--data", data]));
+    let entries: Vec<(String, String)> = avoid
+        .lines()
+        .filter(|line| !line.starts_with('#'))
+        .map(|line| {
+            let fields: Vec<&str> = line.split('\t').collect();
+            assert_eq!(fields.len(), 5, "{line}");
+            assert!(fields[2].parse::<u64>().unwrap() > 0, "{line}");
+            (fields[0].to_string(), fields[1].to_string())
+        })
+        .collect();
+    let avoided = |url: &str| {
+        entries.iter().any(|(kind, target)| match kind.as_str() {
+            "prefix" => url.starts_with(target.as_str()),
+            "host" => url.split('/').nth(2) == Some(target.as_str()),
+            other => panic!("unknown kind {other}"),
+        })
+    };
+    let primaries: HashMap<&str, &str> = [
+        ("apache-httpd-2.4-manual", "httpd.apache-project.example"),
+        ("tomcat-10.1-docs", "tomcat.apache-project.example"),
+        ("flask-docs", "www.flask-framework.example"),
+        ("exim-spec", "www.exim-mta.example"),
+        ("sqlalchemy-1.4-docs", "docs.sqlalchemy-project.example"),
+    ]
+    .into_iter()
+    .collect();
+    let truth_file = std::fs::read_to_string(crate_dir().join("corpus/truth.tsv")).unwrap();
+    let mut copies_seen = 0;
+    for line in truth_file.lines().skip(1) {
+        let fields: Vec<&str> = line.split('\t').collect();
+        let host = fields[0].split('/').nth(2).unwrap();
+        let primary = primaries[fields[1]];
+        if host == primary {
+            assert!(
+                !avoided(fields[0]),
+                "a principal page is avoided: {}",
+                fields[0]
+            );
+        } else {
+            copies_seen += 1;
+            assert!(avoided(fields[0]), "a copy is not avoided: {}", fields[0]);
+        }
+    }
+    assert!(copies_seen > 1000);
+    let copy_hosts: BTreeSet<String> = truth
+        .iter()
+        .flat_map(|(a, b)| [a.clone(), b.clone()])
+        .collect();
+    for (_, target) in &entries {
+        let host = target.split('/').nth(2).unwrap_or(target);
+        assert!(copy_hosts.contains(host), "{target} holds no copy");
+    }
+    assert!(avoid
+        .lines()
+        .next()
+        .unwrap()
+        .starts_with("# mirrorscope avoid list"));
 
     // eval's text: Figure 1 and Figure 3 as tables.
     let text = stdout(&eval_shipped_truth(data, &[]));

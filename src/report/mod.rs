@@ -1,9 +1,10 @@
 //! Reports for people and scripts: the `index` summary, `stats`, `similar`,
-//! `clusters` and `mirrors`.
+//! `clusters`, `mirrors` and `avoid`.
 //!
 //! Reads the current generation (manifest and page table) and the page store;
 //! writes nothing.
 
+mod avoid;
 mod clusters;
 mod mirrors;
 mod similar;
@@ -18,6 +19,7 @@ use crate::pages::TableCounts;
 use crate::pipeline::IndexOutcome;
 use crate::similarity::SimilarityCounts;
 
+pub use avoid::{AvoidEntry, AvoidKind, AvoidList};
 pub use clusters::{ClusterEntry, ClusterFilter, ClustersReport, CollectionEntry};
 pub use mirrors::{MirrorEntry, MirrorsReport, SubtreeEntry};
 pub use similar::SimilarReport;
