@@ -574,3 +574,42 @@ async fn a_new_generation_is_served_without_failing_a_request() {
         "nothing new the second time"
     );
 }
+
+/// `/stats`: the figures of `stats`, the histogram and the scatter drawn as
+/// SVG on the server (no script needed), the largest clusters.
+#[actix_web::test]
+async fn the_statistics_page_draws_its_charts_on_the_server() {
+    let page = get("/stats").await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert_eq!(page.csp, CONTENT_SECURITY_POLICY);
+    // Five buckets under four tests, and one legend swatch per test.
+    assert_eq!(count(&page.body, "<rect class=\"bar "), 5 * 4 + 4);
+    // One point per similar cluster.
+    let clusters = cluster_cardinalities().len();
+    assert_eq!(count(&page.body, "<circle class=\"point "), clusters);
+    assert!(page.body.contains("<svg class=\"histogram\""));
+    assert!(page.body.contains("<svg class=\"scatter\""));
+    assert!(!page.body.contains("style=\""), "no inline style (CSP)");
+    // The histogram's table agrees with `stats --json`.
+    let stats = mirrorscope::report::Stats::gather(
+        &mirrorscope::datadir::DataDir::open_existing(shipped_data()).unwrap(),
+    )
+    .unwrap();
+    for row in &stats.similarity.replica_histogram {
+        assert!(page.body.contains(&format!(
+            "<tr><td>{}</td><td>{}</td><td>{}</td>",
+            row.replicas.replace('>', "&#62;"),
+            row.pages,
+            row.exact
+        )));
+    }
+    let largest = &stats.largest_clusters[0];
+    assert!(page.body.contains(&format!(
+        "<tr><td>{}</td><td>{}</td><td>{}</td>",
+        largest.urls, largest.hosts, largest.ip_addresses
+    )));
+    assert_eq!(
+        stats.duplicates.within_crawls,
+        stats.counts.exact_duplicate_pages
+    );
+}

@@ -226,6 +226,16 @@ impl Engine {
         &self.mirrors
     }
 
+    /// The figures of `mirrorscope stats` for this generation.
+    pub fn stats(&self) -> crate::report::Stats {
+        crate::report::Stats::of(
+            &self.manifest,
+            &self.table,
+            &self.similarity,
+            &self.collections,
+        )
+    }
+
     /// The copies of `page` in the crawl (its trivial cluster), itself
     /// included, in page order.
     pub fn copies_of(&self, page: PageId) -> &[PageId] {

@@ -8,6 +8,7 @@
 //! [`SearchPool`], never on the async workers. Every response carries a strict
 //! Content-Security-Policy: only this site's own stylesheet and script run.
 
+mod charts;
 mod error;
 mod params;
 mod pool;
@@ -59,6 +60,7 @@ pub fn configure(config: &mut web::ServiceConfig, state: web::Data<AppState>) {
         .route("/replicas/{cluster}", web::get().to(routes::replicas))
         .route("/page/{id}", web::get().to(routes::page))
         .route("/host/{name}", web::get().to(routes::host))
+        .route("/stats", web::get().to(routes::stats))
         .route("/healthz", web::get().to(routes::healthz))
         .route("/static/style.css", web::get().to(routes::stylesheet))
         .route("/static/app.js", web::get().to(routes::script))

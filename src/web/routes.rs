@@ -10,7 +10,7 @@ use super::params::{Expanded, Params};
 use super::state::AppState;
 use super::views::{
     CollectionPage, Entry, ErrorPage, Expansion, HomePage, HostPage, PagePage, Pager, ReplicasPage,
-    SearchPage,
+    SearchPage, StatsPage,
 };
 use crate::search::{self, Engine, Rank, Results, SearchRequest};
 
@@ -225,6 +225,12 @@ pub async fn host(state: web::Data<AppState>, path: web::Path<String>) -> Html {
     let engine = state.engine();
     let view = state.pool().run(move || engine.host(&name)).await??;
     render(&HostPage { view })
+}
+
+pub async fn stats(state: web::Data<AppState>) -> Html {
+    let engine = state.engine();
+    let stats = state.pool().run(move || engine.stats()).await?;
+    render(&StatsPage::new(stats))
 }
 
 pub async fn healthz(state: web::Data<AppState>) -> HttpResponse {

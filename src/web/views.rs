@@ -69,6 +69,36 @@ pub struct PagePage {
 }
 
 #[derive(Template)]
+#[template(path = "stats.html")]
+pub struct StatsPage {
+    pub stats: crate::report::Stats,
+    pub histogram: super::charts::Chart<super::charts::Bar>,
+    pub scatter: super::charts::Chart<super::charts::Point>,
+    pub series: [&'static str; 4],
+    pub width: f64,
+    pub height: f64,
+    pub axes: (f64, f64, f64, f64),
+}
+
+impl StatsPage {
+    pub fn new(stats: crate::report::Stats) -> StatsPage {
+        StatsPage {
+            histogram: super::charts::histogram(&stats),
+            scatter: super::charts::scatter(&stats),
+            series: super::charts::SERIES,
+            width: super::charts::WIDTH,
+            height: super::charts::HEIGHT,
+            axes: super::charts::axes(),
+            stats,
+        }
+    }
+
+    pub fn query(&self) -> &str {
+        ""
+    }
+}
+
+#[derive(Template)]
 #[template(path = "host.html")]
 pub struct HostPage {
     pub view: HostView,
