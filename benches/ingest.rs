@@ -51,6 +51,7 @@ fn main() {
                 inputs: inputs.clone(),
                 data: data.path().to_path_buf(),
                 progress: false,
+                add: false,
             };
             let started = Instant::now();
             let outcome = pool

@@ -189,6 +189,7 @@ fn main() {
         inputs: vec![pipeline::default_corpus_dir()],
         data: data.clone(),
         progress: false,
+        add: false,
     })
     .expect("indexing the shipped crawl");
     println!(

@@ -32,6 +32,14 @@ enum Command {
         /// Data directory.
         #[arg(long, default_value = "data")]
         data: PathBuf,
+        /// Add the crawl to the current generation's crawls (the newest
+        /// capture of a URL wins) instead of replacing them.
+        #[arg(long, conflicts_with = "remove")]
+        add: bool,
+        /// Remove a crawl (by the id `index` printed) from the current
+        /// generation and give back its stored bodies' references.
+        #[arg(long, value_name = "CRAWL_ID")]
+        remove: Option<String>,
     },
     /// Serve the search site. Indexes the shipped crawl first when DATA has no
     /// index yet; picks up new generations written by `index` while running.
@@ -173,7 +181,21 @@ fn is_broken_pipe(error: &anyhow::Error) -> bool {
 fn run(cli: Cli) -> Result<ExitCode> {
     let mut stdout = std::io::stdout().lock();
     match cli.command {
-        Command::Index { crawl, data } => {
+        Command::Index {
+            crawl,
+            data,
+            add,
+            remove: Some(crawl_id),
+        } => {
+            if !crawl.is_empty() || add {
+                anyhow::bail!("--remove takes a crawl id only, no CRAWL files");
+            }
+            let outcome = pipeline::run_remove(&data, &crawl_id)?;
+            writeln!(stdout, "{}", report::remove_summary(&outcome))?;
+        }
+        Command::Index {
+            crawl, data, add, ..
+        } => {
             let inputs = if crawl.is_empty() {
                 vec![pipeline::default_corpus_dir()]
             } else {
@@ -183,6 +205,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 inputs,
                 data,
                 progress: std::io::stderr().is_terminal(),
+                add,
             })?;
             writeln!(stdout, "{}", report::index_summary(&outcome))?;
         }

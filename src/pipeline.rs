@@ -5,16 +5,20 @@
 //! files again reuses the ingested crawl (its bodies are not stored twice and
 //! their reference counts do not grow) and gives the same page table.
 
+use std::collections::HashSet;
 use std::io::Read;
 use std::path::{Path, PathBuf};
+
+use serde::Serialize;
 
 use indicatif::{ProgressBar, ProgressStyle};
 use xxhash_rust::xxh3::Xxh3;
 
 use crate::corpus;
 use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest, Result};
-use crate::ingest::{self, IngestOptions, IngestReport};
+use crate::ingest::{self, Capture, IngestOptions, IngestReport};
 use crate::pages::PageTable;
+use crate::store::Signature;
 use crate::{collections, index, mirrors, similarity};
 
 /// What `index` was asked to do.
@@ -25,6 +29,59 @@ pub struct IndexRequest {
     pub data: PathBuf,
     /// Draw a progress bar (only shown when stderr is a terminal).
     pub progress: bool,
+    /// Keep the current generation's crawls and add this one (`--add`),
+    /// instead of making it the only crawl.
+    pub add: bool,
+}
+
+/// What a crawl changed against the one before it (gomes-et-al-2006 §2,
+/// Table 1).
+#[derive(Debug, Clone, Serialize)]
+pub struct CrawlChange {
+    pub previous: String,
+    /// Captures with a body another capture of the same crawl has.
+    pub duplicates_within: u64,
+    /// Of the others, captures with a body the previous crawl has.
+    pub duplicates_of_previous: u64,
+    /// URLs of the previous crawl captured again.
+    pub urls_persisting: u64,
+    pub previous_urls: u64,
+}
+
+impl CrawlChange {
+    fn between(previous_id: &str, previous: &[Capture], current: &[Capture]) -> CrawlChange {
+        let previous_bodies: HashSet<Signature> = previous
+            .iter()
+            .filter_map(|capture| capture.content_key.map(|key| key.signature))
+            .collect();
+        let mut seen: HashSet<Signature> = HashSet::new();
+        let (mut within, mut of_previous) = (0, 0);
+        for capture in current {
+            let Some(key) = capture.content_key else {
+                continue;
+            };
+            if !seen.insert(key.signature) {
+                within += 1;
+            } else if previous_bodies.contains(&key.signature) {
+                of_previous += 1;
+            }
+        }
+        let previous_urls: HashSet<&str> = previous
+            .iter()
+            .map(|capture| capture.info.url.as_str())
+            .collect();
+        let current_urls: HashSet<&str> = current
+            .iter()
+            .map(|capture| capture.info.url.as_str())
+            .collect();
+        CrawlChange {
+            previous: previous_id.to_string(),
+            duplicates_within: within,
+            duplicates_of_previous: of_previous,
+            urls_persisting: previous_urls.intersection(&current_urls).count() as u64,
+            previous_urls: previous_urls.len() as u64,
+        }
+    }
 }
 
 /// What `index` did.
@@ -36,6 +93,18 @@ pub struct IndexOutcome {
     pub report: IngestReport,
     pub manifest: Manifest,
     /// Interrupted ingests rolled back before this one.
+    pub rolled_back: usize,
+    /// With `--add`: the crawl against the one before it.
+    pub change: Option<CrawlChange>,
+}
+
+/// What `index --remove` did.
+#[derive(Debug, Clone)]
+pub struct RemoveOutcome {
+    pub crawl_id: String,
+    pub manifest: Manifest,
+    /// Store references given back (bodies with no other reference deleted).
+    pub released_references: usize,
     pub rolled_back: usize,
 }
 
@@ -153,32 +222,41 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         (ingested.captures, ingested.report)
     };
 
-    let (table, fingerprints) = PageTable::build_with_fingerprints(&[&captures]);
-    let similarity = similarity::analyse(&table, fingerprints, &config.similarity);
-    let collections = collections::analyse(&table, &similarity, &config.collections);
-    let started = std::time::Instant::now();
-    let mirrors = mirrors::analyse(&table, &similarity, &collections, &config.mirrors);
-    tracing::info!(
-        seconds = started.elapsed().as_secs_f64(),
-        ranked_pairs = mirrors.counts.ranked_pairs,
-        "mirrors ranked and classified"
-    );
-    let crawls = vec![CrawlEntry {
+    let new_entry = CrawlEntry {
         id: crawl_id.clone(),
         files: file_names,
         captures: captures.len() as u64,
-    }];
-    let manifest =
-        data.write_generation(crawls, &table, &similarity, &collections, &mirrors, |dir| {
-            Ok(index::build(
-                dir,
-                &table,
-                &similarity,
-                &collections,
-                &store,
-                &config.index,
-            )?)
-        })?;
+    };
+    let (entries, change, manifest) = if request.add {
+        let mut entries: Vec<CrawlEntry> = match data.manifest() {
+            Ok(manifest) => manifest.crawls,
+            Err(DataError::NoGeneration(_)) => Vec::new(),
+            Err(error) => return Err(error),
+        };
+        entries.retain(|entry| entry.id != crawl_id);
+        let mut crawls: Vec<Vec<Capture>> = entries
+            .iter()
+            .map(|entry| data.crawl_captures(&entry.id))
+            .collect::<Result<_>>()?;
+        let change = match (entries.last(), crawls.last()) {
+            (Some(previous), Some(previous_captures)) => Some(CrawlChange::between(
+                &previous.id,
+                previous_captures,
+                &captures,
+            )),
+            _ => None,
+        };
+        entries.push(new_entry);
+        crawls.push(captures);
+        let manifest = build_generation(&data, &config, &store, entries.clone(), &crawls)?;
+        (entries, change, manifest)
+    } else {
+        let entries = vec![new_entry];
+        let crawls = vec![captures];
+        let manifest = build_generation(&data, &config, &store, entries.clone(), &crawls)?;
+        (entries, None, manifest)
+    };
+    tracing::debug!(crawls = entries.len(), "generation written");
     if stale {
         // The new generation uses the crawl just ingested again.
         data.release_stale(&crawl_id, &store)?;
@@ -188,6 +266,100 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         reused,
         report,
         manifest,
+        rolled_back,
+        change,
+    })
+}
+
+/// Every stage after ingest, on the given crawls (in order, the newest
+/// capture of a URL winning): a new generation, switched to.
+fn build_generation(
+    data: &DataDir,
+    config: &crate::config::Config,
+    store: &crate::store::PageStore,
+    entries: Vec<CrawlEntry>,
+    crawls: &[Vec<Capture>],
+) -> Result<Manifest> {
+    let slices: Vec<&[Capture]> = crawls.iter().map(Vec::as_slice).collect();
+    let (table, fingerprints) = PageTable::build_with_fingerprints(&slices);
+    let similarity = similarity::analyse(&table, fingerprints, &config.similarity);
+    let collections = collections::analyse(&table, &similarity, &config.collections);
+    let started = std::time::Instant::now();
+    let mirrors = mirrors::analyse(&table, &similarity, &collections, &config.mirrors);
+    tracing::info!(
+        seconds = started.elapsed().as_secs_f64(),
+        ranked_pairs = mirrors.counts.ranked_pairs,
+        "mirrors ranked and classified"
+    );
+    data.write_generation(
+        entries,
+        &table,
+        &similarity,
+        &collections,
+        &mirrors,
+        |dir| {
+            Ok(index::build(
+                dir,
+                &table,
+                &similarity,
+                &collections,
+                store,
+                &config.index,
+            )?)
+        },
+    )
+}
+
+/// Runs `index --remove CRAWL_ID`: a new generation without the crawl, then
+/// its store references given back. Refuses to remove the only crawl.
+pub fn run_remove(data_path: &Path, crawl_id: &str) -> Result<RemoveOutcome> {
+    let data = DataDir::open_existing(data_path)?;
+    let _lock = data.lock_for_writing()?;
+    let config = data.config()?;
+    let store = data.store(&config)?;
+    let rolled_back = data.recover_interrupted_crawls(&store)?;
+    let manifest = data.manifest()?;
+    let generation_path = data.root().join("CURRENT");
+    if !manifest.crawls.iter().any(|entry| entry.id == crawl_id) {
+        let ids: Vec<&str> = manifest
+            .crawls
+            .iter()
+            .map(|entry| entry.id.as_str())
+            .collect();
+        return Err(DataError::Format {
+            path: generation_path,
+            detail: format!(
+                "{crawl_id} is not a crawl of generation {} (its crawls: {})",
+                manifest.generation,
+                ids.join(", ")
+            ),
+        });
+    }
+    if manifest.crawls.len() == 1 {
+        return Err(DataError::Format {
+            path: generation_path,
+            detail: format!(
+                "{crawl_id} is the only crawl of generation {}: add another before removing it",
+                manifest.generation
+            ),
+        });
+    }
+    let entries: Vec<CrawlEntry> = manifest
+        .crawls
+        .into_iter()
+        .filter(|entry| entry.id != crawl_id)
+        .collect();
+    let crawls: Vec<Vec<Capture>> = entries
+        .iter()
+        .map(|entry| data.crawl_captures(&entry.id))
+        .collect::<Result<_>>()?;
+    let manifest = build_generation(&data, &config, &store, entries, &crawls)?;
+    // Only now that no generation in use needs them.
+    let released_references = data.remove_crawl(crawl_id, &store)?;
+    Ok(RemoveOutcome {
+        crawl_id: crawl_id.to_string(),
+        manifest,
+        released_references,
         rolled_back,
     })
 }

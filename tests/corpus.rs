@@ -25,6 +25,7 @@ fn index_corpus() -> Indexed {
         inputs: vec![corpus_dir()],
         data: data.clone(),
         progress: false,
+        add: false,
     })
     .expect("the shipped crawl indexes");
     let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();

@@ -17,6 +17,7 @@ fn index(
         inputs: inputs.iter().map(|path| path.to_path_buf()).collect(),
         data: data.to_path_buf(),
         progress: false,
+        add: false,
     })
 }
 

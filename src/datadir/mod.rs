@@ -200,6 +200,7 @@ impl DataDir {
             let name = entry.file_name().to_string_lossy().to_string();
             if !name.ends_with(PARTIAL_SUFFIX)
                 && !name.ends_with(STALE_SUFFIX)
+                && !name.ends_with(REMOVED_SUFFIX)
                 && self.has_crawl(&name)
             {
                 ids.push(name);
@@ -247,7 +248,62 @@ impl DataDir {
                 sync_dir(&folder)?;
             }
         }
+        // A crawl being removed: the generation without it was written
+        // before it was set aside, so finish giving its references back;
+        // unless the current generation still uses it (then put it back).
+        let in_use: Vec<String> = match self.manifest() {
+            Ok(manifest) => manifest.crawls.into_iter().map(|crawl| crawl.id).collect(),
+            Err(_) => Vec::new(),
+        };
+        for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
+            let entry = entry.map_err(io_error(&folder))?;
+            let name = entry.file_name().to_string_lossy().to_string();
+            let Some(crawl_id) = name.strip_suffix(REMOVED_SUFFIX) else {
+                continue;
+            };
+            if in_use.iter().any(|id| id == crawl_id) {
+                let complete = self.crawl_dir(crawl_id);
+                fs::rename(entry.path(), &complete).map_err(io_error(&complete))?;
+                sync_dir(&folder)?;
+            } else {
+                self.release_removed(crawl_id, store)?;
+            }
+        }
         Ok(recovered)
+    }
+
+    /// Removes a crawl the current generation no longer uses: sets it aside
+    /// as `<id>.removed`, gives its store references back (a body is deleted
+    /// when nothing else refers to it), and deletes it. Interrupted, the next
+    /// writer finishes the job. Returns the references given back.
+    pub fn remove_crawl(&self, crawl_id: &str, store: &PageStore) -> Result<usize> {
+        let complete = self.crawl_dir(crawl_id);
+        let removed = self.aside_dir(crawl_id, REMOVED_SUFFIX);
+        if complete.exists() {
+            if removed.exists() {
+                fs::remove_dir_all(&removed).map_err(io_error(&removed))?;
+            }
+            fs::rename(&complete, &removed).map_err(io_error(&complete))?;
+            sync_dir(&self.root.join("crawls"))?;
+        }
+        self.release_removed(crawl_id, store)
+    }
+
+    fn release_removed(&self, crawl_id: &str, store: &PageStore) -> Result<usize> {
+        let removed = self.aside_dir(crawl_id, REMOVED_SUFFIX);
+        if !removed.exists() {
+            return Ok(0);
+        }
+        let journal = removed.join(ingest::REFERENCES_FILE);
+        let mut released = 0;
+        if journal.exists() {
+            let keys = ingest::read_references(&journal)?;
+            released = keys.len();
+            release_journaled_references(&removed, &keys, store)?;
+        }
+        fs::remove_dir_all(&removed).map_err(io_error(&removed))?;
+        sync_dir(&self.root.join("crawls"))?;
+        Ok(released)
     }
 
     /// True when the crawl's captures are in the format this build writes;
@@ -288,9 +344,11 @@ impl DataDir {
     }
 
     fn stale_dir(&self, crawl_id: &str) -> PathBuf {
-        self.root
-            .join("crawls")
-            .join(format!("{crawl_id}{STALE_SUFFIX}"))
+        self.aside_dir(crawl_id, STALE_SUFFIX)
+    }
+
+    fn aside_dir(&self, crawl_id: &str, suffix: &str) -> PathBuf {
+        self.root.join("crawls").join(format!("{crawl_id}{suffix}"))
     }
 
     /// Starts ingesting a crawl: a fresh `<id>.partial` directory.
@@ -575,10 +633,10 @@ fn release_journaled_references(
             })
         }
     };
-    tracing::warn!(
+    tracing::info!(
         crawl = %partial.display(),
         references = keys.len().saturating_sub(already),
-        "rolling back an interrupted ingest"
+        "giving back store references"
     );
     let mut start = already.min(keys.len());
     while start < keys.len() {
@@ -601,6 +659,7 @@ fn release_journaled_references(
 
 const PARTIAL_SUFFIX: &str = ".partial";
 const STALE_SUFFIX: &str = ".stale";
+const REMOVED_SUFFIX: &str = ".removed";
 const REPORT_FILE: &str = "report.json";
 const CAPTURES_FILE: &str = "captures.bin";
 const PAGES_FILE: &str = "pages.bin";

@@ -19,7 +19,7 @@ use crate::collections::{ClusterKind, CollectionCounts, Collections};
 use crate::datadir::{DataDir, Manifest, Result};
 use crate::mirrors::MirrorCounts;
 use crate::pages::{PageTable, TableCounts};
-use crate::pipeline::IndexOutcome;
+use crate::pipeline::{IndexOutcome, RemoveOutcome};
 use crate::similarity::{Similarity, SimilarityCounts};
 use crate::store::Signature;
 
@@ -47,6 +47,22 @@ pub fn index_summary(outcome: &IndexOutcome) -> String {
         text.push_str(&format!("ingested {}\n", outcome.crawl_id));
     }
     text.push_str(&outcome.report.to_string());
+    if let Some(change) = &outcome.change {
+        let persistence = if change.previous_urls == 0 {
+            0.0
+        } else {
+            100.0 * change.urls_persisting as f64 / change.previous_urls as f64
+        };
+        text.push_str(&format!(
+            "\nagainst the previous crawl {} (gomes-2006 Table 1): {} duplicates within this crawl, {} of a body of the previous crawl; URL persistence {:.1}% ({} of its {} URLs crawled again)",
+            change.previous,
+            change.duplicates_within,
+            change.duplicates_of_previous,
+            persistence,
+            change.urls_persisting,
+            change.previous_urls
+        ));
+    }
     text.push_str(&format!(
         "\ngeneration {}: {} pages on {} hosts, {} distinct bodies, {} exact duplicate pages, {} links between crawled pages",
         outcome.manifest.generation, counts.pages, counts.hosts, counts.distinct_bodies, counts.exact_duplicate_pages, counts.links
@@ -85,6 +101,29 @@ collections: {} similar clusters, {} of them of collections of 2 pages or more (
         } else {
             String::new()
         }
+    ));
+    text
+}
+
+/// The text `mirrorscope index --remove` prints when it is done.
+pub fn remove_summary(outcome: &RemoveOutcome) -> String {
+    let counts = &outcome.manifest.counts;
+    let mut text = String::new();
+    if outcome.rolled_back > 0 {
+        text.push_str(&format!(
+            "rolled back {} interrupted ingest(s)\n",
+            outcome.rolled_back
+        ));
+    }
+    text.push_str(&format!(
+        "removed {}: {} store references given back (bodies nothing else refers to deleted)\ngeneration {}: {} crawl(s), {} pages on {} hosts, {} distinct bodies",
+        outcome.crawl_id,
+        outcome.released_references,
+        outcome.manifest.generation,
+        outcome.manifest.crawls.len(),
+        counts.pages,
+        counts.hosts,
+        counts.distinct_bodies
     ));
     text
 }

@@ -113,6 +113,7 @@ pub fn serve(
             inputs: vec![corpus],
             data: options.data.clone(),
             progress: true,
+            add: false,
         })?;
     }
     let state = web::Data::new(AppState::open(&options.data)?);
