@@ -101,11 +101,7 @@ fn a_crawl_added_then_removed_leaves_the_store_as_it_was() {
     assert_eq!(stats["pages"], 45);
     let added = store_snapshot(&data);
     assert!(added != before);
-    assert_eq!(
-        added.len(),
-        before.len() + 10,
-        "B's ten new bodies"
-    );
+    assert_eq!(added.len(), before.len() + 10, "B's ten new bodies");
     let crawl_id = summary
         .lines()
         .find_map(|line| line.strip_prefix("ingested "))
