@@ -28,16 +28,19 @@ pub use clusters::{ClusterEntry, ClusterFilter, ClustersReport, CollectionEntry}
 pub use mirrors::{MirrorEntry, MirrorsReport, SubtreeEntry};
 pub use similar::SimilarReport;
 
+/// The line saying interrupted ingests were rolled back, if any were.
+fn rolled_back(count: usize) -> String {
+    if count > 0 {
+        format!("rolled back {count} interrupted ingest(s)\n")
+    } else {
+        String::new()
+    }
+}
+
 /// The text `mirrorscope index` prints when it is done.
 pub fn index_summary(outcome: &IndexOutcome) -> String {
     let counts = &outcome.manifest.counts;
-    let mut text = String::new();
-    if outcome.rolled_back > 0 {
-        text.push_str(&format!(
-            "rolled back {} interrupted ingest(s)\n",
-            outcome.rolled_back
-        ));
-    }
+    let mut text = rolled_back(outcome.rolled_back);
     if outcome.reused {
         text.push_str(&format!(
             "{} was ingested before: reused (its bodies are not stored again); its ingest report:\n",
@@ -108,13 +111,7 @@ collections: {} similar clusters, {} of them of collections of 2 pages or more (
 /// The text `mirrorscope index --remove` prints when it is done.
 pub fn remove_summary(outcome: &RemoveOutcome) -> String {
     let counts = &outcome.manifest.counts;
-    let mut text = String::new();
-    if outcome.rolled_back > 0 {
-        text.push_str(&format!(
-            "rolled back {} interrupted ingest(s)\n",
-            outcome.rolled_back
-        ));
-    }
+    let mut text = rolled_back(outcome.rolled_back);
     text.push_str(&format!(
         "removed {}: {} store references given back (bodies nothing else refers to deleted)\ngeneration {}: {} crawl(s), {} pages on {} hosts, {} distinct bodies",
         outcome.crawl_id,
