@@ -227,36 +227,31 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         files: file_names,
         captures: captures.len() as u64,
     };
-    let (entries, change, manifest) = if request.add {
-        let mut entries: Vec<CrawlEntry> = match data.manifest() {
+    // With --add, the current generation's crawls (this one aside) come
+    // first; the newest capture of a URL wins in the page table.
+    let mut entries: Vec<CrawlEntry> = if request.add {
+        match data.manifest() {
             Ok(manifest) => manifest.crawls,
             Err(DataError::NoGeneration(_)) => Vec::new(),
             Err(error) => return Err(error),
-        };
-        entries.retain(|entry| entry.id != crawl_id);
-        let mut crawls: Vec<Vec<Capture>> = entries
-            .iter()
-            .map(|entry| data.crawl_captures(&entry.id))
-            .collect::<Result<_>>()?;
-        let change = match (entries.last(), crawls.last()) {
-            (Some(previous), Some(previous_captures)) => Some(CrawlChange::between(
-                &previous.id,
-                previous_captures,
-                &captures,
-            )),
-            _ => None,
-        };
-        entries.push(new_entry);
-        crawls.push(captures);
-        let manifest = build_generation(&data, &config, &store, entries.clone(), &crawls)?;
-        (entries, change, manifest)
+        }
     } else {
-        let entries = vec![new_entry];
-        let crawls = vec![captures];
-        let manifest = build_generation(&data, &config, &store, entries.clone(), &crawls)?;
-        (entries, None, manifest)
+        Vec::new()
     };
-    tracing::debug!(crawls = entries.len(), "generation written");
+    entries.retain(|entry| entry.id != crawl_id);
+    let mut crawls: Vec<Vec<Capture>> = entries
+        .iter()
+        .map(|entry| data.crawl_captures(&entry.id))
+        .collect::<Result<_>>()?;
+    let change = entries
+        .last()
+        .zip(crawls.last())
+        .map(|(previous, previous_captures)| {
+            CrawlChange::between(&previous.id, previous_captures, &captures)
+        });
+    entries.push(new_entry);
+    crawls.push(captures);
+    let manifest = build_generation(&data, &config, &store, entries, &crawls)?;
     if stale {
         // The new generation uses the crawl just ingested again.
         data.release_stale(&crawl_id, &store)?;

@@ -211,41 +211,23 @@ impl DataDir {
     }
 
     /// Gives back the store references of crawls whose ingest was
-    /// interrupted, then removes them. Returns how many were rolled back.
+    /// interrupted, then removes them; finishes or undoes crawls left set
+    /// aside. Returns how many ingests were rolled back.
     pub fn recover_interrupted_crawls(&self, store: &PageStore) -> Result<usize> {
-        let folder = self.root.join("crawls");
-        let mut recovered = 0;
-        for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
-            let entry = entry.map_err(io_error(&folder))?;
-            let name = entry.file_name().to_string_lossy().to_string();
-            if !name.ends_with(PARTIAL_SUFFIX) {
-                continue;
-            }
-            let partial = entry.path();
-            let journal = partial.join(ingest::REFERENCES_FILE);
-            if journal.exists() {
-                let keys = ingest::read_references(&journal)?;
-                release_journaled_references(&partial, &keys, store)?;
-            }
-            fs::remove_dir_all(&partial).map_err(io_error(&partial))?;
-            recovered += 1;
+        let partial = self.crawls_with_suffix(PARTIAL_SUFFIX)?;
+        for (_, folder) in &partial {
+            tracing::warn!(crawl = %folder.display(), "rolling back an interrupted ingest");
+            self.release_folder(folder, store)?;
         }
         // A crawl set aside as stale: if its new ingest completed, the
         // generation using it may not have been written, but the new crawl
         // holds the same bodies; give the old references back. If the new
         // ingest did not complete (just rolled back above), put it back.
-        for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
-            let entry = entry.map_err(io_error(&folder))?;
-            let name = entry.file_name().to_string_lossy().to_string();
-            let Some(crawl_id) = name.strip_suffix(STALE_SUFFIX) else {
-                continue;
-            };
-            if self.has_crawl(crawl_id) {
-                self.release_stale(crawl_id, store)?;
+        for (crawl_id, folder) in self.crawls_with_suffix(STALE_SUFFIX)? {
+            if self.has_crawl(&crawl_id) {
+                self.release_folder(&folder, store)?;
             } else {
-                let complete = self.crawl_dir(crawl_id);
-                fs::rename(entry.path(), &complete).map_err(io_error(&complete))?;
-                sync_dir(&folder)?;
+                self.put_back(&crawl_id, &folder)?;
             }
         }
         // A crawl being removed: the generation without it was written
@@ -255,21 +237,66 @@ impl DataDir {
             Ok(manifest) => manifest.crawls.into_iter().map(|crawl| crawl.id).collect(),
             Err(_) => Vec::new(),
         };
+        for (crawl_id, folder) in self.crawls_with_suffix(REMOVED_SUFFIX)? {
+            if in_use.contains(&crawl_id) {
+                self.put_back(&crawl_id, &folder)?;
+            } else {
+                self.release_folder(&folder, store)?;
+            }
+        }
+        Ok(partial.len())
+    }
+
+    /// The crawl folders named `<id><suffix>`, with their ids.
+    fn crawls_with_suffix(&self, suffix: &str) -> Result<Vec<(String, PathBuf)>> {
+        let folder = self.root.join("crawls");
+        let mut found = Vec::new();
         for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
             let entry = entry.map_err(io_error(&folder))?;
             let name = entry.file_name().to_string_lossy().to_string();
-            let Some(crawl_id) = name.strip_suffix(REMOVED_SUFFIX) else {
-                continue;
-            };
-            if in_use.iter().any(|id| id == crawl_id) {
-                let complete = self.crawl_dir(crawl_id);
-                fs::rename(entry.path(), &complete).map_err(io_error(&complete))?;
-                sync_dir(&folder)?;
-            } else {
-                self.release_removed(crawl_id, store)?;
+            if let Some(crawl_id) = name.strip_suffix(suffix) {
+                found.push((crawl_id.to_string(), entry.path()));
             }
         }
-        Ok(recovered)
+        found.sort();
+        Ok(found)
+    }
+
+    /// Gives back the store references a crawl folder journaled (a body is
+    /// deleted when nothing else refers to it), then deletes the folder.
+    /// Returns the references given back.
+    fn release_folder(&self, folder: &Path, store: &PageStore) -> Result<usize> {
+        if !folder.exists() {
+            return Ok(0);
+        }
+        let journal = folder.join(ingest::REFERENCES_FILE);
+        let mut released = 0;
+        if journal.exists() {
+            let keys = ingest::read_references(&journal)?;
+            released = keys.len();
+            release_journaled_references(folder, &keys, store)?;
+        }
+        fs::remove_dir_all(folder).map_err(io_error(folder))?;
+        sync_dir(&self.root.join("crawls"))?;
+        Ok(released)
+    }
+
+    /// Renames a complete crawl to `<id><suffix>` (replacing a leftover).
+    fn set_aside(&self, crawl_id: &str, suffix: &str) -> Result<()> {
+        let complete = self.crawl_dir(crawl_id);
+        let aside = self.aside_dir(crawl_id, suffix);
+        if aside.exists() {
+            fs::remove_dir_all(&aside).map_err(io_error(&aside))?;
+        }
+        fs::rename(&complete, &aside).map_err(io_error(&complete))?;
+        sync_dir(&self.root.join("crawls"))
+    }
+
+    /// Renames a crawl set aside back into place.
+    fn put_back(&self, crawl_id: &str, aside: &Path) -> Result<()> {
+        let complete = self.crawl_dir(crawl_id);
+        fs::rename(aside, &complete).map_err(io_error(&complete))?;
+        sync_dir(&self.root.join("crawls"))
     }
 
     /// Removes a crawl the current generation no longer uses: sets it aside
@@ -277,33 +304,10 @@ impl DataDir {
     /// when nothing else refers to it), and deletes it. Interrupted, the next
     /// writer finishes the job. Returns the references given back.
     pub fn remove_crawl(&self, crawl_id: &str, store: &PageStore) -> Result<usize> {
-        let complete = self.crawl_dir(crawl_id);
-        let removed = self.aside_dir(crawl_id, REMOVED_SUFFIX);
-        if complete.exists() {
-            if removed.exists() {
-                fs::remove_dir_all(&removed).map_err(io_error(&removed))?;
-            }
-            fs::rename(&complete, &removed).map_err(io_error(&complete))?;
-            sync_dir(&self.root.join("crawls"))?;
+        if self.crawl_dir(crawl_id).exists() {
+            self.set_aside(crawl_id, REMOVED_SUFFIX)?;
         }
-        self.release_removed(crawl_id, store)
-    }
-
-    fn release_removed(&self, crawl_id: &str, store: &PageStore) -> Result<usize> {
-        let removed = self.aside_dir(crawl_id, REMOVED_SUFFIX);
-        if !removed.exists() {
-            return Ok(0);
-        }
-        let journal = removed.join(ingest::REFERENCES_FILE);
-        let mut released = 0;
-        if journal.exists() {
-            let keys = ingest::read_references(&journal)?;
-            released = keys.len();
-            release_journaled_references(&removed, &keys, store)?;
-        }
-        fs::remove_dir_all(&removed).map_err(io_error(&removed))?;
-        sync_dir(&self.root.join("crawls"))?;
-        Ok(released)
+        self.release_folder(&self.aside_dir(crawl_id, REMOVED_SUFFIX), store)
     }
 
     /// True when the crawl's captures are in the format this build writes;
@@ -318,33 +322,14 @@ impl DataDir {
     /// [`DataDir::release_stale`], called once the new generation no longer
     /// needs them: the current generation never loses a body meanwhile.
     pub fn set_aside_stale(&self, crawl_id: &str) -> Result<()> {
-        let complete = self.crawl_dir(crawl_id);
-        let stale = self.stale_dir(crawl_id);
-        if stale.exists() {
-            fs::remove_dir_all(&stale).map_err(io_error(&stale))?;
-        }
-        fs::rename(&complete, &stale).map_err(io_error(&complete))?;
-        sync_dir(&self.root.join("crawls"))
+        self.set_aside(crawl_id, STALE_SUFFIX)
     }
 
     /// Gives back the store references of a crawl set aside as stale, and
     /// removes it.
     pub fn release_stale(&self, crawl_id: &str, store: &PageStore) -> Result<()> {
-        let stale = self.stale_dir(crawl_id);
-        if !stale.exists() {
-            return Ok(());
-        }
-        let journal = stale.join(ingest::REFERENCES_FILE);
-        if journal.exists() {
-            let keys = ingest::read_references(&journal)?;
-            release_journaled_references(&stale, &keys, store)?;
-        }
-        fs::remove_dir_all(&stale).map_err(io_error(&stale))?;
-        sync_dir(&self.root.join("crawls"))
-    }
-
-    fn stale_dir(&self, crawl_id: &str) -> PathBuf {
-        self.aside_dir(crawl_id, STALE_SUFFIX)
+        self.release_folder(&self.aside_dir(crawl_id, STALE_SUFFIX), store)
+            .map(|_| ())
     }
 
     fn aside_dir(&self, crawl_id: &str, suffix: &str) -> PathBuf {

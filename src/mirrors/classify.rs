@@ -123,7 +123,8 @@ pub fn level_of(outcomes: &[Outcome]) -> Level {
     }
 }
 
-/// Classifies pairs; each host's candidate paths are ordered once.
+/// Classifies pairs; the candidate paths of each host it is given are
+/// ordered once.
 pub struct Classifier<'w, 'a> {
     web: &'w Web<'a>,
     config: &'w MirrorsConfig,
@@ -133,12 +134,19 @@ pub struct Classifier<'w, 'a> {
 }
 
 impl<'w, 'a> Classifier<'w, 'a> {
-    pub fn new(web: &'w Web<'a>, config: &'w MirrorsConfig) -> Classifier<'w, 'a> {
-        let drawn = web
-            .hosts
-            .iter()
-            .map(|host| (host.id, draw_order(web, host)))
-            .collect();
+    /// A classifier for pairs of `hosts` (other hosts' pairs get no
+    /// sampled paths, only their roots).
+    pub fn new(
+        web: &'w Web<'a>,
+        config: &'w MirrorsConfig,
+        hosts: impl IntoIterator<Item = HostId>,
+    ) -> Classifier<'w, 'a> {
+        let mut drawn = HashMap::new();
+        for id in hosts {
+            if let (Some(host), false) = (web.host(id), drawn.contains_key(&id)) {
+                drawn.insert(id, draw_order(web, host));
+            }
+        }
         Classifier { web, config, drawn }
     }
 

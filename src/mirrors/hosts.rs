@@ -36,14 +36,20 @@ impl HostData {
     }
 }
 
-/// The considered hosts of a crawl.
+/// The hosts of a crawl: those considered, which the rankers read, and the
+/// others, which only classification looks up (a copy of a collection on a
+/// small host still gets its level).
 pub struct Web<'a> {
     pub table: &'a PageTable,
     pub similarity: &'a Similarity,
+    /// Hosts with at least `min_urls` URLs.
     pub hosts: Vec<HostData>,
+    /// Hosts with fewer (and at least one).
+    others: Vec<HostData>,
     /// URLs (distinct paths) of every host of the table, by host id.
     pub url_counts: Vec<u32>,
-    position: HashMap<HostId, usize>,
+    /// Where each host is: considered or not, and its place there.
+    position: HashMap<HostId, (bool, usize)>,
 }
 
 impl<'a> Web<'a> {
@@ -70,16 +76,17 @@ impl<'a> Web<'a> {
                 ips[host].push(ip.clone());
             }
         }
-        let mut hosts = Vec::new();
+        let (mut hosts, mut others) = (Vec::new(), Vec::new());
         let mut url_counts = vec![0u32; table.hosts.len()];
         for (index, mut entries) in by_host.into_iter().enumerate() {
             // One page per path: the same path under http and https counts once.
             entries.sort();
             entries.dedup_by(|later, earlier| later.0 == earlier.0);
             url_counts[index] = entries.len() as u32;
-            if entries.len() < config.min_urls as usize || entries.is_empty() {
+            if entries.is_empty() {
                 continue;
             }
+            let considered = entries.len() >= config.min_urls as usize;
             let mut host_ips = std::mem::take(&mut ips[index]);
             host_ips.sort();
             host_ips.dedup();
@@ -87,36 +94,52 @@ impl<'a> Web<'a> {
                 .into_iter()
                 .map(|(path, _, page)| (path, page))
                 .unzip();
-            hosts.push(HostData {
+            let data = HostData {
                 id: HostId(index as u32),
                 name: table.hosts[index].clone(),
                 paths,
                 pages,
                 ips: host_ips,
-            });
+            };
+            if considered {
+                hosts.push(data);
+            } else {
+                others.push(data);
+            }
         }
+        let place = |considered: bool| {
+            move |(position, host): (usize, &HostData)| (host.id, (considered, position))
+        };
         let position = hosts
             .iter()
             .enumerate()
-            .map(|(position, host)| (host.id, position))
+            .map(place(true))
+            .chain(others.iter().enumerate().map(place(false)))
             .collect();
         Web {
             table,
             similarity,
             hosts,
+            others,
             url_counts,
             position,
         }
     }
 
     pub fn host(&self, id: HostId) -> Option<&HostData> {
-        self.position
-            .get(&id)
-            .map(|&position| &self.hosts[position])
+        self.position.get(&id).map(|&(considered, position)| {
+            if considered {
+                &self.hosts[position]
+            } else {
+                &self.others[position]
+            }
+        })
     }
 
     pub fn is_considered(&self, id: HostId) -> bool {
-        self.position.contains_key(&id)
+        self.position
+            .get(&id)
+            .is_some_and(|(considered, _)| *considered)
     }
 
     /// An address both hosts were crawled from.

@@ -450,7 +450,15 @@ pub fn analyse(
     }
     let mut listed: Vec<(HostPair, Vec<(Ranker, u32)>)> = ranks.into_iter().collect();
     listed.sort_by_key(|(pair, _)| *pair);
-    let classifier = classify::Classifier::new(&web, config);
+    // The hosts of ranked pairs and of collection copies: those Stage II
+    // samples paths of.
+    let classified_hosts = listed.iter().flat_map(|(pair, _)| [pair.a, pair.b]).chain(
+        collections
+            .collections
+            .iter()
+            .map(|collection| collection.host),
+    );
+    let classifier = classify::Classifier::new(&web, config, classified_hosts);
     let pairs: Vec<PairReport> = listed
         .into_iter()
         .map(|(pair, ranks)| {
@@ -480,7 +488,7 @@ pub fn analyse(
         config: config.clone(),
         rankings,
         pairs,
-        copies: copy_levels(table, similarity, collections, config),
+        copies: copy_levels(collections, &classifier),
         host_urls: web.url_counts.clone(),
         counts,
     }
@@ -489,17 +497,9 @@ pub fn analyse(
 /// Classifies each copy of a collection cluster against its principal copy,
 /// on their folders (every host counts here, however few its URLs).
 fn copy_levels(
-    table: &PageTable,
-    similarity: &Similarity,
     collections: &Collections,
-    config: &MirrorsConfig,
+    classifier: &classify::Classifier<'_, '_>,
 ) -> Vec<CopyLevel> {
-    let every_host = MirrorsConfig {
-        min_urls: 0,
-        ..config.clone()
-    };
-    let web = hosts::Web::new(table, similarity, &every_host);
-    let classifier = classify::Classifier::new(&web, &every_host);
     let folder =
         |prefix: &str| split_url(prefix).map_or("/".to_string(), |(_, path)| path.to_string());
     let mut copies = Vec::new();

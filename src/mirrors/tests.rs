@@ -37,7 +37,7 @@ fn level(captures: &[Capture], a: &str, b: &str) -> (Level, Vec<PathTest>) {
     let config = config();
     let web = hosts::Web::new(&table, &similarity, &config);
     let id = |name: &str| HostId(table.hosts.iter().position(|host| host == name).unwrap() as u32);
-    let classifier = classify::Classifier::new(&web, &config);
+    let classifier = classify::Classifier::new(&web, &config, [id(a), id(b)]);
     let (level, tests, _) = classifier.classify(HostPair::new(id(a), id(b)), Vec::new());
     (level, tests)
 }

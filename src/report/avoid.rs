@@ -117,8 +117,19 @@ impl AvoidList {
                 kept.push(entry);
             }
         }
+        let mut by_host: HashMap<&str, (u64, u64)> = HashMap::new();
+        for page in &table.pages {
+            let totals = by_host.entry(table.host_name(page.host)).or_default();
+            *totals = (totals.0 + 1, totals.1 + page.body_bytes);
+        }
         for entry in &mut kept {
-            let (pages, bytes) = covered_pages(table, entry);
+            let (pages, bytes) = match entry.kind {
+                AvoidKind::Host => by_host
+                    .get(entry.target.as_str())
+                    .copied()
+                    .unwrap_or_default(),
+                AvoidKind::Prefix => under_prefix(table, &entry.target),
+            };
             entry.pages = pages;
             entry.bytes = bytes;
         }
@@ -148,30 +159,18 @@ fn covers(entry: &AvoidEntry, url: &str) -> bool {
     }
 }
 
-/// Pages of the table a crawler skips for `entry`, and their bytes.
-fn covered_pages(table: &PageTable, entry: &AvoidEntry) -> (u64, u64) {
-    let pages: Box<dyn Iterator<Item = &crate::pages::Page>> = match entry.kind {
-        AvoidKind::Prefix => {
-            // Pages are sorted by URL: the prefix is one run.
-            let start = table
-                .pages
-                .partition_point(|page| page.url.as_str() < entry.target.as_str());
-            Box::new(
-                table.pages[start..]
-                    .iter()
-                    .take_while(|page| page.url.starts_with(&entry.target)),
-            )
-        }
-        AvoidKind::Host => Box::new(
-            table
-                .pages
-                .iter()
-                .filter(|page| table.host_name(page.host) == entry.target),
-        ),
-    };
-    pages.fold((0, 0), |(count, bytes), page| {
-        (count + 1, bytes + page.body_bytes)
-    })
+/// Pages of the table under a URL prefix, and their bytes.
+fn under_prefix(table: &PageTable, prefix: &str) -> (u64, u64) {
+    // Pages are sorted by URL: the prefix is one run.
+    let start = table
+        .pages
+        .partition_point(|page| page.url.as_str() < prefix);
+    table.pages[start..]
+        .iter()
+        .take_while(|page| page.url.starts_with(prefix))
+        .fold((0, 0), |(count, bytes), page| {
+            (count + 1, bytes + page.body_bytes)
+        })
 }
 
 /// Host aliases: same address, copies under the same paths.

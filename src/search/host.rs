@@ -163,11 +163,4 @@ impl Engine {
             },
         }
     }
-
-    /// The level of two hosts' pair, when some ranker listed it.
-    pub fn mirror_level(&self, first: HostId, second: HostId) -> Option<Level> {
-        self.mirrors()
-            .pair(first, second)
-            .map(|report| report.level)
-    }
 }
