@@ -278,7 +278,18 @@ fn build_generation(
     let slices: Vec<&[Capture]> = crawls.iter().map(Vec::as_slice).collect();
     let (table, fingerprints) = PageTable::build_with_fingerprints(&slices);
     let similarity = similarity::analyse(&table, fingerprints, &config.similarity);
-    let collections = collections::analyse(&table, &similarity, &config.collections);
+    let mut collections = collections::analyse(&table, &similarity, &config.collections);
+    match previous_collections(data) {
+        Ok(Some((previous_table, previous))) => collections::lineage::renumber(
+            &mut collections,
+            collections::lineage::by_url(&previous_table, &previous, &table),
+            previous.next_cluster_id,
+        ),
+        Ok(None) => {}
+        Err(error) => tracing::warn!(
+            "cluster ids start afresh: the current generation cannot be read ({error})"
+        ),
+    }
     let started = std::time::Instant::now();
     let mirrors = mirrors::analyse(&table, &similarity, &collections, &config.mirrors);
     tracing::info!(
@@ -303,6 +314,20 @@ fn build_generation(
             )?)
         },
     )
+}
+
+/// The current generation's page table and collections, whose cluster ids
+/// the new generation keeps; `None` in a data folder without one.
+fn previous_collections(data: &DataDir) -> Result<Option<(PageTable, collections::Collections)>> {
+    let generation = match data.generation() {
+        Ok(generation) => generation,
+        Err(DataError::NoGeneration(_)) => return Ok(None),
+        Err(error) => return Err(error),
+    };
+    generation.manifest()?;
+    let table = generation.page_table()?;
+    let collections = generation.collections(&table)?;
+    Ok(Some((table, collections)))
 }
 
 /// Runs `index --remove CRAWL_ID`: a new generation without the crawl, then

@@ -25,6 +25,7 @@
 
 pub mod graph;
 pub mod grow;
+pub mod lineage;
 pub mod summary;
 
 #[cfg(test)]
@@ -69,7 +70,8 @@ impl Default for CollectionsConfig {
     }
 }
 
-/// A similar cluster's number in a generation.
+/// A similar cluster's number: kept from one generation to the next while
+/// the cluster continues (see [`lineage`]), never reused for another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ClusterId(pub u32);
 
@@ -183,8 +185,15 @@ pub struct CollectionCounts {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Collections {
     pub config: CollectionsConfig,
-    /// By cluster id: largest cardinality first, then largest size.
+    /// Largest cardinality first, then largest size. Ids are positions in
+    /// a data folder's first generation; later ones keep the ids of the
+    /// clusters they continue ([`lineage`]), so look clusters up by id with
+    /// [`Collections::cluster`].
     pub clusters: Vec<Cluster>,
+    /// Positions in `clusters`, by cluster id.
+    by_id: Vec<u32>,
+    /// Above every cluster id this data folder has used.
+    pub next_cluster_id: u32,
     /// By collection id.
     pub collections: Vec<Collection>,
     /// By page id: the collection it is in.
@@ -196,7 +205,24 @@ pub struct Collections {
 
 impl Collections {
     pub fn cluster(&self, id: ClusterId) -> Option<&Cluster> {
-        self.clusters.get(id.0 as usize)
+        let position = self
+            .by_id
+            .binary_search_by_key(&id, |&position| self.clusters[position as usize].id)
+            .ok()?;
+        self.clusters.get(self.by_id[position] as usize)
+    }
+
+    /// Gives the clusters (by position) these ids, `next` being above every
+    /// id used so far.
+    pub fn set_cluster_ids(&mut self, ids: &[ClusterId], next: u32) {
+        for (cluster, &id) in self.clusters.iter_mut().zip(ids) {
+            cluster.id = id;
+            for &collection in &cluster.collections {
+                self.collections[collection.0 as usize].cluster = id;
+            }
+        }
+        self.by_id = positions_by_id(&self.clusters);
+        self.next_cluster_id = next;
     }
 
     pub fn collection(&self, id: CollectionId) -> Option<&Collection> {
@@ -218,8 +244,20 @@ impl Collections {
                 self.collection_of.len()
             ));
         }
+        if self.by_id.len() != self.clusters.len()
+            || self
+                .by_id
+                .iter()
+                .any(|&p| p as usize >= self.clusters.len())
+            || self.by_id.windows(2).any(|pair| {
+                self.clusters[pair[0] as usize].id >= self.clusters[pair[1] as usize].id
+            })
+            || self.clusters.iter().any(|c| c.id.0 >= self.next_cluster_id)
+        {
+            return Some("the clusters' ids are not distinct or not indexed".into());
+        }
         for (index, cluster) in self.clusters.iter().enumerate() {
-            if cluster.id.0 as usize != index || cluster.collections.is_empty() {
+            if cluster.collections.is_empty() {
                 return Some(format!("cluster {index} is malformed"));
             }
             for &collection in &cluster.collections {
@@ -488,6 +526,8 @@ pub fn build(
     }
     Collections {
         config: config.clone(),
+        by_id: positions_by_id(&clusters),
+        next_cluster_id: clusters.len() as u32,
         clusters,
         collections,
         collection_of,
@@ -496,6 +536,12 @@ pub fn build(
             .collect(),
         counts,
     }
+}
+
+fn positions_by_id(clusters: &[Cluster]) -> Vec<u32> {
+    let mut positions: Vec<u32> = (0..clusters.len() as u32).collect();
+    positions.sort_by_key(|&position| clusters[position as usize].id);
+    positions
 }
 
 /// Pages that are a second URL of a page of the same host: the same trivial

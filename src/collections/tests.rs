@@ -708,3 +708,89 @@ fn a_collections_prefix_is_the_folder_of_all_its_pages() {
     );
     assert_eq!(prefix(&["http://a.example"]), "http://a.example/");
 }
+
+/// Sites `hosts` each holding pages `pages` (named `h{host}/{page}`), the
+/// first linking to the others, copies of each other page by page.
+fn replicated(web: &mut Web, hosts: &[u32], pages: &[&str]) {
+    for &host in hosts {
+        for page in pages {
+            web.page(&format!("h{host}/{page}"), host, Some(page));
+        }
+        for page in &pages[1..] {
+            web.link(&format!("h{host}/{}", pages[0]), &format!("h{host}/{page}"));
+        }
+    }
+}
+
+#[test]
+fn clusters_keep_their_ids_across_generations_and_new_ones_get_unused_ids() {
+    let mut earlier_web = Web::default();
+    replicated(&mut earlier_web, &[0, 1, 2], &["a", "b", "c"]);
+    replicated(&mut earlier_web, &[3, 4], &["p", "q"]);
+    replicated(&mut earlier_web, &[5, 6], &["x", "y"]);
+    let earlier = earlier_web.collections(&strict());
+    assert_eq!(earlier.clusters.len(), 3);
+    assert_eq!(earlier.next_cluster_id, 3);
+    let id_of = |collections: &Collections, web: &Web, name: &str| {
+        collections.cluster_of(web.id(name)).expect("in a cluster")
+    };
+
+    // Later: host 2 dropped its copy, the x-y collection is gone, and a new
+    // collection r-s appears on hosts 7 and 8 (listed first, so that its
+    // position is that of a continuing cluster before).
+    let mut later_web = Web::default();
+    replicated(&mut later_web, &[7, 8], &["r", "s"]);
+    replicated(&mut later_web, &[3, 4], &["p", "q"]);
+    replicated(&mut later_web, &[0, 1], &["a", "b", "c"]);
+    let mut later = later_web.collections(&strict());
+    let earlier_cluster = |page: PageId| {
+        let name = &later_web.names[page.0 as usize];
+        let index = earlier_web.names.iter().position(|n| n == name)?;
+        earlier.cluster_of(PageId(index as u32))
+    };
+    lineage::renumber(&mut later, earlier_cluster, earlier.next_cluster_id);
+
+    assert_eq!(later.problem(later_web.names.len()), None);
+    assert_eq!(
+        id_of(&later, &later_web, "h0/a"),
+        id_of(&earlier, &earlier_web, "h0/a")
+    );
+    assert_eq!(
+        id_of(&later, &later_web, "h3/p"),
+        id_of(&earlier, &earlier_web, "h3/p")
+    );
+    // Not the id of the x-y cluster that ended: one never used.
+    let born = id_of(&later, &later_web, "h7/r");
+    assert_eq!(born, ClusterId(3));
+    assert_eq!(later.next_cluster_id, 4);
+    let cluster = later.cluster(born).expect("found by id");
+    assert_eq!(cluster.id, born);
+    assert!(later
+        .cluster(id_of(&earlier, &earlier_web, "h5/x"))
+        .is_none());
+}
+
+#[test]
+fn a_cluster_split_in_two_continues_in_the_part_holding_more_pages() {
+    let overlaps = [
+        lineage::Overlap {
+            later: 0,
+            earlier: ClusterId(4),
+            shared: 2,
+        },
+        lineage::Overlap {
+            later: 1,
+            earlier: ClusterId(4),
+            shared: 5,
+        },
+        lineage::Overlap {
+            later: 1,
+            earlier: ClusterId(2),
+            shared: 1,
+        },
+    ];
+    assert_eq!(
+        lineage::continuations(&overlaps, 3),
+        vec![None, Some(ClusterId(4)), None]
+    );
+}

@@ -163,9 +163,8 @@ pub fn score(table: &PageTable, collections: &Collections, truth: &Truth) -> Col
         let mut found_copies = Vec::new();
         let mut copies_found = HashSet::new();
         let mut cardinality = 0;
-        if let Some(cluster_id) = best {
-            matched_clusters.insert(cluster_id);
-            let cluster = &collections.clusters[cluster_id.0 as usize];
+        if let Some(cluster) = best.and_then(|id| collections.cluster(id)) {
+            matched_clusters.insert(cluster.id);
             cardinality = cluster.cardinality();
             for &id in &cluster.collections {
                 let collection = &collections.collections[id.0 as usize];
