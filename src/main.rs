@@ -118,6 +118,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// How clusters, collections and mirrors changed from the crawl indexed
+    /// in one data directory to the crawl indexed in another
+    /// (fetterly-2004 §3: containment of clusters by size, pairs still
+    /// near-duplicates, clusters born, gone, grown, shrunk, merged, split).
+    Evolve {
+        /// Data directory of the earlier crawl.
+        a: PathBuf,
+        /// Data directory of the later crawl.
+        b: PathBuf,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Quality against a ground-truth file (format of corpus/truth.tsv).
     Eval {
         /// The truth file: tab-separated `url collection replica page`.
@@ -290,6 +303,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&list)?)?;
             } else {
                 write!(stdout, "{list}")?;
+            }
+        }
+        Command::Evolve { a, b, json } => {
+            let evolution = report::Evolution::gather(
+                &DataDir::open_existing(&a)?,
+                &DataDir::open_existing(&b)?,
+            )?;
+            if json {
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&evolution)?)?;
+            } else {
+                write!(stdout, "{evolution}")?;
             }
         }
         Command::Eval { truth, data, json } => {

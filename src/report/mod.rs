@@ -1,11 +1,12 @@
 //! Reports for people and scripts: the `index` summary, `stats`, `similar`,
-//! `clusters`, `mirrors` and `avoid`.
+//! `clusters`, `mirrors`, `avoid` and `evolve`.
 //!
 //! Reads the current generation (manifest and page table) and the page store;
 //! writes nothing.
 
 mod avoid;
 mod clusters;
+mod evolve;
 mod mirrors;
 mod similar;
 
@@ -25,6 +26,7 @@ use crate::store::Signature;
 
 pub use avoid::{AvoidEntry, AvoidKind, AvoidList};
 pub use clusters::{ClusterEntry, ClusterFilter, ClustersReport, CollectionEntry};
+pub use evolve::Evolution;
 pub use mirrors::{MirrorEntry, MirrorsReport, SubtreeEntry};
 pub use similar::SimilarReport;
 

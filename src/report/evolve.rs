@@ -1,0 +1,763 @@
+//! `mirrorscope evolve DIR_A DIR_B`: how the clusters of one crawl changed in
+//! a later one (fetterly-manasse-najork-2004 §3), and which collections and
+//! mirrored host pairs appeared or disappeared.
+//!
+//! Both sides are the current generations of two data folders (or two
+//! generations of one folder, copied aside). Pages are matched by URL.
+//!
+//! **Near-duplicate clusters** are the similarity stage's trivial clusters of
+//! compared pages (200, a body with words). For a URL u of A, C_A(u) is its
+//! cluster in A and C_B(u) its cluster in B; a URL that B did not fetch (or
+//! fetched without a comparable body) is in B's "not fetched" cluster, as
+//! fetterly's URLs that could not be downloaded are. Per URL:
+//! - containment Φ = |C_B(u) ∩ C_A(u)| / |C_A(u)| (fetterly Figure 4: of the
+//!   URLs clustered with u in A, the share still clustered with it in B);
+//! - reverse containment = |C_A(u) ∩ C_B(u)| / |C_B(u)| (Figure 7: how much of
+//!   u's cluster in B was with it in A, the arrival of URLs);
+//! - similarity Ψ = |C_A(u) ∩ C_B(u)| / |C_A(u) ∪ C_B(u)| (Figure 5);
+//!
+//! averaged by the size of C_A(u) in powers of ten (1, 2-10, 11-100, ... as
+//! Figure 8's logarithmic regions). Of the near-duplicate pairs of A (two
+//! URLs of one cluster), the report counts those still in one cluster in B.
+//!
+//! Clusters of two URLs or more are followed through shared URLs: an A
+//! cluster none of whose URLs is in a B cluster of two or more is **gone**,
+//! one whose URLs went to several is **split**; a B cluster holding URLs of
+//! no A cluster is **born**, of several **merged**; the others continue one
+//! to one and **grew**, **shrank** or kept their size.
+//!
+//! **Collections**: the similar clusters of collections are matched as
+//! `index` matches them to keep their ids ([`crate::collections::lineage`]);
+//! a copy is its host and folder. **Mirrors**: host pairs classified at
+//! levels 1 to 5.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::collections::{lineage, ClusterId, ClusterKind, Collections};
+use crate::datadir::{DataDir, Result};
+use crate::mirrors::{Level, Mirrors};
+use crate::pages::PageTable;
+use crate::similarity::{is_compared, Similarity};
+
+/// One side of the comparison.
+pub struct Side {
+    pub folder: String,
+    pub generation: String,
+    pub table: PageTable,
+    pub similarity: Similarity,
+    pub collections: Collections,
+    pub mirrors: Mirrors,
+}
+
+impl Side {
+    pub fn read(data: &DataDir) -> Result<Side> {
+        let generation = data.generation()?;
+        let manifest = generation.manifest()?;
+        let table = generation.page_table()?;
+        Ok(Side {
+            folder: data.root().display().to_string(),
+            generation: manifest.generation,
+            similarity: generation.similarity(&table)?,
+            collections: generation.collections(&table)?,
+            mirrors: generation.mirrors(&table)?,
+            table,
+        })
+    }
+}
+
+/// What `evolve` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct Evolution {
+    pub a: SideSummary,
+    pub b: SideSummary,
+    pub pages: PageChanges,
+    pub near_duplicates: NearDuplicates,
+    pub collections: CollectionChanges,
+    pub mirrors: MirrorChanges,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SideSummary {
+    pub data: String,
+    pub generation: String,
+    pub pages: u64,
+    pub hosts: u64,
+}
+
+/// URLs of A and B compared.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct PageChanges {
+    /// In both, same status and body.
+    pub unchanged: u64,
+    /// In both, another status or body.
+    pub changed: u64,
+    pub only_a: u64,
+    pub only_b: u64,
+    /// Hosts with pages in one side only.
+    pub hosts_only_a: Vec<String>,
+    pub hosts_only_b: Vec<String>,
+    /// Changed URLs, sorted (at most [`LISTED`]).
+    pub changed_urls: Vec<String>,
+}
+
+/// fetterly-2004 §3's measures between the two sides.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct NearDuplicates {
+    /// Pairs of URLs in one cluster of A.
+    pub pairs_a: u64,
+    /// Of them, pairs in one cluster of B too.
+    pub pairs_still: u64,
+    pub by_size: Vec<SizeRange>,
+    /// Clusters of two URLs or more on each side.
+    pub clusters_a: u64,
+    pub clusters_b: u64,
+    pub born: u64,
+    pub gone: u64,
+    pub grown: u64,
+    pub shrunk: u64,
+    pub same_size: u64,
+    pub merged: u64,
+    pub split: u64,
+}
+
+/// Mean coefficients over the URLs of A whose cluster in A has a size in
+/// `min..=max`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SizeRange {
+    pub min: u64,
+    pub max: Option<u64>,
+    pub urls: u64,
+    pub containment: f64,
+    pub reverse_containment: f64,
+    pub similarity: f64,
+}
+
+/// Similar clusters of collections: one entry per cluster of either side
+/// that is not the same in both.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct CollectionChanges {
+    pub clusters_a: u64,
+    pub clusters_b: u64,
+    pub continued: u64,
+    pub changes: Vec<ClusterChange>,
+    /// Copies (host and folder) in a cluster on one side only.
+    pub copies_appeared: Vec<CopyEntry>,
+    pub copies_disappeared: Vec<CopyEntry>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClusterFate {
+    Born,
+    Gone,
+    Changed,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterChange {
+    pub fate: ClusterFate,
+    pub id_a: Option<ClusterId>,
+    pub id_b: Option<ClusterId>,
+    /// The principal copy's folder (B's when it has the cluster).
+    pub principal: String,
+    /// Copies and largest copy's pages, in A and in B.
+    pub cardinality: (u64, u64),
+    pub size: (u64, u64),
+    pub copies_appeared: Vec<String>,
+    pub copies_disappeared: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct CopyEntry {
+    pub host: String,
+    pub prefix: String,
+    pub cluster: ClusterId,
+    pub pages: u64,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MirrorChanges {
+    pub pairs_a: u64,
+    pub pairs_b: u64,
+    pub appeared: Vec<MirrorPair>,
+    pub disappeared: Vec<MirrorPair>,
+    /// Mirrored on both sides, at another level.
+    pub level_changed: Vec<LevelChange>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MirrorPair {
+    pub a: String,
+    pub b: String,
+    pub level: Level,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LevelChange {
+    pub a: String,
+    pub b: String,
+    pub before: Level,
+    pub after: Level,
+}
+
+/// At most this many changed URLs are listed.
+pub const LISTED: usize = 1000;
+
+impl Evolution {
+    pub fn gather(a: &DataDir, b: &DataDir) -> Result<Evolution> {
+        Ok(Evolution::between(&Side::read(a)?, &Side::read(b)?))
+    }
+
+    pub fn between(a: &Side, b: &Side) -> Evolution {
+        let summary = |side: &Side| SideSummary {
+            data: side.folder.clone(),
+            generation: side.generation.clone(),
+            pages: side.table.pages.len() as u64,
+            hosts: side.table.hosts.len() as u64,
+        };
+        Evolution {
+            a: summary(a),
+            b: summary(b),
+            pages: page_changes(&a.table, &b.table),
+            near_duplicates: near_duplicates(a, b),
+            collections: collection_changes(a, b),
+            mirrors: mirror_changes(a, b),
+        }
+    }
+}
+
+fn page_changes(a: &PageTable, b: &PageTable) -> PageChanges {
+    let mut changes = PageChanges::default();
+    let hosts = |table: &PageTable| -> BTreeSet<String> {
+        table
+            .pages
+            .iter()
+            .map(|page| table.host_name(page.host).to_string())
+            .collect()
+    };
+    let (hosts_a, hosts_b) = (hosts(a), hosts(b));
+    changes.hosts_only_a = hosts_a.difference(&hosts_b).cloned().collect();
+    changes.hosts_only_b = hosts_b.difference(&hosts_a).cloned().collect();
+    for page in &a.pages {
+        match b.find_url(&page.url).and_then(|id| b.page(id)) {
+            None => changes.only_a += 1,
+            Some(later) => {
+                let body = |p: &crate::pages::Page| p.content_key.map(|key| key.signature);
+                if later.status == page.status && body(later) == body(page) {
+                    changes.unchanged += 1;
+                } else {
+                    changes.changed += 1;
+                    if changes.changed_urls.len() < LISTED {
+                        changes.changed_urls.push(page.url.clone());
+                    }
+                }
+            }
+        }
+    }
+    changes.only_b = b
+        .pages
+        .iter()
+        .filter(|page| a.find_url(&page.url).is_none())
+        .count() as u64;
+    changes
+}
+
+/// A URL's cluster in B: a trivial cluster, or not fetched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+enum Later {
+    Cluster(u32),
+    NotFetched,
+}
+
+fn near_duplicates(a: &Side, b: &Side) -> NearDuplicates {
+    let compared =
+        |side: &Side, page: usize| is_compared(&side.table, &side.similarity.fingerprints, page);
+    // A's clusters of compared pages, each with its URLs' clusters in B.
+    let mut clusters_a: BTreeMap<u32, Vec<Later>> = BTreeMap::new();
+    for (index, page) in a.table.pages.iter().enumerate() {
+        if !compared(a, index) {
+            continue;
+        }
+        let later = match b.table.find_url(&page.url) {
+            Some(id) if compared(b, id.0 as usize) => {
+                Later::Cluster(b.similarity.trivial[id.0 as usize].0)
+            }
+            _ => Later::NotFetched,
+        };
+        clusters_a
+            .entry(a.similarity.trivial[index].0)
+            .or_default()
+            .push(later);
+    }
+    let mut sizes_b: HashMap<Later, u64> = HashMap::new();
+    for index in 0..b.table.pages.len() {
+        if compared(b, index) {
+            *sizes_b
+                .entry(Later::Cluster(b.similarity.trivial[index].0))
+                .or_insert(0) += 1;
+        }
+    }
+    let not_fetched = clusters_a
+        .values()
+        .flatten()
+        .filter(|&&later| later == Later::NotFetched)
+        .count() as u64;
+    sizes_b.insert(Later::NotFetched, not_fetched);
+
+    let mut found = NearDuplicates::default();
+    let mut ranges: Vec<(u64, f64, f64, f64)> = vec![(0, 0.0, 0.0, 0.0); SIZE_RANGES];
+    for members in clusters_a.values() {
+        let size = members.len() as u64;
+        let mut together: HashMap<Later, u64> = HashMap::new();
+        for &later in members {
+            *together.entry(later).or_insert(0) += 1;
+        }
+        found.pairs_a += size * (size - 1) / 2;
+        for (&later, &count) in &together {
+            if later != Later::NotFetched {
+                found.pairs_still += count * (count - 1) / 2;
+            }
+            let size_b = sizes_b[&later];
+            let range = &mut ranges[size_range(size)];
+            range.0 += count;
+            range.1 += count as f64 * count as f64 / size as f64;
+            range.2 += count as f64 * count as f64 / size_b as f64;
+            range.3 += count as f64 * count as f64 / (size + size_b - count) as f64;
+        }
+    }
+    found.by_size = ranges
+        .iter()
+        .enumerate()
+        .filter(|(_, range)| range.0 > 0)
+        .map(|(index, &(urls, containment, reverse, similarity))| {
+            let (min, max) = size_bounds(index);
+            SizeRange {
+                min,
+                max,
+                urls,
+                containment: containment / urls as f64,
+                reverse_containment: reverse / urls as f64,
+                similarity: similarity / urls as f64,
+            }
+        })
+        .collect();
+    cluster_events(a, b, &mut found);
+    found
+}
+
+/// Size ranges 1, 2-10, 11-100, ..., above 100,000.
+const SIZE_RANGES: usize = 7;
+
+fn size_range(size: u64) -> usize {
+    match size {
+        0 | 1 => 0,
+        _ => ((size - 1).ilog10() as usize + 1).min(SIZE_RANGES - 1),
+    }
+}
+
+fn size_bounds(range: usize) -> (u64, Option<u64>) {
+    match range {
+        0 => (1, Some(1)),
+        _ if range == SIZE_RANGES - 1 => (10u64.pow(range as u32 - 1) + 1, None),
+        _ => (
+            10u64.pow(range as u32 - 1) + 1,
+            Some(10u64.pow(range as u32)),
+        ),
+    }
+}
+
+/// Born, gone, grown, shrunk, merged and split clusters of two URLs or more.
+fn cluster_events(a: &Side, b: &Side, found: &mut NearDuplicates) {
+    let multi = |side: &Side| -> HashMap<u32, u64> {
+        let mut sizes: HashMap<u32, u64> = HashMap::new();
+        for index in 0..side.table.pages.len() {
+            if is_compared(&side.table, &side.similarity.fingerprints, index) {
+                *sizes.entry(side.similarity.trivial[index].0).or_insert(0) += 1;
+            }
+        }
+        sizes.retain(|_, size| *size >= 2);
+        sizes
+    };
+    let (sizes_a, sizes_b) = (multi(a), multi(b));
+    found.clusters_a = sizes_a.len() as u64;
+    found.clusters_b = sizes_b.len() as u64;
+    // Successors of A's clusters and predecessors of B's, through URLs in a
+    // multi-URL cluster on both sides.
+    let mut successors: HashMap<u32, BTreeSet<u32>> = HashMap::new();
+    let mut predecessors: HashMap<u32, BTreeSet<u32>> = HashMap::new();
+    for (index, page) in a.table.pages.iter().enumerate() {
+        let cluster_a = a.similarity.trivial[index].0;
+        if !sizes_a.contains_key(&cluster_a)
+            || !is_compared(&a.table, &a.similarity.fingerprints, index)
+        {
+            continue;
+        }
+        let Some(id) = b.table.find_url(&page.url) else {
+            continue;
+        };
+        let cluster_b = b.similarity.trivial[id.0 as usize].0;
+        if sizes_b.contains_key(&cluster_b)
+            && is_compared(&b.table, &b.similarity.fingerprints, id.0 as usize)
+        {
+            successors.entry(cluster_a).or_default().insert(cluster_b);
+            predecessors.entry(cluster_b).or_default().insert(cluster_a);
+        }
+    }
+    for (cluster, size) in &sizes_a {
+        match successors.get(cluster).map_or(0, BTreeSet::len) {
+            0 => found.gone += 1,
+            1 => {
+                let next = *successors[cluster].iter().next().unwrap_or(&0);
+                if predecessors.get(&next).map_or(0, BTreeSet::len) == 1 {
+                    match sizes_b[&next].cmp(size) {
+                        std::cmp::Ordering::Greater => found.grown += 1,
+                        std::cmp::Ordering::Less => found.shrunk += 1,
+                        std::cmp::Ordering::Equal => found.same_size += 1,
+                    }
+                }
+            }
+            _ => found.split += 1,
+        }
+    }
+    for cluster in sizes_b.keys() {
+        match predecessors.get(cluster).map_or(0, BTreeSet::len) {
+            0 => found.born += 1,
+            1 => {}
+            _ => found.merged += 1,
+        }
+    }
+}
+
+fn collection_changes(a: &Side, b: &Side) -> CollectionChanges {
+    let overlaps = lineage::overlaps(
+        &b.collections,
+        lineage::by_url(&a.table, &a.collections, &b.table),
+    );
+    let continues = lineage::continuations(&overlaps, b.collections.clusters.len());
+    let copies = |side: &Side, id: ClusterId| -> BTreeMap<String, (String, String, u64)> {
+        let Some(cluster) = side.collections.cluster(id) else {
+            return BTreeMap::new();
+        };
+        cluster
+            .collections
+            .iter()
+            .filter_map(|&copy| side.collections.collection(copy))
+            .map(|copy| {
+                let host = side.table.host_name(copy.host).to_string();
+                (
+                    copy.prefix.clone(),
+                    (host, copy.prefix.clone(), copy.pages.len() as u64),
+                )
+            })
+            .collect()
+    };
+    let principal = |side: &Side, id: ClusterId| {
+        side.collections
+            .cluster(id)
+            .and_then(|cluster| side.collections.collection(cluster.principal()))
+            .map_or_else(String::new, |copy| copy.prefix.clone())
+    };
+    let shape = |side: &Side, id: Option<ClusterId>| {
+        id.and_then(|id| side.collections.cluster(id))
+            .map_or((0, 0), |cluster| {
+                (cluster.cardinality() as u64, u64::from(cluster.size))
+            })
+    };
+    let reported = |side: &Side, id: ClusterId| {
+        side.collections
+            .cluster(id)
+            .is_some_and(|cluster| cluster.kind == ClusterKind::Collection)
+    };
+
+    let mut changes = CollectionChanges {
+        clusters_a: a.collections.clusters.len() as u64,
+        clusters_b: b.collections.clusters.len() as u64,
+        ..CollectionChanges::default()
+    };
+    let mut pairs: Vec<(Option<ClusterId>, Option<ClusterId>)> = Vec::new();
+    let mut continued_from = BTreeSet::new();
+    for (position, cluster) in b.collections.clusters.iter().enumerate() {
+        pairs.push((continues[position], Some(cluster.id)));
+        if let Some(earlier) = continues[position] {
+            continued_from.insert(earlier);
+        }
+    }
+    for cluster in &a.collections.clusters {
+        if !continued_from.contains(&cluster.id) {
+            pairs.push((Some(cluster.id), None));
+        }
+    }
+    changes.continued = continued_from.len() as u64;
+    for (id_a, id_b) in pairs {
+        let in_a = id_a.map_or_else(BTreeMap::new, |id| copies(a, id));
+        let in_b = id_b.map_or_else(BTreeMap::new, |id| copies(b, id));
+        let (shape_a, shape_b) = (shape(a, id_a), shape(b, id_b));
+        let appeared: Vec<String> = in_b
+            .keys()
+            .filter(|prefix| !in_a.contains_key(*prefix))
+            .cloned()
+            .collect();
+        let disappeared: Vec<String> = in_a
+            .keys()
+            .filter(|prefix| !in_b.contains_key(*prefix))
+            .cloned()
+            .collect();
+        let fate = match (id_a, id_b) {
+            (None, _) => ClusterFate::Born,
+            (_, None) => ClusterFate::Gone,
+            _ => ClusterFate::Changed,
+        };
+        let is_reported =
+            id_a.is_some_and(|id| reported(a, id)) || id_b.is_some_and(|id| reported(b, id));
+        if !is_reported
+            || (fate == ClusterFate::Changed
+                && appeared.is_empty()
+                && disappeared.is_empty()
+                && shape_a == shape_b)
+        {
+            continue;
+        }
+        for prefix in &appeared {
+            let (host, prefix, pages) = in_b[prefix].clone();
+            changes.copies_appeared.push(CopyEntry {
+                host,
+                prefix,
+                cluster: id_b.unwrap_or(ClusterId(0)),
+                pages,
+            });
+        }
+        for prefix in &disappeared {
+            let (host, prefix, pages) = in_a[prefix].clone();
+            changes.copies_disappeared.push(CopyEntry {
+                host,
+                prefix,
+                cluster: id_a.unwrap_or(ClusterId(0)),
+                pages,
+            });
+        }
+        changes.changes.push(ClusterChange {
+            fate,
+            id_a,
+            id_b,
+            principal: match id_b {
+                Some(id) => principal(b, id),
+                None => id_a.map_or_else(String::new, |id| principal(a, id)),
+            },
+            cardinality: (shape_a.0, shape_b.0),
+            size: (shape_a.1, shape_b.1),
+            copies_appeared: appeared,
+            copies_disappeared: disappeared,
+        });
+    }
+    changes.copies_appeared.sort();
+    changes.copies_disappeared.sort();
+    changes
+}
+
+fn mirror_changes(a: &Side, b: &Side) -> MirrorChanges {
+    let pairs = |side: &Side| -> BTreeMap<(String, String), Level> {
+        side.mirrors
+            .pairs
+            .iter()
+            .filter(|pair| pair.level.is_mirror())
+            .map(|pair| {
+                let name = |id| side.table.host_name(id).to_string();
+                ((name(pair.pair.a), name(pair.pair.b)), pair.level)
+            })
+            .collect()
+    };
+    let (before, after) = (pairs(a), pairs(b));
+    let mut changes = MirrorChanges {
+        pairs_a: before.len() as u64,
+        pairs_b: after.len() as u64,
+        ..MirrorChanges::default()
+    };
+    let entry = |(a, b): &(String, String), level: Level| MirrorPair {
+        a: a.clone(),
+        b: b.clone(),
+        level,
+    };
+    for (key, &level) in &before {
+        match after.get(key) {
+            None => changes.disappeared.push(entry(key, level)),
+            Some(&now) if now != level => changes.level_changed.push(LevelChange {
+                a: key.0.clone(),
+                b: key.1.clone(),
+                before: level,
+                after: now,
+            }),
+            Some(_) => {}
+        }
+    }
+    for (key, &level) in &after {
+        if !before.contains_key(key) {
+            changes.appeared.push(entry(key, level));
+        }
+    }
+    changes
+}
+
+impl fmt::Display for Evolution {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(
+            out,
+            "A: {} ({}), {} pages on {} hosts",
+            self.a.data, self.a.generation, self.a.pages, self.a.hosts
+        )?;
+        writeln!(
+            out,
+            "B: {} ({}), {} pages on {} hosts",
+            self.b.data, self.b.generation, self.b.pages, self.b.hosts
+        )?;
+        let pages = &self.pages;
+        writeln!(
+            out,
+            "\nURLs: {} unchanged, {} changed, {} only in A, {} only in B",
+            pages.unchanged, pages.changed, pages.only_a, pages.only_b
+        )?;
+        if !pages.hosts_only_a.is_empty() {
+            writeln!(out, "  hosts only in A: {}", pages.hosts_only_a.join(", "))?;
+        }
+        if !pages.hosts_only_b.is_empty() {
+            writeln!(out, "  hosts only in B: {}", pages.hosts_only_b.join(", "))?;
+        }
+
+        let near = &self.near_duplicates;
+        writeln!(
+            out,
+            "\nNear-duplicate pairs of A still near-duplicates in B: {} of {} ({})",
+            near.pairs_still,
+            near.pairs_a,
+            percent(near.pairs_still, near.pairs_a)
+        )?;
+        writeln!(
+            out,
+            "{:>14} {:>8} {:>12} {:>12} {:>11}",
+            "cluster size", "URLs", "containment", "reverse", "similarity"
+        )?;
+        for range in &near.by_size {
+            let size = match range.max {
+                Some(max) if max == range.min => format!("{max}"),
+                Some(max) => format!("{}-{max}", range.min),
+                None => format!("{}+", range.min),
+            };
+            writeln!(
+                out,
+                "{size:>14} {:>8} {:>12.3} {:>12.3} {:>11.3}",
+                range.urls, range.containment, range.reverse_containment, range.similarity
+            )?;
+        }
+        writeln!(
+            out,
+            "clusters of 2 URLs or more: {} in A, {} in B; born {}, gone {}, grown {}, shrunk {}, same size {}, merged {}, split {}",
+            near.clusters_a,
+            near.clusters_b,
+            near.born,
+            near.gone,
+            near.grown,
+            near.shrunk,
+            near.same_size,
+            near.merged,
+            near.split
+        )?;
+
+        let collections = &self.collections;
+        writeln!(
+            out,
+            "\nSimilar clusters of collections: {} in A, {} in B, {} continued; {} changed:",
+            collections.clusters_a,
+            collections.clusters_b,
+            collections.continued,
+            collections.changes.len()
+        )?;
+        for change in &collections.changes {
+            let id =
+                |id: Option<ClusterId>| id.map_or_else(|| "-".to_string(), |id| id.to_string());
+            writeln!(
+                out,
+                "  {:<7} {} -> {}  {}  copies {} -> {}, size {} -> {}",
+                format!("{:?}", change.fate).to_lowercase(),
+                id(change.id_a),
+                id(change.id_b),
+                change.principal,
+                change.cardinality.0,
+                change.cardinality.1,
+                change.size.0,
+                change.size.1
+            )?;
+            for prefix in &change.copies_appeared {
+                writeln!(out, "      + {prefix}")?;
+            }
+            for prefix in &change.copies_disappeared {
+                writeln!(out, "      - {prefix}")?;
+            }
+        }
+
+        let mirrors = &self.mirrors;
+        writeln!(
+            out,
+            "\nMirrored host pairs: {} in A, {} in B",
+            mirrors.pairs_a, mirrors.pairs_b
+        )?;
+        for pair in &mirrors.appeared {
+            writeln!(
+                out,
+                "  + {} ~ {} (level {})",
+                pair.a,
+                pair.b,
+                pair.level.name()
+            )?;
+        }
+        for pair in &mirrors.disappeared {
+            writeln!(
+                out,
+                "  - {} ~ {} (level {})",
+                pair.a,
+                pair.b,
+                pair.level.name()
+            )?;
+        }
+        for pair in &mirrors.level_changed {
+            writeln!(
+                out,
+                "  ~ {} ~ {} (level {} -> {})",
+                pair.a,
+                pair.b,
+                pair.before.name(),
+                pair.after.name()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+fn percent(part: u64, whole: u64) -> String {
+    if whole == 0 {
+        "-".into()
+    } else {
+        format!("{:.1}%", part as f64 * 100.0 / whole as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_fall_in_powers_of_ten() {
+        let ranges: Vec<usize> = [
+            1, 2, 10, 11, 100, 101, 1000, 1001, 100_000, 100_001, 10_000_000,
+        ]
+        .iter()
+        .map(|&size| size_range(size))
+        .collect();
+        assert_eq!(ranges, vec![0, 1, 1, 2, 2, 3, 3, 4, 5, 6, 6]);
+        assert_eq!(size_bounds(0), (1, Some(1)));
+        assert_eq!(size_bounds(1), (2, Some(10)));
+        assert_eq!(size_bounds(2), (11, Some(100)));
+        assert_eq!(size_bounds(6), (100_001, None));
+    }
+}
