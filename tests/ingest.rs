@@ -500,3 +500,42 @@ fn a_crawl_from_an_older_build_is_ingested_again_without_losing_a_body() {
         .collect();
     assert_eq!(leftovers, vec![first.crawl_id.clone()]);
 }
+
+#[test]
+fn an_interrupted_removal_is_finished_by_the_next_writer_or_undone_if_still_in_use() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = mirrored_crawl(dir.path(), true);
+    let data = dir.path().join("data");
+    index(&[&files[0]], &data).unwrap();
+    let data_dir = DataDir::open_existing(&data).unwrap();
+    let store = data_dir.store(&data_dir.config().unwrap()).unwrap();
+    let before_add = store.stats().unwrap();
+    let added = run_index(&IndexRequest {
+        inputs: vec![files[1].clone()],
+        data: data.clone(),
+        progress: false,
+        add: true,
+    })
+    .unwrap();
+    let with_both = store.stats().unwrap();
+    assert_ne!(with_both, before_add, "the mirror's bodies took references");
+    let crawl = data.join("crawls").join(&added.crawl_id);
+    let set_aside = data
+        .join("crawls")
+        .join(format!("{}.removed", added.crawl_id));
+
+    // Set aside while the current generation still uses it: put back.
+    std::fs::rename(&crawl, &set_aside).unwrap();
+    let outcome = index(&[&files[0]], &data).unwrap();
+    assert_eq!(outcome.rolled_back, 0);
+    assert!(crawl.is_dir() && !set_aside.exists());
+    assert_eq!(store.stats().unwrap(), with_both);
+
+    // The generation without it was written (indexing the primary alone
+    // keeps the mirror's crawl ingested), then the removal was cut short
+    // after setting it aside: the next writer gives its references back.
+    std::fs::rename(&crawl, &set_aside).unwrap();
+    index(&[&files[0]], &data).unwrap();
+    assert!(!crawl.exists() && !set_aside.exists());
+    assert_eq!(store.stats().unwrap(), before_add);
+}

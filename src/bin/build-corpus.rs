@@ -11,6 +11,11 @@
 //! cargo run --release --features corpus-builder --bin build-corpus -- \
 //!     --sources ../shared/sources --out corpus
 //! ```
+//!
+//! `--crawl second` writes, instead, the same web crawled four weeks later
+//! (one mirror updated, one gone, one new, a few pages revised: see
+//! `plan::second_hosts`), which the tests of `mirrorscope evolve` and
+//! `index --add` use. It is not shipped: it is made when needed.
 
 #[path = "build_corpus/crawl.rs"]
 mod crawl;
@@ -35,10 +40,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{bail, Context, Result};
-use clap::Parser;
+use clap::{Parser, ValueEnum};
 
 use crate::crawl::{Crawler, TruthRow};
-use crate::plan::Host;
+use crate::plan::{Host, Schedule};
 use crate::sources::Tree;
 
 /// Build the demo crawl (WARC files and truth.tsv) from the source archives.
@@ -51,6 +56,15 @@ struct Args {
     /// Output folder (WARC files crawl-NN.warc.gz and truth.tsv are replaced).
     #[arg(long, default_value = "corpus")]
     out: PathBuf,
+    /// Which crawl: the shipped one, or the same web four weeks later.
+    #[arg(long, value_enum, default_value = "first")]
+    crawl: Which,
+}
+
+#[derive(Clone, Copy, ValueEnum)]
+enum Which {
+    First,
+    Second,
 }
 
 fn main() -> ExitCode {
@@ -65,14 +79,17 @@ fn main() -> ExitCode {
 }
 
 fn run(args: &Args) -> Result<()> {
-    let hosts = plan::hosts();
+    let (hosts, schedule) = match args.crawl {
+        Which::First => (plan::hosts(), plan::FIRST),
+        Which::Second => (plan::second_hosts(), plan::SECOND),
+    };
     let trees = load_trees(&args.sources, &hosts)?;
-    check_dates(&hosts, &trees)?;
+    check_dates(&hosts, &trees, &schedule)?;
     fs::create_dir_all(&args.out)
         .with_context(|| format!("cannot create {}", args.out.display()))?;
     remove_old_warcs(&args.out)?;
 
-    let mut crawler = Crawler::new(&trees, &args.out);
+    let mut crawler = Crawler::new(&trees, &args.out, schedule);
     let seeds: String = hosts
         .iter()
         .map(|host| format!("http://{}{}\n", host.name, host.seed))
@@ -103,8 +120,8 @@ fn load_trees<'a>(sources: &Path, hosts: &'a [Host]) -> Result<BTreeMap<&'a str,
 /// Every file must be older than the crawl, and every rewriting mirror must
 /// have synchronised after its source was made and before the crawl:
 /// otherwise `Last-Modified` would lie.
-fn check_dates(hosts: &[Host], trees: &BTreeMap<&str, Tree>) -> Result<()> {
-    let (year, month, day, hour) = plan::CRAWL_START;
+fn check_dates(hosts: &[Host], trees: &BTreeMap<&str, Tree>, schedule: &Schedule) -> Result<()> {
+    let (year, month, day, hour) = schedule.start;
     let crawl_start = time::unix(year, month, day, hour, 0, 0);
     for (name, tree) in trees {
         if tree.newest_mtime() >= crawl_start {
@@ -115,7 +132,7 @@ fn check_dates(hosts: &[Host], trees: &BTreeMap<&str, Tree>) -> Result<()> {
         }
     }
     for host in hosts {
-        for mount in host.mounts.iter().filter(|mount| mount.rewrites()) {
+        for mount in host.mounts.iter().filter(|mount| mount.is_dated()) {
             let (year, month, day) = mount.synced;
             let synced = time::unix(year, month, day, 3, 15, 0);
             let newest = trees.get(mount.source).map_or(0, Tree::newest_mtime);

@@ -17,7 +17,7 @@ use url::Url;
 use crate::digest::{choose, record_id, warc_sha1};
 use crate::html;
 use crate::http::{self, Coding};
-use crate::plan::{Host, CRAWL_START, RECRAWL_START};
+use crate::plan::{Host, Schedule};
 use crate::site::{self, Served};
 use crate::sources::Tree;
 use crate::time::{unix, warc_date};
@@ -97,6 +97,7 @@ struct OpenFile {
 
 pub struct Crawler<'a> {
     trees: &'a BTreeMap<&'a str, Tree>,
+    schedule: Schedule,
     out_dir: PathBuf,
     file: Option<OpenFile>,
     total: Rc<Cell<u64>>,
@@ -118,15 +119,20 @@ enum Visit {
 }
 
 impl<'a> Crawler<'a> {
-    pub fn new(trees: &'a BTreeMap<&'a str, Tree>, out_dir: &Path) -> Crawler<'a> {
+    pub fn new(
+        trees: &'a BTreeMap<&'a str, Tree>,
+        out_dir: &Path,
+        schedule: Schedule,
+    ) -> Crawler<'a> {
         Crawler {
             trees,
+            schedule,
             out_dir: out_dir.to_path_buf(),
             file: None,
             total: Rc::new(Cell::new(0)),
             files: Vec::new(),
             clock: {
-                let (year, month, day, hour) = CRAWL_START;
+                let (year, month, day, hour) = schedule.start;
                 unix(year, month, day, hour, 0, 0)
             },
             sequence: 0,
@@ -146,7 +152,7 @@ impl<'a> Crawler<'a> {
             first_pages.push(self.crawl_host(host)?);
             self.clock += 97;
         }
-        let (year, month, day, hour) = RECRAWL_START;
+        let (year, month, day, hour) = self.schedule.recrawl;
         self.clock = unix(year, month, day, hour, 0, 0);
         for (host_index, (host, pages)) in hosts.iter().zip(&first_pages).enumerate() {
             for url in pages.iter().take(host.recrawl) {
@@ -356,7 +362,7 @@ impl<'a> Crawler<'a> {
 
     fn next_id(&mut self, kind: &str, target: &str) -> String {
         self.sequence += 1;
-        record_id(self.sequence, kind, target)
+        record_id(self.schedule.salt, self.sequence, kind, target)
     }
 
     fn warcinfo_id(&self) -> String {

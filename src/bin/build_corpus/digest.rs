@@ -103,9 +103,14 @@ pub fn warc_sha1(data: &[u8]) -> String {
 pub const SEED: u64 = 0x6d69_7272_6f72_7363; // "mirrorsc"
 
 /// A deterministic WARC-Record-ID: a version-8 (custom) UUID from a hash of
-/// the record's sequence number, type and target.
-pub fn record_id(sequence: u64, kind: &str, target: &str) -> String {
-    let key = format!("{sequence}\u{0}{kind}\u{0}{target}");
+/// the crawl's salt (empty for the first crawl), the record's sequence
+/// number, type and target.
+pub fn record_id(salt: &str, sequence: u64, kind: &str, target: &str) -> String {
+    let key = if salt.is_empty() {
+        format!("{sequence}\u{0}{kind}\u{0}{target}")
+    } else {
+        format!("{salt}\u{0}{sequence}\u{0}{kind}\u{0}{target}")
+    };
     let mut value = xxh3_128_with_seed(key.as_bytes(), SEED);
     // version 8 in bits 76..80, variant 0b10 in bits 62..64 (RFC 9562)
     value = (value & !(0xF_u128 << 76)) | (0x8_u128 << 76);
@@ -161,9 +166,10 @@ mod tests {
 
     #[test]
     fn record_ids_are_uuid_shaped() {
-        let id = record_id(7, "response", "http://a.example/");
+        let id = record_id("", 7, "response", "http://a.example/");
         assert_eq!(id.len(), "<urn:uuid:>".len() + 36);
         assert_eq!(&id[24..25], "8");
-        assert_eq!(id, record_id(7, "response", "http://a.example/"));
+        assert_eq!(id, record_id("", 7, "response", "http://a.example/"));
+        assert_ne!(id, record_id("second", 7, "response", "http://a.example/"));
     }
 }

@@ -11,7 +11,9 @@
 //! The crawl runs on 2026-11-20 from 12:00 UTC (one host after the other),
 //! and fetches a few pages of the primaries again on 2026-11-21; every file
 //! of the sources is older, and every rewriting mirror synchronised in
-//! between (checked when the builder starts).
+//! between (checked when the builder starts). A second crawl of the same web
+//! four weeks later ([`second_hosts`], `--crawl second`) finds one mirror
+//! updated, one gone, one new and a few pages revised.
 //!
 //! | host | IP | what it is |
 //! | --- | --- | --- |
@@ -39,10 +41,31 @@
 //! | pygments.pyhosting.example | 198.19.90.4 | unrelated: Pygments docs (shared hosting) |
 //! | requests.pyhosting.example | 198.19.90.4 | unrelated: Requests docs (shared hosting) |
 
-/// When the crawl starts: (year, month, day, hour).
-pub const CRAWL_START: (i64, u32, u32, u32) = (2026, 11, 20, 12);
-/// When the second visit to a few pages of the primaries starts.
-pub const RECRAWL_START: (i64, u32, u32, u32) = (2026, 11, 21, 6);
+/// When a crawl runs.
+#[derive(Clone, Copy)]
+pub struct Schedule {
+    /// When the crawl starts: (year, month, day, hour).
+    pub start: (i64, u32, u32, u32),
+    /// When the second visit to a few pages of the primaries starts.
+    pub recrawl: (i64, u32, u32, u32),
+    /// Mixed into record ids, so that two crawls of one URL differ (empty
+    /// for the first crawl, whose ids predate crawls being numbered).
+    pub salt: &'static str,
+}
+
+/// The shipped crawl.
+pub const FIRST: Schedule = Schedule {
+    start: (2026, 11, 20, 12),
+    recrawl: (2026, 11, 21, 6),
+    salt: "",
+};
+
+/// The crawl four weeks later (see [`second_hosts`]).
+pub const SECOND: Schedule = Schedule {
+    start: (2026, 12, 18, 12),
+    recrawl: (2026, 12, 19, 6),
+    salt: "second",
+};
 
 /// How a simulated server formats its answers.
 #[derive(Clone, Copy)]
@@ -150,6 +173,9 @@ pub struct Mount {
     pub synced: (i64, u32, u32),
     /// The crawl of this copy stops after this many fetches.
     pub max_fetches: Option<usize>,
+    /// Pages (paths inside the tree) revised on this host since its source
+    /// was released: a dated note added before `</body>`.
+    pub revised: &'static [&'static str],
 }
 
 impl Mount {
@@ -165,6 +191,7 @@ impl Mount {
             latin1: false,
             synced: (2026, 9, 28),
             max_fetches: None,
+            revised: &[],
         }
     }
     fn of(mut self, collection: &'static str, origin: &'static str) -> Mount {
@@ -196,10 +223,26 @@ impl Mount {
         self.max_fetches = Some(fetches);
         self
     }
+    fn revise(mut self, pages: &'static [&'static str]) -> Mount {
+        self.revised = pages;
+        self
+    }
 
-    /// Whether this copy rewrites its HTML (so its pages carry the sync time).
+    /// Whether this copy rewrites all its HTML (so its pages carry the sync
+    /// time).
     pub fn rewrites(&self) -> bool {
         self.banner.is_some() || self.crlf || self.latin1 || !self.exclude.is_empty()
+    }
+
+    /// Whether the page at `path` (inside the tree) is rewritten.
+    pub fn rewrites_page(&self, path: &str) -> bool {
+        self.rewrites() || self.revised.contains(&path)
+    }
+
+    /// Whether the copy has a sync date that must lie between its source
+    /// and the crawl.
+    pub fn is_dated(&self) -> bool {
+        self.rewrites() || !self.revised.is_empty()
     }
 
     /// Whether `path` (inside the tree) lies in a left-out subtree.
@@ -607,6 +650,71 @@ pub fn hosts() -> Vec<Host> {
         ),
     ]
 }
+
+/// The hosts of the second crawl, four weeks on ([`SECOND`]): the Kiel mirror
+/// updated its Tomcat copy from 10.1.55 to 10.1.60 (the primary's version),
+/// the JP-IX mirror is gone, a new exact mirror of the Exim specification
+/// appeared at NL-IX, and three pages of the Requests docs were revised.
+/// Everything else is served as in the first crawl.
+pub fn second_hosts() -> Vec<Host> {
+    let mut hosts: Vec<Host> = hosts()
+        .into_iter()
+        .filter(|host| host.name != DROPPED_MIRROR)
+        .collect();
+    for host in &mut hosts {
+        match host.name {
+            "mirror.uni-kiel.example" => {
+                host.role =
+                    "prefix copies: httpd 2.4.71 exact, Tomcat 10.1.60 (updated), Exim 4.98 banner";
+                for mount in &mut host.mounts {
+                    if mount.source == "tomcat-10.1.55" {
+                        mount.source = "tomcat-10.1.60";
+                    }
+                }
+            }
+            "requests.pyhosting.example" => {
+                host.role = "unrelated single manual, three pages revised";
+                host.mounts = vec![Mount::new("/", "requests-2.28.1")
+                    .revise(REVISED_PAGES)
+                    .synced(2026, 12, 10)];
+            }
+            _ => {}
+        }
+    }
+    let after = hosts
+        .iter()
+        .position(|host| host.name == "exim.mirror.uk-ix.example")
+        .map_or(hosts.len(), |index| index + 1);
+    hosts.insert(
+        after,
+        Host {
+            name: ADDED_MIRROR,
+            ip: "198.19.60.21",
+            role: "exact mirror, same paths (Exim 4.98), new in the second crawl",
+            server: NGINX,
+            mounts: vec![
+                Mount::new("/exim-html-current/doc/html/spec_html/", "exim-4.98")
+                    .of(EXIM_SPEC, EXIM_ORIGIN),
+            ],
+            seed: "/exim-html-current/doc/html/spec_html/",
+            robots: None,
+            dedup: false,
+            recrawl: 0,
+        },
+    );
+    hosts
+}
+
+/// The mirror the second crawl no longer finds.
+pub const DROPPED_MIRROR: &str = "tomcat.mirror.jp-ix.example";
+/// The mirror new in the second crawl.
+pub const ADDED_MIRROR: &str = "exim.mirror.nl-ix.example";
+/// Pages of the Requests docs revised before the second crawl.
+pub const REVISED_PAGES: &[&str] = &[
+    "community/faq.html",
+    "community/updates.html",
+    "user/install.html",
+];
 
 fn single(
     name: &'static str,

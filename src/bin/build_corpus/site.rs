@@ -149,7 +149,7 @@ fn serve_mount(
             false,
         );
     }
-    let (body, last_modified) = if mount.rewrites() {
+    let (body, last_modified) = if mount.rewrites_page(&page) {
         let (year, month, day) = mount.synced;
         (
             rewrite_page(host, mount, url, &page, data),
@@ -243,6 +243,19 @@ fn rewrite_page(host: &Host, mount: &Mount, url: &Url, page: &str, data: &[u8]) 
             start: at,
             end: at,
             text: text.into_bytes(),
+        });
+    }
+    if mount.revised.contains(&page) {
+        let at = html::before_body_end(data);
+        let note = format!(
+            "<div class=\"page-revision\"><p>Revised {}: this page was updated after the \
+            release it documents; the changes will be part of the next release.</p></div>\n",
+            sync_text(mount.synced)
+        );
+        edits.push(Edit {
+            start: at,
+            end: at,
+            text: note.into_bytes(),
         });
     }
     let mut body = html::apply_edits(data, edits);
