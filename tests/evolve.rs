@@ -344,6 +344,19 @@ fn an_interrupted_add_leaves_the_previous_generation_serving() {
         "{summary}"
     );
     assert!(summary.contains("URL persistence"), "{summary}");
+    // Nearly every body was stored by the first crawl; what is saved is a
+    // share of the bodies read, revisits included.
+    let saved: Vec<u64> = summary
+        .lines()
+        .find_map(|line| line.strip_prefix("bytes saved"))
+        .unwrap()
+        .split_whitespace()
+        .filter_map(|word| word.parse().ok())
+        .collect();
+    assert!(
+        saved[0] <= saved[1] && saved[0] * 10 > saved[1] * 9,
+        "{summary}"
+    );
     let stats = json(&mirrorscope(
         &crate_dir(),
         &["stats", "--data", data_arg, "--json"],

@@ -517,6 +517,9 @@ fn resolve_each(
         capture.content_key = Some(key);
         resolved.push(key);
         report.revisits_resolved += 1;
+        // A resolved revisit is a page with a body, stored once already.
+        report.pages_with_body += 1;
+        report.body_bytes += capture.body_bytes;
         report.duplicate_pages_eliminated += 1;
         report.bytes_saved += capture.body_bytes;
         captures.push(capture);
