@@ -21,6 +21,53 @@ use crate::pages::PageTable;
 use crate::store::Signature;
 use crate::{collections, index, mirrors, similarity};
 
+/// How long one stage of `index` took and the most memory the process held
+/// during it.
+#[derive(Debug, Clone, Serialize)]
+pub struct StageTime {
+    pub stage: &'static str,
+    pub seconds: f64,
+    /// Peak resident memory during the stage, in MB (`VmHWM`, reset when
+    /// the stage starts); `None` where the system does not say.
+    pub peak_mb: Option<f64>,
+}
+
+/// Times the stages of one run, in order.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Stages(pub Vec<StageTime>);
+
+impl Stages {
+    /// Runs `work` as the stage `stage`.
+    pub fn run<T>(&mut self, stage: &'static str, work: impl FnOnce() -> T) -> T {
+        reset_peak_memory();
+        let started = std::time::Instant::now();
+        let value = work();
+        let seconds = started.elapsed().as_secs_f64();
+        let peak_mb = peak_memory_mb();
+        tracing::info!(stage, seconds, peak_mb, "stage done");
+        self.0.push(StageTime {
+            stage,
+            seconds,
+            peak_mb,
+        });
+        value
+    }
+}
+
+/// Lets `VmHWM` start again from the current resident size (Linux 4.0 and
+/// later; elsewhere the peak stays the process's).
+fn reset_peak_memory() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// The process's peak resident memory in MB, from `/proc/self/status`.
+pub fn peak_memory_mb() -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
+    let kilobytes: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kilobytes / 1024.0)
+}
+
 /// What `index` was asked to do.
 #[derive(Debug, Clone)]
 pub struct IndexRequest {
@@ -96,6 +143,8 @@ pub struct IndexOutcome {
     pub rolled_back: usize,
     /// With `--add`: the crawl against the one before it.
     pub change: Option<CrawlChange>,
+    /// Time and memory of each stage.
+    pub stages: Stages,
 }
 
 /// What `index --remove` did.
@@ -106,6 +155,7 @@ pub struct RemoveOutcome {
     /// Store references given back (bodies with no other reference deleted).
     pub released_references: usize,
     pub rolled_back: usize,
+    pub stages: Stages,
 }
 
 /// The shipped crawl: `corpus/` in the working directory, else the one beside
@@ -170,8 +220,9 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
     let config = data.config()?;
     let store = data.store(&config)?;
     let rolled_back = data.recover_interrupted_crawls(&store)?;
+    let mut stages = Stages::default();
 
-    let crawl_id = crawl_id(&files)?;
+    let crawl_id = stages.run("crawl id", || crawl_id(&files))?;
     let file_names: Vec<String> = files
         .iter()
         .map(|path| path.display().to_string())
@@ -210,7 +261,9 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
             earlier_captures: &earlier_captures,
             progress: &progress,
         };
-        let ingested = ingest::ingest_files(&files, &store, &partial, &options)?;
+        let ingested = stages.run("ingest and store", || {
+            ingest::ingest_files(&files, &store, &partial, &options)
+        })?;
         bar.finish_and_clear();
         data.finish_crawl(
             &crawl_id,
@@ -251,7 +304,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         });
     entries.push(new_entry);
     crawls.push(captures);
-    let manifest = build_generation(&data, &config, &store, entries, &crawls)?;
+    let manifest = build_generation(&data, &config, &store, entries, &crawls, &mut stages)?;
     if stale {
         // The new generation uses the crawl just ingested again.
         data.release_stale(&crawl_id, &store)?;
@@ -263,6 +316,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         manifest,
         rolled_back,
         change,
+        stages,
     })
 }
 
@@ -274,12 +328,18 @@ fn build_generation(
     store: &crate::store::PageStore,
     entries: Vec<CrawlEntry>,
     crawls: &[Vec<Capture>],
+    stages: &mut Stages,
 ) -> Result<Manifest> {
     let slices: Vec<&[Capture]> = crawls.iter().map(Vec::as_slice).collect();
-    let (table, fingerprints) = PageTable::build_with_fingerprints(&slices);
-    let similarity = similarity::analyse(&table, fingerprints, &config.similarity);
-    let mut collections = collections::analyse(&table, &similarity, &config.collections);
-    match previous_collections(data) {
+    let (table, fingerprints) =
+        stages.run("page table", || PageTable::build_with_fingerprints(&slices));
+    let similarity = stages.run("trivial clusters", || {
+        similarity::analyse(&table, fingerprints, &config.similarity)
+    });
+    let mut collections = stages.run("link summary and growth", || {
+        collections::analyse(&table, &similarity, &config.collections)
+    });
+    stages.run("cluster ids", || match previous_collections(data) {
         Ok(Some((previous_table, previous))) => collections::lineage::renumber(
             &mut collections,
             collections::lineage::by_url(&previous_table, &previous, &table),
@@ -289,31 +349,35 @@ fn build_generation(
         Err(error) => tracing::warn!(
             "cluster ids start afresh: the current generation cannot be read ({error})"
         ),
-    }
-    let started = std::time::Instant::now();
-    let mirrors = mirrors::analyse(&table, &similarity, &collections, &config.mirrors);
+    });
+    let mirrors = stages.run("mirrors", || {
+        mirrors::analyse(&table, &similarity, &collections, &config.mirrors)
+    });
     tracing::info!(
-        seconds = started.elapsed().as_secs_f64(),
         ranked_pairs = mirrors.counts.ranked_pairs,
         "mirrors ranked and classified"
     );
-    data.write_generation(
-        entries,
-        &table,
-        &similarity,
-        &collections,
-        &mirrors,
-        |dir| {
-            Ok(index::build(
-                dir,
-                &table,
-                &similarity,
-                &collections,
-                store,
-                &config.index,
-            )?)
-        },
-    )
+    let mut index_time = None;
+    let manifest = stages.run("index and write generation", || {
+        data.write_generation(
+            entries,
+            &table,
+            &similarity,
+            &collections,
+            &mirrors,
+            |dir| {
+                let started = std::time::Instant::now();
+                let built =
+                    index::build(dir, &table, &similarity, &collections, store, &config.index);
+                index_time = Some(started.elapsed().as_secs_f64());
+                Ok(built?)
+            },
+        )
+    })?;
+    if let Some(seconds) = index_time {
+        tracing::info!(seconds, "search index built");
+    }
+    Ok(manifest)
 }
 
 /// The current generation's page table and collections, whose cluster ids
@@ -373,7 +437,8 @@ pub fn run_remove(data_path: &Path, crawl_id: &str) -> Result<RemoveOutcome> {
         .iter()
         .map(|entry| data.crawl_captures(&entry.id))
         .collect::<Result<_>>()?;
-    let manifest = build_generation(&data, &config, &store, entries, &crawls)?;
+    let mut stages = Stages::default();
+    let manifest = build_generation(&data, &config, &store, entries, &crawls, &mut stages)?;
     // Only now that no generation in use needs them.
     let released_references = data.remove_crawl(crawl_id, &store)?;
     Ok(RemoveOutcome {
@@ -381,6 +446,7 @@ pub fn run_remove(data_path: &Path, crawl_id: &str) -> Result<RemoveOutcome> {
         manifest,
         released_references,
         rolled_back,
+        stages,
     })
 }
 

@@ -39,6 +39,19 @@ fn rolled_back(count: usize) -> String {
     }
 }
 
+/// The stages' times and peak memory, on one line.
+fn stage_line(stages: &crate::pipeline::Stages) -> String {
+    let parts: Vec<String> = stages
+        .0
+        .iter()
+        .map(|stage| match stage.peak_mb {
+            Some(peak) => format!("{} {:.2} s ({peak:.0} MB)", stage.stage, stage.seconds),
+            None => format!("{} {:.2} s", stage.stage, stage.seconds),
+        })
+        .collect();
+    format!("\ntime by stage (peak memory): {}", parts.join(", "))
+}
+
 /// The text `mirrorscope index` prints when it is done.
 pub fn index_summary(outcome: &IndexOutcome) -> String {
     let counts = &outcome.manifest.counts;
@@ -107,6 +120,7 @@ collections: {} similar clusters, {} of them of collections of 2 pages or more (
             String::new()
         }
     ));
+    text.push_str(&stage_line(&outcome.stages));
     text
 }
 
