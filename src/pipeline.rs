@@ -342,8 +342,8 @@ fn build_generation(
     stages.run("cluster ids", || match previous_collections(data) {
         Ok(Some((previous_table, previous))) => collections::lineage::renumber(
             &mut collections,
+            &previous,
             collections::lineage::by_url(&previous_table, &previous, &table),
-            previous.next_cluster_id,
         ),
         Ok(None) => {}
         Err(error) => tracing::warn!(

@@ -264,6 +264,16 @@ fn evolve_reports_the_mirror_updated_dropped_and_added_and_the_revised_pages() {
     assert!(text.contains(&format!("+ http://{ADDED}/")), "{text}");
 }
 
+/// Kills the child process when the test ends, whatever happens.
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 #[test]
 fn an_interrupted_add_leaves_the_previous_generation_serving() {
     let Some(second) = second_crawl("interrupted-second-crawl") else {
@@ -278,14 +288,16 @@ fn an_interrupted_add_leaves_the_previous_generation_serving() {
     ));
 
     // Killed while it ingests the second crawl.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
-        .args(["index", "--add"])
-        .arg(&second)
-        .args(["--data", data_arg])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
+            .args(["index", "--add"])
+            .arg(&second)
+            .args(["--data", data_arg])
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
     let started = Instant::now();
     let partial = || {
         std::fs::read_dir(data.join("crawls"))
@@ -298,17 +310,17 @@ fn an_interrupted_add_leaves_the_previous_generation_serving() {
                     .ends_with(".partial")
             })
     };
+    // Killed as soon as the ingest has begun (reading 21 MB takes seconds).
     while !partial() {
         assert!(
-            child.try_wait().unwrap().is_none(),
+            child.0.try_wait().unwrap().is_none(),
             "index --add ended before it was killed"
         );
         assert!(started.elapsed() < Duration::from_secs(120));
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(1));
     }
-    std::thread::sleep(Duration::from_millis(300));
-    child.kill().unwrap();
-    child.wait().unwrap();
+    child.0.kill().unwrap();
+    child.0.wait().unwrap();
 
     // The previous generation still answers, with the first crawl's figures.
     assert_eq!(

@@ -449,6 +449,10 @@ fn a_revisit_resolves_against_an_earlier_crawl() {
     let second = index(&[&later], &data).unwrap();
     assert_eq!(second.report.revisits_resolved, 1);
     assert_eq!(second.report.new_blocks, 0);
+    // The revisit's body is a page with a body, all of it saved.
+    assert_eq!(second.report.pages_with_body, 1);
+    assert!(second.report.body_bytes > 0);
+    assert_eq!(second.report.bytes_saved, second.report.body_bytes);
     let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
     assert_eq!(table.pages.len(), 1);
     assert_eq!(table.pages[0].title, "Doc");

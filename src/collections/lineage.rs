@@ -1,7 +1,11 @@
 //! Which similar cluster of an earlier generation a cluster continues, so
 //! that a cluster keeps its number from one generation to the next (links to
-//! `/replicas/{id}` and `expand=` stay valid), and so that `evolve` can say
-//! which clusters were born, ended, grew or shrank.
+//! `/replicas/{id}` and a Replica expansion's `r{id}` stay on the same
+//! cluster; collection and page numbers in links are still per generation),
+//! and so that `evolve` can match clusters of two crawls.
+//!
+//! When the previous generation cannot be read (a format from an older
+//! build), numbering starts afresh.
 //!
 //! Pages are matched by URL, the one identity two crawls share. A later
 //! cluster continues the earlier cluster it shares the most pages with,
@@ -69,9 +73,18 @@ pub fn overlaps(
     found
 }
 
-/// By later position: the earlier cluster it continues, if any.
-pub fn continuations(overlaps: &[Overlap], later_clusters: usize) -> Vec<Option<ClusterId>> {
-    let mut ranked: Vec<&Overlap> = overlaps.iter().collect();
+/// By later position: the earlier cluster it continues, if any. A cluster
+/// continues one whose pages (`earlier_pages`) it holds at least half of:
+/// a fragment of a cluster that is otherwise gone gets a new id.
+pub fn continuations(
+    overlaps: &[Overlap],
+    later_clusters: usize,
+    earlier_pages: impl Fn(ClusterId) -> u32,
+) -> Vec<Option<ClusterId>> {
+    let mut ranked: Vec<&Overlap> = overlaps
+        .iter()
+        .filter(|overlap| overlap.shared * 2 >= earlier_pages(overlap.earlier))
+        .collect();
     ranked.sort_by(|first, second| {
         second
             .shared
@@ -91,16 +104,18 @@ pub fn continuations(overlaps: &[Overlap], later_clusters: usize) -> Vec<Option<
 }
 
 /// Numbers `later`'s clusters: a cluster continuing an earlier one keeps its
-/// id; the others get ids never used before (from `earlier_next`), in
-/// position order.
+/// id; the others get ids the data folder never used (from the earlier
+/// generation's `next_cluster_id`), in position order.
 pub fn renumber(
     later: &mut Collections,
+    earlier: &Collections,
     earlier_cluster: impl Fn(PageId) -> Option<ClusterId>,
-    earlier_next: u32,
 ) {
     let overlaps = overlaps(later, earlier_cluster);
-    let continues = continuations(&overlaps, later.clusters.len());
-    let mut next = earlier_next;
+    let continues = continuations(&overlaps, later.clusters.len(), |id| {
+        earlier.cluster_pages(id)
+    });
+    let mut next = earlier.next_cluster_id;
     let mut ids = Vec::with_capacity(continues.len());
     for continued in continues {
         ids.push(continued.unwrap_or_else(|| {

@@ -205,16 +205,36 @@ pub struct Collections {
 
 impl Collections {
     pub fn cluster(&self, id: ClusterId) -> Option<&Cluster> {
-        let position = self
+        self.clusters.get(self.position(id)?)
+    }
+
+    /// Where the cluster is in `clusters` (largest first): the order to
+    /// break ties by, as ids follow a folder's history.
+    pub fn position(&self, id: ClusterId) -> Option<usize> {
+        let index = self
             .by_id
             .binary_search_by_key(&id, |&position| self.clusters[position as usize].id)
             .ok()?;
-        self.clusters.get(self.by_id[position] as usize)
+        Some(self.by_id[index] as usize)
+    }
+
+    /// Pages in the cluster's collections.
+    pub fn cluster_pages(&self, id: ClusterId) -> u32 {
+        self.cluster(id).map_or(0, |cluster| {
+            cluster
+                .collections
+                .iter()
+                .filter_map(|&collection| self.collection(collection))
+                .map(|collection| collection.pages.len() as u32)
+                .sum()
+        })
     }
 
     /// Gives the clusters (by position) these ids, `next` being above every
     /// id used so far.
-    pub fn set_cluster_ids(&mut self, ids: &[ClusterId], next: u32) {
+    pub(crate) fn set_cluster_ids(&mut self, ids: &[ClusterId], next: u32) {
+        debug_assert_eq!(ids.len(), self.clusters.len());
+        debug_assert!(ids.iter().all(|id| id.0 < next));
         for (cluster, &id) in self.clusters.iter_mut().zip(ids) {
             cluster.id = id;
             for &collection in &cluster.collections {

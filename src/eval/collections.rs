@@ -152,7 +152,9 @@ pub fn score(table: &PageTable, collections: &Collections, truth: &Truth) -> Col
                 .collect();
             let best = holding
                 .iter()
-                .max_by_key(|&&(cluster, count)| (count, std::cmp::Reverse(cluster)))
+                .max_by_key(|&&(cluster, count)| {
+                    (count, std::cmp::Reverse(collections.position(cluster)))
+                })
                 .copied();
             (
                 best.map(|(cluster, _)| cluster),

@@ -265,7 +265,9 @@ pub fn stray_clusters(
         let better = match *slot {
             None => true,
             Some((best_count, best_cluster)) => {
-                (count, std::cmp::Reverse(cluster)) > (best_count, std::cmp::Reverse(best_cluster))
+                // Ties go to the larger cluster (the earlier position).
+                let position = |id| std::cmp::Reverse(collections.position(id));
+                (count, position(cluster)) > (best_count, position(best_cluster))
             }
         };
         if better {

@@ -24,7 +24,9 @@
 //! cluster none of whose URLs is in a B cluster of two or more is **gone**,
 //! one whose URLs went to several is **split**; a B cluster holding URLs of
 //! no A cluster is **born**, of several **merged**; the others continue one
-//! to one and **grew**, **shrank** or kept their size.
+//! to one and **grew**, **shrank** or kept their size. (An A cluster whose
+//! one successor is a merger counts in none of these: the counts of A's
+//! clusters need not add up to `clusters_a`.)
 //!
 //! **Collections**: the similar clusters of collections are matched as
 //! `index` matches them to keep their ids ([`crate::collections::lineage`]);
@@ -311,7 +313,8 @@ fn near_duplicates(a: &Side, b: &Side) -> NearDuplicates {
     let mut ranges: Vec<(u64, f64, f64, f64)> = vec![(0, 0.0, 0.0, 0.0); SIZE_RANGES];
     for members in clusters_a.values() {
         let size = members.len() as u64;
-        let mut together: HashMap<Later, u64> = HashMap::new();
+        // Ordered, so that the sums add up the same way every run.
+        let mut together: BTreeMap<Later, u64> = BTreeMap::new();
         for &later in members {
             *together.entry(later).or_insert(0) += 1;
         }
@@ -436,7 +439,9 @@ fn collection_changes(a: &Side, b: &Side) -> CollectionChanges {
         &b.collections,
         lineage::by_url(&a.table, &a.collections, &b.table),
     );
-    let continues = lineage::continuations(&overlaps, b.collections.clusters.len());
+    let continues = lineage::continuations(&overlaps, b.collections.clusters.len(), |id| {
+        a.collections.cluster_pages(id)
+    });
     let copies = |side: &Side, id: ClusterId| -> BTreeMap<String, (String, String, u64)> {
         let Some(cluster) = side.collections.cluster(id) else {
             return BTreeMap::new();
@@ -520,24 +525,33 @@ fn collection_changes(a: &Side, b: &Side) -> CollectionChanges {
         {
             continue;
         }
-        for prefix in &appeared {
-            let (host, prefix, pages) = in_b[prefix].clone();
-            changes.copies_appeared.push(CopyEntry {
-                host,
-                prefix,
-                cluster: id_b.unwrap_or(ClusterId(0)),
-                pages,
-            });
-        }
-        for prefix in &disappeared {
-            let (host, prefix, pages) = in_a[prefix].clone();
-            changes.copies_disappeared.push(CopyEntry {
-                host,
-                prefix,
-                cluster: id_a.unwrap_or(ClusterId(0)),
-                pages,
-            });
-        }
+        // A copy appeared is in B's cluster, one disappeared in A's.
+        let entries = |prefixes: &[String],
+                       copies: &BTreeMap<String, (String, String, u64)>,
+                       cluster: Option<ClusterId>|
+         -> Vec<CopyEntry> {
+            let Some(cluster) = cluster else {
+                return Vec::new();
+            };
+            prefixes
+                .iter()
+                .map(|prefix| {
+                    let (host, prefix, pages) = copies[prefix].clone();
+                    CopyEntry {
+                        host,
+                        prefix,
+                        cluster,
+                        pages,
+                    }
+                })
+                .collect()
+        };
+        changes
+            .copies_appeared
+            .extend(entries(&appeared, &in_b, id_b));
+        changes
+            .copies_disappeared
+            .extend(entries(&disappeared, &in_a, id_a));
         changes.changes.push(ClusterChange {
             fate,
             id_a,
