@@ -3,6 +3,9 @@
 
 #![allow(dead_code)]
 
+pub mod search;
+pub mod web;
+
 /// xorshift64: deterministic draws from a seed.
 pub struct Draw(pub u64);
 
