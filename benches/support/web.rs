@@ -16,8 +16,9 @@
 //! - **Hosts**: each original collection on a host of its own
 //!   (`www.siteN.example`), one host in ten holding a second, unrelated one.
 //! - **Replication**: a quarter of the collections have 1-4 copies on a pool
-//!   of mirror hosts (each mirroring many collections), each copy one of:
-//!   exact (same paths, same bytes), other folder (same bytes under
+//!   of mirror machines (each mirroring many collections), each copy one of:
+//!   exact (same paths, same bytes, on a virtual host `siteN.mirrorM.example`
+//!   sharing the machine's address), other folder (same bytes under
 //!   `/mirror/siteN/`), stale (an older version: one page in six has a
 //!   paragraph rewritten), partial (only the first half of the sections, links
 //!   to the rest pointing at the original) and banner (a line added at the
@@ -141,10 +142,18 @@ fn plan(target_pages: usize, seed: u64) -> Vec<Collection> {
         if draw.chance(25) {
             for _ in 0..1 + draw.below(4) {
                 let kind = COPY_KINDS[draw.below(COPY_KINDS.len())];
-                let mirror = format!("mirror{}.example", draw.below(mirrors));
-                let copy_prefix = match kind {
-                    CopyKind::Exact => prefix.clone(),
-                    _ => format!("/mirror/site{number}/"),
+                // An exact copy keeps the paths, on a virtual host of the
+                // mirror machine; the others sit in a folder of the mirror.
+                let machine = draw.below(mirrors);
+                let (mirror, copy_prefix) = match kind {
+                    CopyKind::Exact => (
+                        format!("site{number}.mirror{machine}.example"),
+                        prefix.clone(),
+                    ),
+                    _ => (
+                        format!("mirror{machine}.example"),
+                        format!("/mirror/site{number}/"),
+                    ),
                 };
                 if copies
                     .iter()
@@ -168,14 +177,13 @@ fn plan(target_pages: usize, seed: u64) -> Vec<Collection> {
 }
 
 /// The HTML of page `page` of `collection` as `kind` serves it (`None`: the
-/// original) under `root`.
+/// original) on `host`.
 fn page_html(
     collection: &Collection,
     others: &[Collection],
     page: usize,
     kind: Option<CopyKind>,
     host: &str,
-    root: &str,
 ) -> String {
     let mut draw = Draw((collection.number as u64 + 1) * 0x1000_0000_0000 + page as u64 * 977 + 1);
     let words = log_uniform(&mut draw, 200.0, 1_500.0);
@@ -199,8 +207,11 @@ fn page_html(
             collection.root()
         ));
     }
+    // Links are relative, as in documentation trees, so that a copy's bytes
+    // are the original's wherever it is served.
+    let up = if page == 0 { "./" } else { "../" };
     html.push_str(&format!(
-        "<div class=\"nav\"><a href=\"{root}\">Home</a> | site {} documentation | <a href=\"{root}s0/p1.html\">Start</a></div>\n<h1>{title}</h1>\n",
+        "<div class=\"nav\"><a href=\"{up}\">Home</a> | site {} documentation | <a href=\"{up}s0/p1.html\">Start</a></div>\n<h1>{title}</h1>\n",
         collection.number
     ));
     // The stale copy rewrites one paragraph of one page in six.
@@ -246,7 +257,7 @@ fn page_html(
         let href = if left_out {
             format!("{}{inside}", collection.root())
         } else {
-            format!("{root}{inside}")
+            format!("{up}{inside}")
         };
         html.push_str(&format!("<li><a href=\"{href}\">page {target}</a></li>\n"));
     }
@@ -266,8 +277,10 @@ fn half_sections(collection: &Collection) -> usize {
     (collection.pages / 20).div_ceil(2).max(1)
 }
 
+/// The address of a host: the virtual hosts of one mirror machine share it.
 fn ip(host: &str) -> String {
-    let hash = xxhash_rust::xxh3::xxh3_64(host.as_bytes());
+    let machine = host.rsplit('.').take(2).collect::<Vec<_>>();
+    let hash = xxhash_rust::xxh3::xxh3_64(machine.join(".").as_bytes());
     format!(
         "10.{}.{}.{}",
         hash >> 16 & 255,
@@ -342,7 +355,7 @@ fn write_file(
                 if kind == Some(CopyKind::Partial) && page / 20 >= half_sections(collection) {
                     continue;
                 }
-                let html = page_html(collection, collections, page, kind, &host, &root);
+                let html = page_html(collection, collections, page, kind, &host);
                 let url = format!("{root}{}", collection.path(page));
                 let mut block = format!(
                     "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\r\n",
