@@ -97,6 +97,59 @@ fn fingerprint_rate(texts: &[(String, String)]) -> (f64, f64) {
     (texts.len() as f64 / best, bytes as f64 / best / 1e6)
 }
 
+/// Our fingerprints against datasketch's MinHash (84 permutations) on the
+/// same documents, one thread each: `benches/minhash_datasketch.py` run by
+/// `python3` (skipped, with a note, where it or datasketch is missing).
+fn compare_with_datasketch(name: &str, texts: &[(String, String)]) {
+    let documents: Vec<String> = texts
+        .iter()
+        .map(|(title, text)| format!("{title}\n{text}"))
+        .collect();
+    let file = tempfile::NamedTempFile::new().expect("a temporary file");
+    let lines: String = documents
+        .iter()
+        .map(|document| serde_json::to_string(document).expect("a JSON string") + "\n")
+        .collect();
+    std::fs::write(file.path(), lines).expect("writing the documents");
+    let script =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("benches/minhash_datasketch.py");
+    let output = std::process::Command::new("python3")
+        .arg(&script)
+        .arg(file.path())
+        .output();
+    let theirs = match output {
+        Ok(output) if output.status.success() => {
+            let answer: serde_json::Value =
+                serde_json::from_slice(&output.stdout).expect("the script's JSON");
+            answer["documents"].as_f64().unwrap_or(0.0)
+                / answer["seconds"].as_f64().unwrap_or(f64::NAN)
+        }
+        Ok(output) => {
+            println!(
+                "{name}: datasketch not run ({}); `pip install datasketch` to compare",
+                String::from_utf8_lossy(&output.stderr)
+                    .lines()
+                    .last()
+                    .unwrap_or("")
+            );
+            return;
+        }
+        Err(error) => {
+            println!("{name}: python3 not run ({error})");
+            return;
+        }
+    };
+    let (ours, _) = fingerprint_rate(texts);
+    println!(
+        "{:<28} {:>8} {:>16.0} {:>18.0} {:>7.1}x",
+        name,
+        texts.len(),
+        ours,
+        theirs,
+        ours / theirs
+    );
+}
+
 /// A generated crawl: `sites` manuals of 50 pages, each served by its
 /// primary and two mirrors (one adds a banner line); every page has a
 /// 15-line navigation bar and footer shared by its site and 30 lines of its
@@ -180,6 +233,15 @@ fn main() {
             megabytes
         );
     }
+
+    println!("\nmin-hash against datasketch 2 (MinHash, 84 permutations, update_batch), same documents, one thread each;");
+    println!("ours also computes lines, the text signature, supershingles and megashingles");
+    println!(
+        "{:<28} {:>8} {:>16} {:>18} {:>8}",
+        "pages", "count", "ours pages/s", "datasketch pages/s", "ratio"
+    );
+    compare_with_datasketch("shipped crawl (HTML pages)", &crawl);
+    compare_with_datasketch("synthetic 6 KB pages", &synthetic);
 
     println!("\nsimilar pairs and trivial clusters on generated crawls ({cores} threads)");
     println!(
