@@ -304,7 +304,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         });
     entries.push(new_entry);
     crawls.push(captures);
-    let manifest = build_generation(&data, &config, &store, entries, &crawls, &mut stages)?;
+    let manifest = build_generation(&data, &config, &store, entries, crawls, &mut stages)?;
     if stale {
         // The new generation uses the crawl just ingested again.
         data.release_stale(&crawl_id, &store)?;
@@ -321,18 +321,24 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
 }
 
 /// Every stage after ingest, on the given crawls (in order, the newest
-/// capture of a URL winning): a new generation, switched to.
+/// capture of a URL winning): a new generation, switched to. Takes the
+/// captures, and lets them go once the page table is built.
 fn build_generation(
     data: &DataDir,
     config: &crate::config::Config,
     store: &crate::store::PageStore,
     entries: Vec<CrawlEntry>,
-    crawls: &[Vec<Capture>],
+    crawls: Vec<Vec<Capture>>,
     stages: &mut Stages,
 ) -> Result<Manifest> {
-    let slices: Vec<&[Capture]> = crawls.iter().map(Vec::as_slice).collect();
-    let (table, fingerprints) =
-        stages.run("page table", || PageTable::build_with_fingerprints(&slices));
+    let (table, fingerprints) = stages.run("page table", || {
+        let slices: Vec<&[Capture]> = crawls.iter().map(Vec::as_slice).collect();
+        PageTable::build_with_fingerprints(&slices)
+    });
+    // The page table holds what the analysis needs of the captures (their
+    // links resolved to page ids, their fingerprints copied): the
+    // captures, links as URLs and all, go before the analysis starts.
+    drop(crawls);
     let similarity = stages.run("trivial clusters", || {
         similarity::analyse(&table, fingerprints, &config.similarity)
     });
@@ -438,7 +444,7 @@ pub fn run_remove(data_path: &Path, crawl_id: &str) -> Result<RemoveOutcome> {
         .map(|entry| data.crawl_captures(&entry.id))
         .collect::<Result<_>>()?;
     let mut stages = Stages::default();
-    let manifest = build_generation(&data, &config, &store, entries, &crawls, &mut stages)?;
+    let manifest = build_generation(&data, &config, &store, entries, crawls, &mut stages)?;
     // Only now that no generation in use needs them.
     let released_references = data.remove_crawl(crawl_id, &store)?;
     Ok(RemoveOutcome {
