@@ -11,13 +11,6 @@ use mirrorscope::pipeline::{default_corpus_dir, run_index, IndexRequest};
 
 const RUNS: usize = 3;
 
-fn peak_memory_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-    let kilobytes: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kilobytes / 1024.0)
-}
-
 fn main() {
     let inputs: Vec<PathBuf> = std::env::args()
         .skip(1)
@@ -39,6 +32,7 @@ fn main() {
     if cores > 1 {
         thread_counts.push(cores);
     }
+    let mut peak: f64 = 0.0;
     for threads in thread_counts {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
@@ -66,6 +60,10 @@ fn main() {
             }
         }
         let (seconds, outcome) = best.expect("at least one run");
+        // `index` restarts the peak at each stage: the run's is the largest.
+        for stage in &outcome.stages.0 {
+            peak = peak.max(stage.peak_mb.unwrap_or(0.0));
+        }
         let pages = outcome.report.captures as f64;
         println!(
             "{threads:>7}  {pages:>9}  {seconds:>10.3}  {:>11.0}  {:>13.0}  {:>14.1}  {:>8.1}",
@@ -75,7 +73,5 @@ fn main() {
             outcome.report.body_bytes as f64 / 1e6 / seconds,
         );
     }
-    if let Some(peak) = peak_memory_mb() {
-        println!("peak resident memory {peak:.0} MB");
-    }
+    println!("peak resident memory {peak:.0} MB");
 }

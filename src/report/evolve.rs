@@ -274,34 +274,61 @@ enum Later {
     NotFetched,
 }
 
+/// One side's trivial clusters of compared pages (200, a body with words).
+struct Clustering {
+    /// By page id: its cluster, if the page is compared.
+    of_page: Vec<Option<u32>>,
+    /// Compared pages per cluster.
+    sizes: HashMap<u32, u64>,
+}
+
+impl Clustering {
+    fn of(side: &Side) -> Clustering {
+        let of_page: Vec<Option<u32>> = (0..side.table.pages.len())
+            .map(|page| {
+                is_compared(&side.table, &side.similarity.fingerprints, page)
+                    .then(|| side.similarity.trivial[page].0)
+            })
+            .collect();
+        let mut sizes: HashMap<u32, u64> = HashMap::new();
+        for cluster in of_page.iter().flatten() {
+            *sizes.entry(*cluster).or_insert(0) += 1;
+        }
+        Clustering { of_page, sizes }
+    }
+
+    /// Whether the cluster holds two pages or more.
+    fn is_multi(&self, cluster: u32) -> bool {
+        self.sizes.get(&cluster).is_some_and(|&size| size >= 2)
+    }
+}
+
 fn near_duplicates(a: &Side, b: &Side) -> NearDuplicates {
-    let compared =
-        |side: &Side, page: usize| is_compared(&side.table, &side.similarity.fingerprints, page);
-    // A's clusters of compared pages, each with its URLs' clusters in B.
+    let (clustering_a, clustering_b) = (Clustering::of(a), Clustering::of(b));
+    // By A's page id: the cluster of the same URL in B, if B compared it.
+    let in_b: Vec<Option<u32>> = a
+        .table
+        .pages
+        .iter()
+        .map(|page| {
+            let id = b.table.find_url(&page.url)?;
+            clustering_b.of_page[id.0 as usize]
+        })
+        .collect();
+    // A's clusters, each with its URLs' clusters in B.
     let mut clusters_a: BTreeMap<u32, Vec<Later>> = BTreeMap::new();
-    for (index, page) in a.table.pages.iter().enumerate() {
-        if !compared(a, index) {
+    for (index, cluster) in clustering_a.of_page.iter().enumerate() {
+        let Some(cluster) = cluster else {
             continue;
-        }
-        let later = match b.table.find_url(&page.url) {
-            Some(id) if compared(b, id.0 as usize) => {
-                Later::Cluster(b.similarity.trivial[id.0 as usize].0)
-            }
-            _ => Later::NotFetched,
         };
-        clusters_a
-            .entry(a.similarity.trivial[index].0)
-            .or_default()
-            .push(later);
+        let later = in_b[index].map_or(Later::NotFetched, Later::Cluster);
+        clusters_a.entry(*cluster).or_default().push(later);
     }
-    let mut sizes_b: HashMap<Later, u64> = HashMap::new();
-    for index in 0..b.table.pages.len() {
-        if compared(b, index) {
-            *sizes_b
-                .entry(Later::Cluster(b.similarity.trivial[index].0))
-                .or_insert(0) += 1;
-        }
-    }
+    let mut sizes_b: HashMap<Later, u64> = clustering_b
+        .sizes
+        .iter()
+        .map(|(&cluster, &size)| (Later::Cluster(cluster), size))
+        .collect();
     let not_fetched = clusters_a
         .values()
         .flatten()
@@ -347,7 +374,7 @@ fn near_duplicates(a: &Side, b: &Side) -> NearDuplicates {
             }
         })
         .collect();
-    cluster_events(a, b, &mut found);
+    cluster_events(&clustering_a, &clustering_b, &in_b, &mut found);
     found
 }
 
@@ -373,38 +400,30 @@ fn size_bounds(range: usize) -> (u64, Option<u64>) {
 }
 
 /// Born, gone, grown, shrunk, merged and split clusters of two URLs or more.
-fn cluster_events(a: &Side, b: &Side, found: &mut NearDuplicates) {
-    let multi = |side: &Side| -> HashMap<u32, u64> {
-        let mut sizes: HashMap<u32, u64> = HashMap::new();
-        for index in 0..side.table.pages.len() {
-            if is_compared(&side.table, &side.similarity.fingerprints, index) {
-                *sizes.entry(side.similarity.trivial[index].0).or_insert(0) += 1;
-            }
-        }
+/// `in_b`: by A's page id, the same URL's cluster in B.
+fn cluster_events(
+    clustering_a: &Clustering,
+    clustering_b: &Clustering,
+    in_b: &[Option<u32>],
+    found: &mut NearDuplicates,
+) {
+    let multi = |clustering: &Clustering| -> HashMap<u32, u64> {
+        let mut sizes = clustering.sizes.clone();
         sizes.retain(|_, size| *size >= 2);
         sizes
     };
-    let (sizes_a, sizes_b) = (multi(a), multi(b));
+    let (sizes_a, sizes_b) = (multi(clustering_a), multi(clustering_b));
     found.clusters_a = sizes_a.len() as u64;
     found.clusters_b = sizes_b.len() as u64;
     // Successors of A's clusters and predecessors of B's, through URLs in a
     // multi-URL cluster on both sides.
     let mut successors: HashMap<u32, BTreeSet<u32>> = HashMap::new();
     let mut predecessors: HashMap<u32, BTreeSet<u32>> = HashMap::new();
-    for (index, page) in a.table.pages.iter().enumerate() {
-        let cluster_a = a.similarity.trivial[index].0;
-        if !sizes_a.contains_key(&cluster_a)
-            || !is_compared(&a.table, &a.similarity.fingerprints, index)
-        {
-            continue;
-        }
-        let Some(id) = b.table.find_url(&page.url) else {
+    for (cluster_a, cluster_b) in clustering_a.of_page.iter().zip(in_b) {
+        let (Some(cluster_a), Some(cluster_b)) = (*cluster_a, *cluster_b) else {
             continue;
         };
-        let cluster_b = b.similarity.trivial[id.0 as usize].0;
-        if sizes_b.contains_key(&cluster_b)
-            && is_compared(&b.table, &b.similarity.fingerprints, id.0 as usize)
-        {
+        if clustering_a.is_multi(cluster_a) && clustering_b.is_multi(cluster_b) {
             successors.entry(cluster_a).or_default().insert(cluster_b);
             predecessors.entry(cluster_b).or_default().insert(cluster_a);
         }
