@@ -7,16 +7,19 @@
 //! cargo bench --bench pipeline                     # 100,000 pages
 //! cargo bench --bench pipeline -- 1000000          # a million
 //! cargo bench --bench pipeline -- 1000000 --web DIR --keep
+//! cargo bench --bench pipeline -- --search DATA
 //! ```
 //!
 //! `--web DIR` writes (or, when DIR already holds this size and seed, reuses)
 //! the generated crawl there instead of a temporary folder; the data folder
-//! goes to `$TMPDIR`. `--keep` leaves both in place. `SEARCH_BENCH_SECONDS`
-//! sets the time of each 50-client run (default 10).
+//! goes to `$TMPDIR`. `--keep` leaves both in place. `--search DATA` skips
+//! the web and the index and measures search on the data folder a `--keep`
+//! run left. `SEARCH_BENCH_SECONDS` sets the time of each 50-client run
+//! (default 10).
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use mirrorscope::pipeline::{run_index, IndexRequest};
@@ -40,6 +43,15 @@ fn main() {
         .and_then(|value| value.parse().ok())
         .unwrap_or(10.0);
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
+    if let Some(data) = arguments
+        .iter()
+        .position(|argument| argument == "--search")
+        .and_then(|index| arguments.get(index + 1))
+    {
+        println!("search on {data}");
+        support::search::measure(Path::new(data), &support::web::queries(), seconds);
+        return;
+    }
 
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let web = web_dir.unwrap_or_else(|| scratch.path().join("web"));

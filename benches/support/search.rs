@@ -20,6 +20,16 @@ fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
     sorted[index]
 }
 
+/// The process's resident memory in MB (0 where /proc is not there).
+fn resident_mb() -> f64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.split_whitespace().next()?.parse::<f64>().ok())
+        .map_or(0.0, |kilobytes| kilobytes / 1024.0)
+}
+
 fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
@@ -156,8 +166,16 @@ fn load(
 /// throughput run lasts `seconds`.
 pub fn measure(data: &Path, queries: &[String], seconds: f64) {
     // In process: the engine alone.
+    let before = resident_mb();
+    let opened = Instant::now();
     let state = AppState::open(data).unwrap();
     let engine = state.engine();
+    println!(
+        "opened the generation in {:.1} s; resident memory {:.0} MB -> {:.0} MB",
+        opened.elapsed().as_secs_f64(),
+        before,
+        resident_mb()
+    );
     let passes = 50;
     let mut flat_p50 = 0.0;
     for rollup in [false, true] {
@@ -191,6 +209,39 @@ pub fn measure(data: &Path, queries: &[String], seconds: f64) {
                 (p50 / flat_p50 - 1.0) * 100.0
             );
         }
+    }
+
+    // Per query: what it matches and what each mode costs (median of 9).
+    println!(
+        "{:<28} {:>9} {:>9} {:>10} {:>12}",
+        "query", "hits", "groups", "flat ms", "rolled ms"
+    );
+    for query in queries {
+        let timed = |rollup: bool| {
+            let request = SearchRequest {
+                query: query.to_string(),
+                page: 1,
+                rollup,
+                rank: Rank::Relevance,
+            };
+            let mut times = Vec::new();
+            let mut results = None;
+            for _ in 0..9 {
+                let begin = Instant::now();
+                results = Some(engine.search(&request).expect("search"));
+                times.push(begin.elapsed());
+            }
+            times.sort_unstable();
+            (millis(times[4]), results.expect("searched"))
+        };
+        let (flat, _) = timed(false);
+        let (rolled, results) = timed(true);
+        println!(
+            "{:<28} {:>9} {:>9} {flat:>10.3} {rolled:>12.3}",
+            format!("{query:?}"),
+            results.total_hits,
+            format!("~{}", results.pages * 10),
+        );
     }
 
     let address = start_server(data);

@@ -1,13 +1,17 @@
-//! A tantivy collector that keeps every matching document with its roll-up
-//! fast fields, its score boosted by replication when asked (cho-2000 §1).
+//! Tantivy collectors over the roll-up fast fields, scores boosted by
+//! replication when asked (cho-2000 §1): one keeps every matching document
+//! (for the expansions, whose hits are one cluster's), one folds the hits of
+//! a whole search into groups as they come.
 
 use std::sync::Arc;
 
 use tantivy::collector::{Collector, SegmentCollector};
-use tantivy::columnar::ColumnValues;
+use tantivy::columnar::{ColumnIndex, ColumnValues};
 use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
-use super::rollup::Hit;
+use rustc_hash::FxHashMap;
+
+use super::rollup::{Fold, Hit};
 use crate::collections::{ClusterId, CollectionId};
 use crate::index::{IndexField, NONE};
 use crate::pages::PageId;
@@ -26,24 +30,84 @@ pub struct HitCollector {
 }
 
 pub struct HitSegmentCollector {
+    columns: Columns,
+    hits: Vec<Hit>,
+}
+
+/// A segment's roll-up fast fields.
+struct Columns {
     segment: SegmentOrdinal,
     page: Arc<dyn ColumnValues<u64>>,
     collection: Arc<dyn ColumnValues<u64>>,
     cluster: Arc<dyn ColumnValues<u64>>,
     replication: Arc<dyn ColumnValues<u64>>,
     boost: Option<f32>,
-    hits: Vec<Hit>,
 }
 
+impl Columns {
+    fn open(
+        segment_ord: SegmentOrdinal,
+        segment: &SegmentReader,
+        boost: Option<f32>,
+    ) -> tantivy::Result<Columns> {
+        Ok(Columns {
+            segment: segment_ord,
+            page: column(segment, IndexField::PageId, 0)?,
+            collection: column(segment, IndexField::CollectionId, NONE)?,
+            cluster: column(segment, IndexField::ClusterId, NONE)?,
+            replication: column(segment, IndexField::Replication, 1)?,
+            boost,
+        })
+    }
+
+    #[inline]
+    fn score(&self, doc: DocId, score: Score) -> Score {
+        match self.boost {
+            Some(boost) => replication_boost(score, self.replication.get_val(doc), boost),
+            None => score,
+        }
+    }
+
+    #[inline]
+    fn cluster(&self, doc: DocId) -> Option<ClusterId> {
+        id(self.cluster.get_val(doc)).map(ClusterId)
+    }
+
+    #[inline]
+    fn collection(&self, doc: DocId) -> Option<CollectionId> {
+        id(self.collection.get_val(doc)).map(CollectionId)
+    }
+
+    #[inline]
+    fn page(&self, doc: DocId) -> PageId {
+        PageId(self.page.get_val(doc) as u32)
+    }
+
+    #[inline]
+    fn hit(&self, doc: DocId, score: Score) -> Hit {
+        Hit {
+            score: self.score(doc, score),
+            page: self.page(doc),
+            collection: self.collection(doc),
+            cluster: self.cluster(doc),
+            doc: DocAddress::new(self.segment, doc),
+        }
+    }
+}
+
+/// A fast field's values by document. Every document has each roll-up
+/// field, so the column is read directly; `default` serves a segment where
+/// some document lacks it (an index written by another build).
 fn column(
     segment: &SegmentReader,
     field: IndexField,
     default: u64,
 ) -> tantivy::Result<Arc<dyn ColumnValues<u64>>> {
-    Ok(segment
-        .fast_fields()
-        .u64(field.name())?
-        .first_or_default_col(default))
+    let column = segment.fast_fields().u64(field.name())?;
+    Ok(match column.index {
+        ColumnIndex::Full => column.values,
+        _ => column.first_or_default_col(default),
+    })
 }
 
 fn id(value: u64) -> Option<u32> {
@@ -60,12 +124,7 @@ impl Collector for HitCollector {
         segment: &SegmentReader,
     ) -> tantivy::Result<HitSegmentCollector> {
         Ok(HitSegmentCollector {
-            segment: segment_local_id,
-            page: column(segment, IndexField::PageId, 0)?,
-            collection: column(segment, IndexField::CollectionId, NONE)?,
-            cluster: column(segment, IndexField::ClusterId, NONE)?,
-            replication: column(segment, IndexField::Replication, 1)?,
-            boost: self.replication_boost,
+            columns: Columns::open(segment_local_id, segment, self.replication_boost)?,
             hits: Vec::new(),
         })
     }
@@ -83,21 +142,93 @@ impl SegmentCollector for HitSegmentCollector {
     type Fruit = Vec<Hit>;
 
     fn collect(&mut self, doc: DocId, score: Score) {
-        let score = match self.boost {
-            Some(boost) => replication_boost(score, self.replication.get_val(doc), boost),
-            None => score,
-        };
-        self.hits.push(Hit {
-            score,
-            page: PageId(self.page.get_val(doc) as u32),
-            collection: id(self.collection.get_val(doc)).map(CollectionId),
-            cluster: id(self.cluster.get_val(doc)).map(ClusterId),
-            doc: DocAddress::new(self.segment, doc),
-        });
+        self.hits.push(self.columns.hit(doc, score));
     }
 
     fn harvest(self) -> Vec<Hit> {
         self.hits
+    }
+}
+
+/// Folds all matching documents into groups ([`Fold`]).
+pub struct FoldCollector {
+    /// `Some(boost)` ranks by replication.
+    pub replication_boost: Option<f32>,
+    /// Groups to build in full: those up to the results page asked for.
+    pub wanted: usize,
+    /// Collections in the generation.
+    pub collections: usize,
+    /// Each similar cluster's principal collection.
+    pub principals: Arc<FxHashMap<ClusterId, CollectionId>>,
+}
+
+pub struct FoldSegmentCollector {
+    columns: Columns,
+    principals: Arc<FxHashMap<ClusterId, CollectionId>>,
+    fold: Fold,
+}
+
+impl Collector for FoldCollector {
+    type Fruit = Fold;
+    type Child = FoldSegmentCollector;
+
+    fn for_segment(
+        &self,
+        segment_local_id: SegmentOrdinal,
+        segment: &SegmentReader,
+    ) -> tantivy::Result<FoldSegmentCollector> {
+        Ok(FoldSegmentCollector {
+            columns: Columns::open(segment_local_id, segment, self.replication_boost)?,
+            principals: Arc::clone(&self.principals),
+            fold: Fold::new(self.wanted, self.collections),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, fruits: Vec<Fold>) -> tantivy::Result<Fold> {
+        let mut fruits = fruits.into_iter();
+        let mut merged = fruits
+            .next()
+            .unwrap_or_else(|| Fold::new(self.wanted, self.collections));
+        for fruit in fruits {
+            merged.merge(fruit);
+        }
+        Ok(merged)
+    }
+}
+
+impl SegmentCollector for FoldSegmentCollector {
+    type Fruit = Fold;
+
+    /// Reads the cluster of every hit, its collection when it has a
+    /// cluster (a page in no cluster is in no collection), and its page only
+    /// when the hit may become a group's best.
+    fn collect(&mut self, doc: DocId, score: Score) {
+        let columns = &self.columns;
+        let score = columns.score(doc, score);
+        let cluster = columns.cluster(doc);
+        let collection = cluster.and_then(|_| columns.collection(doc));
+        let principals = &self.principals;
+        self.fold.add_lazily(
+            score,
+            cluster,
+            collection,
+            || Hit {
+                score,
+                page: columns.page(doc),
+                collection,
+                cluster,
+                doc: DocAddress::new(columns.segment, doc),
+            },
+            |cluster| principals.get(&cluster).copied(),
+        );
+    }
+
+    fn harvest(self) -> Fold {
+        self.fold
     }
 }
 

@@ -17,7 +17,9 @@ pub mod rollup;
 mod view;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::{Count, TopDocs};
 use tantivy::query::Query;
@@ -164,6 +166,8 @@ pub struct Engine {
     copies: Vec<PageId>,
     /// By trivial cluster: the cluster its stray copies roll up into.
     strays: Vec<Option<ClusterId>>,
+    /// Each similar cluster's principal collection, for the roll-up fold.
+    principals: Arc<FxHashMap<ClusterId, CollectionId>>,
     index: SearchIndex,
     store: PageStore,
     config: SearchConfig,
@@ -185,6 +189,13 @@ impl Engine {
         let index = SearchIndex::open(&index_dir)?;
         let (copy_offsets, copies) = copies_by_trivial_cluster(&similarity);
         let strays = crate::index::stray_clusters(&similarity, &collections);
+        let principals = Arc::new(
+            collections
+                .clusters
+                .iter()
+                .map(|cluster| (cluster.id, cluster.principal()))
+                .collect(),
+        );
         Ok(Engine {
             generation: manifest.generation.clone(),
             manifest,
@@ -195,6 +206,7 @@ impl Engine {
             copy_offsets,
             copies,
             strays,
+            principals,
             index,
             store,
             config: config.search,
@@ -282,20 +294,20 @@ impl Engine {
         let snippets = self.snippet_generator(&searcher, &*query)?;
         let offset = (request.page - 1) * GROUPS_PER_PAGE;
         if request.rollup {
-            let hits = searcher.search(
-                &*query,
-                &collector::HitCollector {
-                    replication_boost: boost,
-                },
-            )?;
-            let groups = rollup::fold(&hits, |cluster| {
-                self.collections
-                    .cluster(cluster)
-                    .map(|cluster| cluster.principal())
-            });
-            results.total_hits = hits.len() as u64;
-            results.pages = groups.len().div_ceil(GROUPS_PER_PAGE);
-            for group in groups.iter().skip(offset).take(GROUPS_PER_PAGE) {
+            let folded = searcher
+                .search(
+                    &*query,
+                    &collector::FoldCollector {
+                        replication_boost: boost,
+                        wanted: offset + GROUPS_PER_PAGE,
+                        collections: self.collections.collections.len(),
+                        principals: Arc::clone(&self.principals),
+                    },
+                )?
+                .finish();
+            results.total_hits = folded.total_hits;
+            results.pages = folded.total_groups.div_ceil(GROUPS_PER_PAGE as u64) as usize;
+            for group in folded.groups.iter().skip(offset) {
                 results.groups.push(self.group_view(
                     &searcher,
                     &snippets,

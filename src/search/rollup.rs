@@ -6,10 +6,16 @@
 //!
 //! Every matching document is folded, not just the first screenful, so the
 //! groups of every results page are complete and disjoint and their counts
-//! are exact.
+//! are exact. The fold runs inside the index's collector, segment by
+//! segment, and builds in full only the groups up to the results page asked
+//! for: similar clusters are few, while pages in no cluster, most of the
+//! hits of a large crawl, are each their own group and only counted past the
+//! best ones.
 
-use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::collections::BinaryHeap;
 
+use rustc_hash::FxHashMap;
 use tantivy::DocAddress;
 
 use crate::collections::{ClusterId, CollectionId};
@@ -51,80 +57,314 @@ pub struct Group {
     pub collection_hits: u32,
 }
 
-/// What to fold by: a similar cluster, or a page on its own.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum Key {
-    Cluster(ClusterId),
-    Page(PageId),
-}
-
+/// One similar cluster's hits so far.
+#[derive(Debug, Clone, Copy)]
 struct Accumulator {
+    /// The cluster's principal collection.
+    principal: Option<CollectionId>,
     best: Hit,
     best_of_principal: Option<Hit>,
     hits: u32,
 }
 
-/// Folds `hits` (in any order) into groups, best first. `principal` gives
-/// each cluster's principal collection.
-pub fn fold(hits: &[Hit], principal: impl Fn(ClusterId) -> Option<CollectionId>) -> Vec<Group> {
-    let mut per_collection: HashMap<CollectionId, u32> = HashMap::new();
-    let mut groups: HashMap<Key, Accumulator> = HashMap::new();
-    for hit in hits {
-        if let Some(collection) = hit.collection {
-            *per_collection.entry(collection).or_default() += 1;
-        }
-        let key = match hit.cluster {
-            Some(cluster) => Key::Cluster(cluster),
-            None => Key::Page(hit.page),
-        };
-        let of_principal = match (hit.cluster, hit.collection) {
-            (Some(cluster), Some(collection)) => principal(cluster) == Some(collection),
-            _ => false,
-        };
-        let accumulator = groups.entry(key).or_insert(Accumulator {
-            best: *hit,
+impl Accumulator {
+    fn new(hit: Hit, principal: Option<CollectionId>) -> Accumulator {
+        Accumulator {
+            principal,
+            best: hit,
             best_of_principal: None,
             hits: 0,
-        });
-        accumulator.hits += 1;
-        if hit.beats(&accumulator.best) {
-            accumulator.best = *hit;
-        }
-        if of_principal
-            && accumulator
-                .best_of_principal
-                .is_none_or(|best| hit.beats(&best))
-        {
-            accumulator.best_of_principal = Some(*hit);
         }
     }
-    let mut folded: Vec<(Hit, Group)> = groups
-        .into_values()
-        .map(|accumulator| {
-            let shown = accumulator.best_of_principal.unwrap_or(accumulator.best);
-            let collection_hits = shown
+
+    fn add(&mut self, hit: Hit) {
+        self.hits += 1;
+        if hit.beats(&self.best) {
+            self.best = hit;
+        }
+        if hit.collection.is_some() && hit.collection == self.principal {
+            self.offer_principal(hit);
+        }
+    }
+
+    fn offer_principal(&mut self, hit: Hit) {
+        if self.best_of_principal.is_none_or(|best| hit.beats(&best)) {
+            self.best_of_principal = Some(hit);
+        }
+    }
+
+    fn merge(&mut self, other: Accumulator) {
+        self.hits += other.hits;
+        if other.best.beats(&self.best) {
+            self.best = other.best;
+        }
+        if let Some(hit) = other.best_of_principal {
+            self.offer_principal(hit);
+        }
+    }
+}
+
+/// A hit ordered worst first, so that a max-heap of them pops the worst.
+#[derive(Debug, Clone, Copy)]
+struct Worst(Hit);
+
+impl Ord for Worst {
+    fn cmp(&self, other: &Worst) -> std::cmp::Ordering {
+        rank(&self.0, &other.0)
+    }
+}
+
+impl PartialOrd for Worst {
+    fn partial_cmp(&self, other: &Worst) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Worst {
+    fn eq(&self, other: &Worst) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Worst {}
+
+/// Better hits first.
+fn rank(first: &Hit, second: &Hit) -> std::cmp::Ordering {
+    if first.beats(second) {
+        std::cmp::Ordering::Less
+    } else if second.beats(first) {
+        std::cmp::Ordering::Greater
+    } else {
+        std::cmp::Ordering::Equal
+    }
+}
+
+/// Folds hits as they come (one fold per index segment, merged at the end)
+/// into exactly the groups [`Folded`] needs: every similar cluster's, and
+/// of the pages in no cluster, each its own group, only the best `wanted`.
+/// Every hit is counted, so the totals stay exact.
+#[derive(Debug)]
+pub struct Fold {
+    wanted: usize,
+    hits: u64,
+    /// Matching pages by collection id.
+    per_collection: Vec<u32>,
+    /// Each cluster's accumulator, in order of first hit.
+    clusters: Vec<(ClusterId, Accumulator)>,
+    /// Where each cluster is in `clusters`.
+    cluster_slots: FxHashMap<ClusterId, u32>,
+    /// The cluster of the last clustered hit, and its slot: documents are in
+    /// URL order, so the pages of one collection come one after another.
+    last: Option<(ClusterId, u32)>,
+    /// Pages in no cluster, each a group of its own.
+    singles: u64,
+    /// The best `wanted` of them, the worst on top.
+    best_singles: BinaryHeap<Worst>,
+}
+
+/// What a results page needs of a search's groups.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Folded {
+    /// The best `wanted` groups, best first.
+    pub groups: Vec<Group>,
+    /// Groups in all.
+    pub total_groups: u64,
+    /// Matching pages in all.
+    pub total_hits: u64,
+}
+
+impl Fold {
+    /// A fold that keeps the best `wanted` groups, for an index of
+    /// `collections` collections.
+    pub fn new(wanted: usize, collections: usize) -> Fold {
+        Fold {
+            wanted,
+            hits: 0,
+            per_collection: vec![0; collections],
+            clusters: Vec::new(),
+            cluster_slots: FxHashMap::default(),
+            last: None,
+            singles: 0,
+            best_singles: BinaryHeap::new(),
+        }
+    }
+
+    /// Adds one hit. `principal` gives a cluster's principal collection; it
+    /// is asked once per cluster.
+    pub fn add(&mut self, hit: Hit, principal: impl FnOnce(ClusterId) -> Option<CollectionId>) {
+        self.add_lazily(hit.score, hit.cluster, hit.collection, || hit, principal);
+    }
+
+    /// Adds one hit of which only the score, cluster and collection are
+    /// known yet; `hit` gives the rest, and is called only when the hit may
+    /// be a group's best (most hits score below their group's best, or below
+    /// the best `wanted` pages in no cluster, and are only counted).
+    #[inline]
+    pub fn add_lazily(
+        &mut self,
+        score: f32,
+        cluster: Option<ClusterId>,
+        collection: Option<CollectionId>,
+        hit: impl FnOnce() -> Hit,
+        principal: impl FnOnce(ClusterId) -> Option<CollectionId>,
+    ) {
+        self.hits += 1;
+        if let Some(count) =
+            collection.and_then(|collection| self.per_collection.get_mut(collection.0 as usize))
+        {
+            *count += 1;
+        }
+        let not_below = |best: &Hit| score.total_cmp(&best.score).is_ge();
+        match cluster {
+            Some(cluster) => {
+                let slot = match self.last {
+                    Some((last, slot)) if last == cluster => Some(slot),
+                    _ => self.cluster_slots.get(&cluster).copied(),
+                };
+                let Some(slot) = slot else {
+                    let hit = hit();
+                    let mut accumulator = Accumulator::new(hit, principal(cluster));
+                    accumulator.add(hit);
+                    let slot = self.clusters.len() as u32;
+                    self.clusters.push((cluster, accumulator));
+                    self.cluster_slots.insert(cluster, slot);
+                    self.last = Some((cluster, slot));
+                    return;
+                };
+                self.last = Some((cluster, slot));
+                let accumulator = &mut self.clusters[slot as usize].1;
+                let of_principal = collection.is_some() && collection == accumulator.principal;
+                if not_below(&accumulator.best)
+                    || (of_principal
+                        && accumulator
+                            .best_of_principal
+                            .is_none_or(|best| not_below(&best)))
+                {
+                    accumulator.add(hit());
+                } else {
+                    accumulator.hits += 1;
+                }
+            }
+            None => {
+                self.singles += 1;
+                let may_enter = self.best_singles.len() < self.wanted
+                    || self
+                        .best_singles
+                        .peek()
+                        .is_some_and(|worst| not_below(&worst.0));
+                if may_enter {
+                    self.offer_single(Worst(hit()));
+                }
+            }
+        }
+    }
+
+    /// The slot of `cluster`'s accumulator, made with `new` if it has none.
+    fn slot(&mut self, cluster: ClusterId, new: impl FnOnce() -> Accumulator) -> u32 {
+        match self.cluster_slots.entry(cluster) {
+            Entry::Occupied(entry) => *entry.get(),
+            Entry::Vacant(entry) => {
+                let slot = self.clusters.len() as u32;
+                self.clusters.push((cluster, new()));
+                entry.insert(slot);
+                slot
+            }
+        }
+    }
+
+    fn offer_single(&mut self, hit: Worst) {
+        if self.best_singles.len() < self.wanted {
+            self.best_singles.push(hit);
+        } else if let Some(mut worst) = self.best_singles.peek_mut() {
+            if hit < *worst {
+                *worst = hit;
+            }
+        }
+    }
+
+    /// Adds another fold's hits (another segment's) to this one's.
+    pub fn merge(&mut self, other: Fold) {
+        self.hits += other.hits;
+        if self.per_collection.len() < other.per_collection.len() {
+            self.per_collection.resize(other.per_collection.len(), 0);
+        }
+        for (count, other) in self.per_collection.iter_mut().zip(other.per_collection) {
+            *count += other;
+        }
+        for (cluster, accumulator) in other.clusters {
+            let before = self.clusters.len();
+            let slot = self.slot(cluster, || accumulator);
+            if (slot as usize) < before {
+                self.clusters[slot as usize].1.merge(accumulator);
+            }
+        }
+        self.singles += other.singles;
+        for hit in other.best_singles {
+            self.offer_single(hit);
+        }
+    }
+
+    /// The best `wanted` groups, best first, and the totals.
+    pub fn finish(self) -> Folded {
+        let collection_hits = |shown: &Hit| {
+            shown
                 .collection
-                .and_then(|collection| per_collection.get(&collection).copied())
-                .unwrap_or(1);
+                .and_then(|collection| self.per_collection.get(collection.0 as usize))
+                .map_or(1, |&count| count.max(1))
+        };
+        let clustered = self.clusters.iter().map(|(_, accumulator)| {
+            let shown = accumulator.best_of_principal.unwrap_or(accumulator.best);
             let group = Group {
                 shown,
                 score: accumulator.best.score,
                 hits: accumulator.hits,
-                collection_hits,
+                collection_hits: collection_hits(&shown),
             };
             (accumulator.best, group)
-        })
-        .collect();
-    folded.sort_by(|(first, _), (second, _)| {
-        if first.beats(second) {
-            std::cmp::Ordering::Less
-        } else if second.beats(first) {
-            std::cmp::Ordering::Greater
-        } else {
-            std::cmp::Ordering::Equal
+        });
+        let singles = self.best_singles.iter().map(|&Worst(hit)| {
+            let group = Group {
+                shown: hit,
+                score: hit.score,
+                hits: 1,
+                collection_hits: collection_hits(&hit),
+            };
+            (hit, group)
+        });
+        let mut ranked: Vec<(Hit, Group)> = clustered.chain(singles).collect();
+        if ranked.len() > self.wanted {
+            if self.wanted == 0 {
+                ranked.clear();
+            } else {
+                ranked.select_nth_unstable_by(self.wanted - 1, |first, second| {
+                    rank(&first.0, &second.0)
+                });
+                ranked.truncate(self.wanted);
+            }
         }
-    });
-    folded.into_iter().map(|(_, group)| group).collect()
+        ranked.sort_unstable_by(|first, second| rank(&first.0, &second.0));
+        Folded {
+            groups: ranked.into_iter().map(|(_, group)| group).collect(),
+            total_groups: self.clusters.len() as u64 + self.singles,
+            total_hits: self.hits,
+        }
+    }
+}
+
+/// Folds `hits` (in any order) into all their groups, best first.
+#[cfg(test)]
+pub fn fold(hits: &[Hit], principal: impl Fn(ClusterId) -> Option<CollectionId>) -> Vec<Group> {
+    let collections = hits
+        .iter()
+        .filter_map(|hit| hit.collection)
+        .map(|collection| collection.0 as usize + 1)
+        .max()
+        .unwrap_or(0);
+    let mut fold = Fold::new(usize::MAX, collections);
+    for &hit in hits {
+        fold.add(hit, &principal);
+    }
+    fold.finish().groups
 }
 
 #[cfg(test)]
@@ -200,6 +440,54 @@ mod tests {
         assert_eq!(forward, backward);
         let pages: Vec<u32> = forward.iter().map(|group| group.shown.page.0).collect();
         assert_eq!(pages, vec![2, 5, 9]);
+    }
+
+    /// The fold a search runs: per segment, keeping only the best `wanted`
+    /// groups in full, then merged.
+    fn fold_in_segments(
+        hits: &[Hit],
+        segments: usize,
+        wanted: usize,
+        principal: impl Fn(ClusterId) -> Option<CollectionId>,
+    ) -> Folded {
+        let mut folds: Vec<Fold> = (0..segments).map(|_| Fold::new(wanted, 64)).collect();
+        for (index, &hit) in hits.iter().enumerate() {
+            folds[index % segments].add(hit, &principal);
+        }
+        let mut folds = folds.into_iter();
+        let mut merged = folds.next().unwrap();
+        for fold in folds {
+            merged.merge(fold);
+        }
+        merged.finish()
+    }
+
+    #[test]
+    fn a_bounded_fold_gives_the_first_groups_and_totals_of_the_whole_fold() {
+        // 400 hits: a third in no cluster (each its own group), the rest in
+        // 11 clusters of 2 collections each; scores with many ties.
+        let hits: Vec<Hit> = (0..400u32)
+            .map(|page| {
+                let cluster = (page % 3 != 0).then_some(page % 11);
+                let collection = cluster.map(|cluster| cluster * 2 + page % 2);
+                hit(((page * 7919) % 23) as f32, page, collection, cluster)
+            })
+            .collect();
+        let principal = |cluster: ClusterId| Some(CollectionId(cluster.0 * 2 + 1));
+        let whole = fold(&hits, principal);
+        assert_eq!(whole.len(), 134 + 11);
+        for segments in [1, 3] {
+            for wanted in [1, 10, 20, 150, 1000] {
+                let folded = fold_in_segments(&hits, segments, wanted, principal);
+                assert_eq!(folded.total_hits, 400);
+                assert_eq!(folded.total_groups, whole.len() as u64);
+                let expected = &whole[..wanted.min(whole.len())];
+                assert_eq!(
+                    folded.groups, expected,
+                    "{segments} segments, {wanted} wanted"
+                );
+            }
+        }
     }
 
     #[test]
