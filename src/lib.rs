@@ -13,6 +13,7 @@ pub mod config;
 pub mod corpus;
 pub mod datadir;
 pub mod eval;
+pub mod export;
 pub mod index;
 pub mod ingest;
 pub mod mirrors;

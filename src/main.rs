@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 
 use mirrorscope::datadir::DataDir;
 use mirrorscope::eval;
+use mirrorscope::export;
 use mirrorscope::mirrors;
 use mirrorscope::pipeline::{self, IndexRequest};
 use mirrorscope::report;
@@ -130,6 +131,21 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+    },
+    /// Write the current generation's tables (pages, links, chunks, minhash,
+    /// megashingles, trivial clusters, similar clusters, collections, mirrored
+    /// host pairs...) as tab-separated files with a header line, for a
+    /// distributed query engine or a notebook (see docs/SCALING.md).
+    Export {
+        /// Folder to write NAME.tsv files into (created when missing).
+        #[arg(long)]
+        out: PathBuf,
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+        /// Only these tables, comma-separated (default: all of them).
+        #[arg(long, value_delimiter = ',')]
+        tables: Vec<String>,
     },
     /// Quality against a ground-truth file (format of corpus/truth.tsv).
     Eval {
@@ -314,6 +330,35 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&evolution)?)?;
             } else {
                 write!(stdout, "{evolution}")?;
+            }
+        }
+        Command::Export { out, data, tables } => {
+            let tables = if tables.is_empty() {
+                export::Table::ALL.to_vec()
+            } else {
+                tables
+                    .iter()
+                    .map(|name| {
+                        export::Table::from_name(name).ok_or_else(|| {
+                            let names: Vec<&str> =
+                                export::Table::ALL.iter().map(|t| t.name()).collect();
+                            anyhow::anyhow!(
+                                "--tables: {name:?} is not a table; tables: {}",
+                                names.join(", ")
+                            )
+                        })
+                    })
+                    .collect::<Result<_>>()?
+            };
+            let data = DataDir::open_existing(&data)?;
+            for file in export::export(&data, &out, &tables)? {
+                writeln!(
+                    stdout,
+                    "{}\t{} rows\t{} bytes",
+                    file.path.display(),
+                    file.rows,
+                    file.bytes
+                )?;
             }
         }
         Command::Eval { truth, data, json } => {
