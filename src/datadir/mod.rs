@@ -165,12 +165,13 @@ impl DataDir {
         Ok(Config::load(&path)?)
     }
 
-    /// Opens the page store with the configuration's settings. Directory
-    /// syncs are deferred: writers flush the store before they record what
-    /// they wrote (see [`PageStore::defer_directory_syncs`]).
+    /// Opens the page store with the configuration's settings, for the one
+    /// process holding this directory's writer lock. Writes are staged and
+    /// directory syncs deferred: writers flush the store before they record
+    /// what they wrote (see [`PageStore::stage_writes`]).
     pub fn store(&self, config: &Config) -> Result<PageStore> {
         let store = PageStore::open(&self.root.join("store"), config.store.clone())?;
-        Ok(store.defer_directory_syncs())
+        Ok(store.stage_writes())
     }
 
     /// The page store, opened for reading only (see

@@ -179,6 +179,69 @@ pub(super) fn write_file_atomically(
     syncs.sync(directory)
 }
 
+/// Writes `parts` to a new temporary file in `directory` that will become
+/// `file_name`, without syncing it (a staged write: see `staging.rs`; on
+/// systems without `syncfs` it is synced here). Returns its path.
+pub(super) fn write_temporary_file(
+    directory: &Path,
+    file_name: &str,
+    parts: &[&[u8]],
+) -> Result<PathBuf> {
+    let counter = TEMPORARY_FILE_COUNTER.fetch_add(1, Ordering::Relaxed);
+    let temporary_path = directory.join(format!(
+        "{TEMPORARY_FILE_PREFIX}{}-{counter}-{file_name}",
+        std::process::id()
+    ));
+    let written = (|| -> io::Result<()> {
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary_path)?;
+        for part in parts {
+            file.write_all(part)?;
+        }
+        if cfg!(not(target_os = "linux")) {
+            file.sync_all()?;
+        }
+        Ok(())
+    })();
+    if let Err(source) = written {
+        let _ = fs::remove_file(&temporary_path);
+        return Err(StoreError::io(
+            "write temporary file",
+            temporary_path,
+            source,
+        ));
+    }
+    Ok(temporary_path)
+}
+
+/// Renames a temporary file over its final name.
+pub(super) fn rename_into_place(temporary: &Path, path: &Path) -> Result<()> {
+    fs::rename(temporary, path).map_err(|source| StoreError::io("rename into place", path, source))
+}
+
+/// Removes a temporary file that will not be renamed; a failure only leaves
+/// a stale file that the next writer in its directory removes.
+pub(super) fn remove_temporary_file(temporary: &Path) {
+    if let Err(error) = fs::remove_file(temporary) {
+        if error.kind() != io::ErrorKind::NotFound {
+            tracing::warn!(path = %temporary.display(), %error, "could not remove a temporary file");
+        }
+    }
+}
+
+/// Makes the contents of every file written so far durable: one `syncfs` of
+/// the file system holding `root` on Linux; elsewhere the staged files were
+/// synced as they were written.
+pub(super) fn sync_contents(root: &Path) -> Result<()> {
+    if cfg!(target_os = "linux") {
+        sync_file_system(root, &BTreeSet::new())
+    } else {
+        Ok(())
+    }
+}
+
 fn write_and_sync_new_file(path: &Path, parts: &[&[u8]]) -> io::Result<()> {
     let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
     failpoint::before_write(&mut file, parts)?;

@@ -86,6 +86,11 @@
 //! block or the new one, and possibly a temporary file, which [`PageStore::open`]
 //! (and any later write in that directory) removes.
 //!
+//! A handle made with [`PageStore::stage_writes`] (ingest's) holds the
+//! blocks of a batch of `put`s in memory and writes them all at the next
+//! flush with two file-system syncs instead of one fsync per block, under the
+//! same guarantee (see `staging.rs`).
+//!
 //! [`PageStore`] is `Send + Sync`; use one from many threads through `&self`,
 //! or several processes on one root. Each read-modify-write holds an exclusive
 //! `flock` on the leaf directory's `.lock`, opened afresh each time, which
@@ -99,6 +104,7 @@ mod durable;
 mod error;
 mod key;
 mod location;
+mod staging;
 
 #[cfg(test)]
 mod tests;
@@ -118,6 +124,7 @@ use self::durable::{
     write_file_atomically, DirectoryLock, DirectorySyncs,
 };
 use self::location::{is_block_file_name, is_temporary_file_name, BlockLocation};
+use self::staging::{StagedAtLocation, StagedBlock, Staging};
 
 pub use self::config::{StoreConfig, StoreLayout, StoreMode, MAX_DEPTH, STORE_FORMAT_VERSION};
 pub use self::error::{Result, StoreError};
@@ -181,6 +188,8 @@ pub struct PageStore {
     signer: fn(&[u8]) -> Signature,
     /// Shared by clones of this handle.
     syncs: Arc<DirectorySyncs>,
+    /// `Some` when `put`s are staged until the next flush (shared by clones).
+    staging: Option<Arc<Staging>>,
 }
 
 /// How a candidate block at a body's location compares with the body.
@@ -238,6 +247,7 @@ impl PageStore {
             zstd_level: config.zstd_level,
             signer,
             syncs: Arc::new(DirectorySyncs::immediate()),
+            staging: None,
         };
         for volume in 0..layout.volumes {
             let volume_directory = store.volume_directory(volume);
@@ -267,6 +277,7 @@ impl PageStore {
             zstd_level: config.zstd_level,
             signer: signature_of,
             syncs: Arc::new(DirectorySyncs::immediate()),
+            staging: None,
         })
     }
 
@@ -282,11 +293,36 @@ impl PageStore {
         self
     }
 
-    /// Makes every deferred change durable (see
-    /// [`PageStore::defer_directory_syncs`]); returns how many directories
-    /// were waiting. Does nothing for a handle that syncs at once.
+    /// Besides deferring directory syncs, holds the blocks `put` writes or
+    /// re-references in memory until the next [`PageStore::flush`], which
+    /// writes them all with two file-system syncs instead of an fsync each
+    /// (see `staging.rs`). A put that is never flushed is never written: a
+    /// caller journals the keys of a batch only after its flush. Every
+    /// operation but `put` flushes first. The handle must be the store's
+    /// only writing process (ingest holds the data directory's lock).
+    pub fn stage_writes(self) -> PageStore {
+        let mut store = self.defer_directory_syncs();
+        store.staging = Some(Arc::new(Staging::default()));
+        store
+    }
+
+    /// Writes the staged blocks and makes every deferred change durable
+    /// (see [`PageStore::defer_directory_syncs`] and
+    /// [`PageStore::stage_writes`]); returns how many directories were
+    /// waiting. Does nothing for a handle that writes and syncs at once.
     pub fn flush(&self) -> Result<usize> {
+        if let Some(staging) = &self.staging {
+            staging.flush(&self.syncs, &self.root)?;
+        }
         self.syncs.flush(&self.root)
+    }
+
+    /// Flushes staged blocks before an operation that reads the store.
+    fn settle(&self) -> Result<()> {
+        match &self.staging {
+            Some(staging) if !staging.is_empty() => self.flush().map(drop),
+            _ => Ok(()),
+        }
     }
 
     /// The directory the store lives in.
@@ -312,6 +348,9 @@ impl PageStore {
     /// Stores one reference to `body`: references an existing block if the
     /// mode finds one holding it, writes a new block otherwise.
     pub fn put(&self, body: &[u8]) -> Result<PutOutcome> {
+        if let Some(staging) = &self.staging {
+            return self.put_staged(staging, body);
+        }
         let signature = (self.signer)(body);
         let volume = self.volume_of(signature);
         let location =
@@ -392,9 +431,133 @@ impl PageStore {
         })
     }
 
+    /// [`PageStore::put`] on a staging handle: decides as `put` does, from
+    /// the blocks on disk and those staged at the location, and stages the
+    /// new block or the new reference count.
+    fn put_staged(&self, staging: &Staging, body: &[u8]) -> Result<PutOutcome> {
+        let _gate = staging.enter();
+        let signature = (self.signer)(body);
+        let volume = self.volume_of(signature);
+        let location =
+            BlockLocation::new(&self.volume_directory(volume), signature, self.layout.depth);
+        create_directory_durably(&self.syncs, &location.directory)?;
+        let _lock = DirectoryLock::acquire(&location.directory)
+            .map_err(|source| StoreError::io("lock", &location.directory, source))?;
+        let mut overflows = existing_overflow_indices(&location)?;
+        let key = (volume, signature.0);
+        let mut staged = staging.take(key);
+        overflows.extend(staged.keys().copied());
+        overflows.sort_unstable();
+        overflows.dedup();
+        let outcome = self.stage_put(&location, signature, volume, &overflows, &mut staged, body);
+        staging.restore(key, staged);
+        outcome
+    }
+
+    /// The decision of a staged put, `staged` being the location's staged
+    /// blocks and `overflows` every index taken on disk or staged.
+    fn stage_put(
+        &self,
+        location: &BlockLocation,
+        signature: Signature,
+        volume: u16,
+        overflows: &[u32],
+        staged: &mut StagedAtLocation,
+        body: &[u8],
+    ) -> Result<PutOutcome> {
+        let outcome = |overflow: u32, block: &StagedBlock, stored_new: bool| PutOutcome {
+            key: ContentKey {
+                signature,
+                volume,
+                overflow,
+            },
+            stored_new,
+            original_size: block.header.original_size,
+            stored_size: (block.header.encode().len() + block.data.len()) as u64,
+        };
+        if self.mode != StoreMode::ForceNew {
+            for &overflow in overflows {
+                if let Some(block) = staged.get_mut(&overflow) {
+                    if !self.staged_block_holds(block, body) {
+                        continue;
+                    }
+                    block.header.references =
+                        block.header.references.checked_add(1).ok_or_else(|| {
+                            StoreError::ReferenceCountOverflow {
+                                path: location.block_path(overflow),
+                            }
+                        })?;
+                    return Ok(outcome(overflow, block, false));
+                }
+                let Candidate::Matches {
+                    mut block_bytes,
+                    header,
+                    data_offset,
+                } = self.examine_candidate(location, overflow, body)?
+                else {
+                    continue;
+                };
+                let references = header.references.checked_add(1).ok_or_else(|| {
+                    StoreError::ReferenceCountOverflow {
+                        path: location.block_path(overflow),
+                    }
+                })?;
+                let block = StagedBlock {
+                    directory: location.directory.clone(),
+                    file_name: location.block_file_name(overflow),
+                    header: BlockHeader {
+                        references,
+                        ..header
+                    },
+                    data: block_bytes.split_off(data_offset),
+                };
+                let result = outcome(overflow, &block, false);
+                staged.insert(overflow, block);
+                return Ok(result);
+            }
+        }
+        let overflow = lowest_free_overflow(overflows).ok_or_else(|| StoreError::Io {
+            action: "find a free overflow index at",
+            path: location.block_path(0),
+            source: io::Error::other("every overflow index is taken"),
+        })?;
+        let (compression, data) =
+            encode_data(body, self.zstd_level).map_err(|source| StoreError::Compression {
+                path: location.block_path(overflow),
+                source,
+            })?;
+        let block = StagedBlock {
+            directory: location.directory.clone(),
+            file_name: location.block_file_name(overflow),
+            header: BlockHeader {
+                original_size: body.len() as u64,
+                compression,
+                references: 1,
+            },
+            data,
+        };
+        let result = outcome(overflow, &block, true);
+        staged.insert(overflow, block);
+        Ok(result)
+    }
+
+    /// Whether a staged block holds `body` under this store's mode.
+    fn staged_block_holds(&self, block: &StagedBlock, body: &[u8]) -> bool {
+        if block.header.original_size != body.len() as u64 {
+            return false;
+        }
+        match self.mode {
+            StoreMode::Compare => {
+                decode_data(&block.header, &block.data).is_ok_and(|stored| stored == body)
+            }
+            _ => true,
+        }
+    }
+
     /// Adds one reference to the existing block `key` (a WARC revisit record
     /// pointing at a stored payload, say). Returns the new count.
     pub fn add_reference(&self, key: &ContentKey) -> Result<u64> {
+        self.settle()?;
         let location = self.location_of(key)?;
         let _lock = lock_existing_directory(&location, key)?;
         let path = location.block_path(key.overflow);
@@ -420,6 +583,7 @@ impl PageStore {
 
     /// Reads the body of block `key`.
     pub fn get(&self, key: &ContentKey) -> Result<Vec<u8>> {
+        self.settle()?;
         let location = self.location_of(key)?;
         let path = location.block_path(key.overflow);
         let block_bytes = read_whole_file(&path)?.ok_or_else(|| StoreError::NotFound {
@@ -437,6 +601,7 @@ impl PageStore {
 
     /// The reference count of block `key`.
     pub fn references(&self, key: &ContentKey) -> Result<u64> {
+        self.settle()?;
         let location = self.location_of(key)?;
         let path = location.block_path(key.overflow);
         let Some((header, _file_size)) = read_header_only(&path)? else {
@@ -448,6 +613,7 @@ impl PageStore {
     /// Takes one reference away from block `key`, removing the block with
     /// its last reference.
     pub fn delete(&self, key: &ContentKey) -> Result<DeleteOutcome> {
+        self.settle()?;
         let location = self.location_of(key)?;
         let _lock = lock_existing_directory(&location, key)?;
         let path = location.block_path(key.overflow);
@@ -479,6 +645,7 @@ impl PageStore {
 
     /// Walks every volume and totals its blocks. Reads only headers.
     pub fn stats(&self) -> Result<StoreStats> {
+        self.settle()?;
         let mut stats = StoreStats::default();
         for volume in 0..self.layout.volumes {
             self.add_tree_to_stats(&self.volume_directory(volume), &mut stats)?;

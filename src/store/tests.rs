@@ -893,3 +893,131 @@ fn deferred_directory_syncs_wait_for_flush_and_lose_nothing() {
     assert_eq!(immediate.flush().unwrap(), 0);
     assert_eq!(immediate.get(&first.key).unwrap(), b"<p>one</p>");
 }
+
+// ---------------------------------------------------------------- staged writes
+
+/// The relative path and bytes of every file of a store but its lock files.
+fn store_files(root: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    files_under(root)
+        .into_iter()
+        .filter(|path| file_name_of(path) != super::location::LOCK_FILE_NAME)
+        .map(|path| {
+            let bytes = fs::read(&path).unwrap();
+            (path.strip_prefix(root).unwrap().to_path_buf(), bytes)
+        })
+        .collect()
+}
+
+#[test]
+fn staged_puts_decide_as_direct_puts_and_are_written_at_flush() {
+    // Every body collides, so overflow indices, same-size fake duplicates
+    // (regular) and byte comparisons (compare) all come into play, against
+    // blocks on disk and blocks staged in the same batch.
+    let bodies: Vec<&[u8]> = vec![
+        b"<p>one</p>",
+        b"<p>two</p>",
+        b"<p>one</p>",
+        b"<p>six</p>",
+        b"<p>a longer page</p>",
+        b"<p>two</p>",
+        b"",
+        b"<p>one</p>",
+    ];
+    for mode in [StoreMode::Regular, StoreMode::Compare, StoreMode::ForceNew] {
+        let direct_dir = tempfile::tempdir().unwrap();
+        let staged_dir = tempfile::tempdir().unwrap();
+        let direct = open_colliding_store(direct_dir.path(), mode);
+        // Some blocks are on disk before the batch.
+        for body in &bodies[..2] {
+            direct.put(body).unwrap();
+            open_colliding_store(staged_dir.path(), mode)
+                .put(body)
+                .unwrap();
+        }
+        let staged = open_colliding_store(staged_dir.path(), mode).stage_writes();
+        let before = store_files(staged_dir.path());
+        for body in &bodies[2..] {
+            let expected = direct.put(body).unwrap();
+            let outcome = staged.put(body).unwrap();
+            assert_eq!(
+                outcome,
+                expected,
+                "{mode:?} {:?}",
+                String::from_utf8_lossy(body)
+            );
+        }
+        assert_eq!(
+            store_files(staged_dir.path()),
+            before,
+            "{mode:?}: nothing is written before the flush"
+        );
+        staged.flush().unwrap();
+        assert_eq!(
+            store_files(staged_dir.path()),
+            store_files(direct_dir.path()),
+            "{mode:?}: the same blocks, byte for byte"
+        );
+        assert!(temporary_files(&staged).is_empty());
+    }
+}
+
+#[test]
+fn staged_puts_of_many_threads_count_exactly() {
+    const THREADS: usize = 4;
+    const SHARED: usize = 40;
+    let directory = tempfile::tempdir().unwrap();
+    let store = open_store(directory.path(), StoreMode::Regular).stage_writes();
+    // Half the shared bodies are on disk before the batch.
+    let direct = open_store(directory.path(), StoreMode::Regular);
+    for index in 0..SHARED / 2 {
+        direct.put(&shared_body(index)).unwrap();
+    }
+    std::thread::scope(|scope| {
+        for thread in 0..THREADS {
+            let store = &store;
+            scope.spawn(move || {
+                for step in 0..SHARED {
+                    let index = (step + thread * 11) % SHARED;
+                    store.put(&shared_body(index)).unwrap();
+                }
+            });
+        }
+    });
+    store.flush().unwrap();
+    let stats = store.stats().unwrap();
+    assert_eq!(stats.blocks, SHARED as u64);
+    assert_eq!(stats.references, (THREADS * SHARED + SHARED / 2) as u64);
+    for index in 0..SHARED {
+        let key = direct.put(&shared_body(index)).unwrap().key;
+        let extra = u64::from(index < SHARED / 2);
+        assert_eq!(direct.references(&key).unwrap(), THREADS as u64 + extra + 1);
+    }
+    assert!(temporary_files(&store).is_empty());
+}
+
+#[test]
+fn a_staged_put_never_flushed_is_never_written_and_reads_flush_first() {
+    let directory = tempfile::tempdir().unwrap();
+    {
+        let store = open_store(directory.path(), StoreMode::Regular).stage_writes();
+        store.put(b"<p>dropped</p>").unwrap();
+    }
+    let store = open_store(directory.path(), StoreMode::Regular);
+    assert!(
+        block_files(&store).is_empty(),
+        "an unflushed put is not written"
+    );
+    assert!(temporary_files(&store).is_empty());
+
+    let staged = store.clone().stage_writes();
+    let key = staged.put(b"<p>kept</p>").unwrap().key;
+    staged.put(b"<p>kept</p>").unwrap();
+    // Reading through the staging handle writes the batch first.
+    assert_eq!(staged.get(&key).unwrap(), b"<p>kept</p>");
+    assert_eq!(store.references(&key).unwrap(), 2);
+    assert_eq!(staged.add_reference(&key).unwrap(), 3);
+    assert_eq!(
+        staged.delete(&key).unwrap(),
+        DeleteOutcome::Decremented { remaining: 2 }
+    );
+}
