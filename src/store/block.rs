@@ -16,6 +16,7 @@
 //! least 1: a block whose last reference is deleted is removed. Functions here
 //! return the reason a block is invalid as a string; the caller adds the path.
 
+use std::cell::RefCell;
 use std::io::{self, Read};
 
 /// First word of every block.
@@ -160,7 +161,14 @@ fn set_once<T>(slot: &mut Option<T>, value: T, name: &str) -> Result<(), String>
 /// Turns a body into block data: zstd at `level`, or the body as is when
 /// compression does not make it smaller.
 pub(super) fn encode_data(body: &[u8], level: i32) -> io::Result<(BlockCompression, Vec<u8>)> {
-    let compressed = zstd::bulk::compress(body, level)?;
+    let compressed = COMPRESSOR.with(|slot| -> io::Result<Vec<u8>> {
+        let mut slot = slot.borrow_mut();
+        let compressor = match &mut *slot {
+            Some((kept_level, compressor)) if *kept_level == level => compressor,
+            _ => &mut slot.insert((level, zstd::bulk::Compressor::new(level)?)).1,
+        };
+        compressor.compress(body)
+    })?;
     if compressed.len() < body.len() {
         return Ok((BlockCompression::Zstd, compressed));
     }
@@ -180,6 +188,32 @@ pub(super) fn decode_data(header: &BlockHeader, data: &[u8]) -> Result<Vec<u8>, 
             }
             Ok(data.to_vec())
         }
+        BlockCompression::Zstd if header.original_size < MAX_DECOMPRESSION_RESERVE => {
+            // One byte more than announced is enough to tell "too long".
+            let capacity = header.original_size as usize + 1;
+            let body = DECOMPRESSOR
+                .with(|slot| -> io::Result<Vec<u8>> {
+                    let mut slot = slot.borrow_mut();
+                    let decompressor = match &mut *slot {
+                        Some(decompressor) => decompressor,
+                        None => slot.insert(zstd::bulk::Decompressor::new()?),
+                    };
+                    decompressor.decompress(data, capacity)
+                })
+                .map_err(|error| {
+                    // zstd's own words for "does not fit in original-size + 1".
+                    if error.to_string().contains("too small") {
+                        format!(
+                            "the data decompresses to more than original-size {}",
+                            header.original_size
+                        )
+                    } else {
+                        format!("the zstd data cannot be decompressed: {error}")
+                    }
+                })?;
+            check_decompressed_size(body.len() as u64, header.original_size)?;
+            Ok(body)
+        }
         BlockCompression::Zstd => {
             let reserve = header.original_size.min(MAX_DECOMPRESSION_RESERVE);
             // Bounded by MAX_DECOMPRESSION_RESERVE, so it fits in usize.
@@ -191,22 +225,33 @@ pub(super) fn decode_data(header: &BlockHeader, data: &[u8]) -> Result<Vec<u8>, 
                 .take(header.original_size.saturating_add(1))
                 .read_to_end(&mut body)
                 .map_err(|error| format!("the zstd data cannot be decompressed: {error}"))?;
-            let decompressed_size = body.len() as u64;
-            if decompressed_size > header.original_size {
-                return Err(format!(
-                    "the data decompresses to more than original-size {}",
-                    header.original_size
-                ));
-            }
-            if decompressed_size < header.original_size {
-                return Err(format!(
-                    "the data decompresses to {decompressed_size} bytes but original-size is {}",
-                    header.original_size
-                ));
-            }
+            check_decompressed_size(body.len() as u64, header.original_size)?;
             Ok(body)
         }
     }
+}
+
+fn check_decompressed_size(decompressed_size: u64, original_size: u64) -> Result<(), String> {
+    if decompressed_size > original_size {
+        return Err(format!(
+            "the data decompresses to more than original-size {original_size}"
+        ));
+    }
+    if decompressed_size < original_size {
+        return Err(format!(
+            "the data decompresses to {decompressed_size} bytes but original-size is {original_size}"
+        ));
+    }
+    Ok(())
+}
+
+thread_local! {
+    /// Each thread's zstd contexts, kept between blocks: making one costs
+    /// about as much as compressing or decompressing a small page.
+    static COMPRESSOR: RefCell<Option<(i32, zstd::bulk::Compressor<'static>)>> =
+        const { RefCell::new(None) };
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
 }
 
 #[cfg(test)]

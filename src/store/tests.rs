@@ -839,6 +839,21 @@ fn corrupt_blocks_are_errors_naming_the_file() {
     fs::write(&path, &wrong_size).unwrap();
     let error = store.get(&key).unwrap_err();
     assert!(error.to_string().contains("original-size"), "{error}");
+    // ... and to more than it says.
+    let mut too_long = format!(
+        "mirrorscope-block 1\noriginal-size: {}\ncompression: zstd\nreferences: 1\n\n",
+        body.len() - 1
+    )
+    .into_bytes();
+    too_long.extend_from_slice(&intact[header_end..]);
+    fs::write(&path, &too_long).unwrap();
+    let error = store.get(&key).unwrap_err();
+    assert!(
+        error
+            .to_string()
+            .contains("decompresses to more than original-size"),
+        "{error}"
+    );
 
     // A bad header.
     fs::write(&path, b"not a block\n\ngarbage").unwrap();
