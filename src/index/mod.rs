@@ -144,19 +144,39 @@ pub fn build(
     let facts = page_fields(table, similarity, collections);
     let documents = AtomicU64::new(0);
     let unreadable = AtomicU64::new(0);
-    table
-        .pages
-        .par_iter()
-        .enumerate()
-        .filter(|(_, page)| is_indexed(page))
-        .try_for_each(|(index, page)| -> Result<()> {
-            let Some(text) = page_text(store, page) else {
-                unreadable.fetch_add(1, Ordering::Relaxed);
-                return Ok(());
-            };
-            let fact = &facts[index];
+    // Pages with the same body (and encoding) share their text: each body
+    // is read and extracted once, however many pages it is (a quarter of a
+    // crawl with mirrors).
+    let mut indexed: Vec<u32> = (0..table.pages.len() as u32)
+        .filter(|&index| is_indexed(&table.pages[index as usize]))
+        .collect();
+    let body_of = |index: u32| {
+        let page = &table.pages[index as usize];
+        (page.content_key, page.encoding.as_str())
+    };
+    indexed.sort_by(|&first, &second| {
+        body_of(first)
+            .cmp(&body_of(second))
+            .then(first.cmp(&second))
+    });
+    let mut same_body: Vec<&[u32]> = indexed
+        .chunk_by(|&first, &second| body_of(first) == body_of(second))
+        .collect();
+    // In the order of their first pages: documents stay near URL order, with
+    // a page's copies (same cluster) beside it, which the roll-up's fold
+    // and the fast fields' compression like.
+    same_body.sort_unstable_by_key(|pages| pages[0]);
+    same_body.par_iter().try_for_each(|pages| -> Result<()> {
+        let first = &table.pages[pages[0] as usize];
+        let Some(text) = page_text(store, first) else {
+            unreadable.fetch_add(pages.len() as u64, Ordering::Relaxed);
+            return Ok(());
+        };
+        for &index in pages.iter() {
+            let page = &table.pages[index as usize];
+            let fact = &facts[index as usize];
             let document = fields.document(&PageDocument {
-                page: PageId(index as u32),
+                page: PageId(index),
                 collection: fact.collection,
                 cluster: fact.cluster,
                 replication: fact.replication,
@@ -168,8 +188,9 @@ pub fn build(
             });
             writer.add_document(document).map_err(tantivy_error)?;
             documents.fetch_add(1, Ordering::Relaxed);
-            Ok(())
-        })?;
+        }
+        Ok(())
+    })?;
     let mut writer = writer;
     writer.commit().map_err(tantivy_error)?;
     writer.wait_merging_threads().map_err(tantivy_error)?;
