@@ -116,27 +116,47 @@ impl Drop for DirectorySyncs {
     }
 }
 
+/// Makes every change under `directories` durable. On Linux, one `syncfs`
+/// per file system they are on (a volume may be a symbolic link to another
+/// disk); elsewhere each directory is fsynced.
 #[cfg(target_os = "linux")]
-fn sync_file_system(root: &Path, _directories: &BTreeSet<PathBuf>) -> Result<()> {
-    use std::os::fd::AsRawFd;
-    let handle = File::open(root).map_err(|source| StoreError::io("open", root, source))?;
-    // SAFETY: syncfs only reads the descriptor, which `handle` keeps open
-    // for the duration of the call.
-    let status = unsafe { libc::syncfs(handle.as_raw_fd()) };
-    if status != 0 {
-        return Err(StoreError::io(
-            "sync file system of",
-            root,
-            io::Error::last_os_error(),
-        ));
-    }
-    Ok(())
+fn sync_file_system(_root: &Path, directories: &BTreeSet<PathBuf>) -> Result<()> {
+    sync_file_systems_of(directories.iter().map(PathBuf::as_path))
 }
 
 #[cfg(not(target_os = "linux"))]
 fn sync_file_system(_root: &Path, directories: &BTreeSet<PathBuf>) -> Result<()> {
     for directory in directories {
         sync_directory(directory)?;
+    }
+    Ok(())
+}
+
+/// One `syncfs` for each file system holding one of `paths`.
+#[cfg(target_os = "linux")]
+fn sync_file_systems_of<'a>(paths: impl Iterator<Item = &'a Path>) -> Result<()> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::fs::MetadataExt;
+    let mut synced = std::collections::HashSet::new();
+    for path in paths {
+        let handle = File::open(path).map_err(|source| StoreError::io("open", path, source))?;
+        let device = handle
+            .metadata()
+            .map_err(|source| StoreError::io("inspect", path, source))?
+            .dev();
+        if !synced.insert(device) {
+            continue;
+        }
+        // SAFETY: syncfs only reads the descriptor, which `handle` keeps
+        // open for the duration of the call.
+        let status = unsafe { libc::syncfs(handle.as_raw_fd()) };
+        if status != 0 {
+            return Err(StoreError::io(
+                "sync file system of",
+                path,
+                io::Error::last_os_error(),
+            ));
+        }
     }
     Ok(())
 }
@@ -197,6 +217,7 @@ pub(super) fn write_temporary_file(
             .write(true)
             .create_new(true)
             .open(&temporary_path)?;
+        failpoint::before_write(&mut file, parts)?;
         for part in parts {
             file.write_all(part)?;
         }
@@ -206,7 +227,9 @@ pub(super) fn write_temporary_file(
         Ok(())
     })();
     if let Err(source) = written {
-        let _ = fs::remove_file(&temporary_path);
+        if !failpoint::is_simulated_crash(&source) {
+            let _ = fs::remove_file(&temporary_path);
+        }
         return Err(StoreError::io(
             "write temporary file",
             temporary_path,
@@ -231,13 +254,16 @@ pub(super) fn remove_temporary_file(temporary: &Path) {
     }
 }
 
-/// Makes the contents of every file written so far durable: one `syncfs` of
-/// the file system holding `root` on Linux; elsewhere the staged files were
-/// synced as they were written.
-pub(super) fn sync_contents(root: &Path) -> Result<()> {
-    if cfg!(target_os = "linux") {
-        sync_file_system(root, &BTreeSet::new())
-    } else {
+/// Makes the contents of the files written in `directories` durable: one
+/// `syncfs` per file system on Linux; elsewhere the staged files were synced
+/// as they were written. (Linux reports a write error through `syncfs` since
+/// 5.8.)
+pub(super) fn sync_contents<'a>(directories: impl Iterator<Item = &'a Path>) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    return sync_file_systems_of(directories);
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = directories;
         Ok(())
     }
 }

@@ -65,6 +65,11 @@ pub enum StoreError {
     /// A block already holds `u64::MAX` references.
     #[error("block {path} already holds the largest possible reference count")]
     ReferenceCountOverflow { path: PathBuf },
+
+    /// A flush of staged writes failed: what was staged then is lost, so
+    /// the handle refuses to go on (its callers must not journal anything).
+    #[error("the page store at {root} lost staged writes when a flush failed ({reason}); start the ingest again")]
+    StagedWritesLost { root: PathBuf, reason: String },
 }
 
 /// Result of page store operations.

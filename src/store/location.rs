@@ -73,6 +73,11 @@ impl BlockLocation {
         self.directory.join(self.block_file_name(overflow))
     }
 
+    /// The leaf name as a number (at most 32 hex digits), for listings.
+    pub(super) fn leaf_key(&self) -> u128 {
+        leaf_key(&self.leaf_name).unwrap_or_default()
+    }
+
     /// The overflow index of `file_name` if it is a block at this location.
     pub(super) fn overflow_of(&self, file_name: &str) -> Option<u32> {
         let rest = file_name.strip_prefix(self.leaf_name.as_str())?;
@@ -102,6 +107,25 @@ pub(super) fn is_block_file_name(file_name: &str, depth: u8) -> bool {
         .bytes()
         .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte));
     leaf_is_hex && (suffix.is_empty() || parse_overflow_suffix(suffix).is_some())
+}
+
+/// A block file name (see [`is_block_file_name`]) as its leaf's number and
+/// its overflow index.
+pub(super) fn parse_block_file_name(file_name: &str, depth: u8) -> Option<(u128, u32)> {
+    if !is_block_file_name(file_name, depth) {
+        return None;
+    }
+    let (leaf, suffix) = file_name.split_at(leaf_name_length(depth));
+    let overflow = if suffix.is_empty() {
+        0
+    } else {
+        parse_overflow_suffix(suffix)?
+    };
+    Some((leaf_key(leaf)?, overflow))
+}
+
+fn leaf_key(leaf: &str) -> Option<u128> {
+    u128::from_str_radix(leaf, 16).ok()
 }
 
 /// True for the names temporary files are written under.
@@ -162,5 +186,10 @@ mod tests {
         assert!(!is_block_file_name(".lock", 14));
         assert!(!is_block_file_name("0000ab.x", 14));
         assert!(is_temporary_file_name(".tmp-1-2-0000ab"));
+        assert_eq!(parse_block_file_name("0000ab", 14), Some((0xab, 0)));
+        assert_eq!(parse_block_file_name("0000ab.12", 14), Some((0xab, 12)));
+        assert_eq!(parse_block_file_name("0000ab.0", 14), None);
+        assert_eq!(parse_block_file_name(".lock", 14), None);
+        assert_eq!(location.leaf_key(), 0xab);
     }
 }

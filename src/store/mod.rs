@@ -295,10 +295,10 @@ impl PageStore {
 
     /// Besides deferring directory syncs, holds the blocks `put` writes or
     /// re-references in memory until the next [`PageStore::flush`], which
-    /// writes them all with two file-system syncs instead of an fsync each
-    /// (see `staging.rs`). A put that is never flushed is never written: a
-    /// caller journals the keys of a batch only after its flush. Every
-    /// operation but `put` flushes first. The handle must be the store's
+    /// writes them all with two syncs per file system instead of an fsync
+    /// each (see `staging.rs`). A put that is never flushed is never
+    /// written: a caller journals the keys of a batch only after its flush.
+    /// Every operation but `put` flushes first. The handle must be the store's
     /// only writing process (ingest holds the data directory's lock).
     pub fn stage_writes(self) -> PageStore {
         let mut store = self.defer_directory_syncs();
@@ -311,18 +311,28 @@ impl PageStore {
     /// [`PageStore::stage_writes`]); returns how many directories were
     /// waiting. Does nothing for a handle that writes and syncs at once.
     pub fn flush(&self) -> Result<usize> {
-        if let Some(staging) = &self.staging {
-            staging.flush(&self.syncs, &self.root)?;
+        match &self.staging {
+            Some(staging) => staging.flush(&self.syncs, &self.root),
+            None => self.syncs.flush(&self.root),
         }
-        self.syncs.flush(&self.root)
     }
 
-    /// Flushes staged blocks before an operation that reads the store.
-    fn settle(&self) -> Result<()> {
-        match &self.staging {
-            Some(staging) if !staging.is_empty() => self.flush().map(drop),
-            _ => Ok(()),
-        }
+    /// For a read through a staging handle: the gate, shared, once nothing
+    /// is staged (flushing first if something is).
+    fn settled(&self) -> Result<Option<staging::Shared<'_>>> {
+        self.staging
+            .as_ref()
+            .map(|staging| staging.enter_settled(&self.syncs, &self.root))
+            .transpose()
+    }
+
+    /// For a reference change through a staging handle: the gate, held
+    /// exclusively, once everything staged is written.
+    fn exclusive(&self) -> Result<Option<staging::Exclusive<'_>>> {
+        self.staging
+            .as_ref()
+            .map(|staging| staging.enter_exclusively(&self.syncs, &self.root))
+            .transpose()
     }
 
     /// The directory the store lives in.
@@ -435,7 +445,7 @@ impl PageStore {
     /// the blocks on disk and those staged at the location, and stages the
     /// new block or the new reference count.
     fn put_staged(&self, staging: &Staging, body: &[u8]) -> Result<PutOutcome> {
-        let _gate = staging.enter();
+        let _gate = staging.enter(&self.root)?;
         let signature = (self.signer)(body);
         let volume = self.volume_of(signature);
         let location =
@@ -443,7 +453,10 @@ impl PageStore {
         create_directory_durably(&self.syncs, &location.directory)?;
         let _lock = DirectoryLock::acquire(&location.directory)
             .map_err(|source| StoreError::io("lock", &location.directory, source))?;
-        let mut overflows = existing_overflow_indices(&location)?;
+        let mut overflows =
+            staging.overflows_on_disk(&location.directory, location.leaf_key(), || {
+                list_blocks(&location.directory, self.layout.depth)
+            })?;
         let key = (volume, signature.0);
         let mut staged = staging.take(key);
         overflows.extend(staged.keys().copied());
@@ -505,6 +518,7 @@ impl PageStore {
                 let block = StagedBlock {
                     directory: location.directory.clone(),
                     file_name: location.block_file_name(overflow),
+                    name: (location.leaf_key(), overflow),
                     header: BlockHeader {
                         references,
                         ..header
@@ -529,6 +543,7 @@ impl PageStore {
         let block = StagedBlock {
             directory: location.directory.clone(),
             file_name: location.block_file_name(overflow),
+            name: (location.leaf_key(), overflow),
             header: BlockHeader {
                 original_size: body.len() as u64,
                 compression,
@@ -557,7 +572,7 @@ impl PageStore {
     /// Adds one reference to the existing block `key` (a WARC revisit record
     /// pointing at a stored payload, say). Returns the new count.
     pub fn add_reference(&self, key: &ContentKey) -> Result<u64> {
-        self.settle()?;
+        let _gate = self.exclusive()?;
         let location = self.location_of(key)?;
         let _lock = lock_existing_directory(&location, key)?;
         let path = location.block_path(key.overflow);
@@ -583,7 +598,7 @@ impl PageStore {
 
     /// Reads the body of block `key`.
     pub fn get(&self, key: &ContentKey) -> Result<Vec<u8>> {
-        self.settle()?;
+        let _gate = self.settled()?;
         let location = self.location_of(key)?;
         let path = location.block_path(key.overflow);
         let block_bytes = read_whole_file(&path)?.ok_or_else(|| StoreError::NotFound {
@@ -601,7 +616,7 @@ impl PageStore {
 
     /// The reference count of block `key`.
     pub fn references(&self, key: &ContentKey) -> Result<u64> {
-        self.settle()?;
+        let _gate = self.settled()?;
         let location = self.location_of(key)?;
         let path = location.block_path(key.overflow);
         let Some((header, _file_size)) = read_header_only(&path)? else {
@@ -613,7 +628,7 @@ impl PageStore {
     /// Takes one reference away from block `key`, removing the block with
     /// its last reference.
     pub fn delete(&self, key: &ContentKey) -> Result<DeleteOutcome> {
-        self.settle()?;
+        let _gate = self.exclusive()?;
         let location = self.location_of(key)?;
         let _lock = lock_existing_directory(&location, key)?;
         let path = location.block_path(key.overflow);
@@ -624,6 +639,9 @@ impl PageStore {
         let (header, data_offset) = parse_block_for_rewrite(&path, &block_bytes)?;
         debug_assert!(header.references >= 1, "parse_header rejects a zero count");
         if header.references <= 1 {
+            if let Some(staging) = &self.staging {
+                staging.forget_listing(&location.directory);
+            }
             remove_file_durably(
                 &self.syncs,
                 &location.directory,
@@ -645,7 +663,7 @@ impl PageStore {
 
     /// Walks every volume and totals its blocks. Reads only headers.
     pub fn stats(&self) -> Result<StoreStats> {
-        self.settle()?;
+        let _gate = self.settled()?;
         let mut stats = StoreStats::default();
         for volume in 0..self.layout.volumes {
             self.add_tree_to_stats(&self.volume_directory(volume), &mut stats)?;
@@ -907,6 +925,26 @@ fn existing_overflow_indices(location: &BlockLocation) -> Result<Vec<u32>> {
     }
     overflows.sort_unstable();
     Ok(overflows)
+}
+
+/// Every block file of `directory` as (leaf number, overflow index).
+fn list_blocks(directory: &Path, depth: u8) -> Result<staging::Listing> {
+    let entries = match fs::read_dir(directory) {
+        Ok(entries) => entries,
+        Err(source) => return Err(StoreError::io("list", directory, source)),
+    };
+    let mut listing = Vec::new();
+    for entry in entries {
+        let entry = entry.map_err(|source| StoreError::io("list", directory, source))?;
+        if let Some(name) = entry
+            .file_name()
+            .to_str()
+            .and_then(|name| location::parse_block_file_name(name, depth))
+        {
+            listing.push(name);
+        }
+    }
+    Ok(listing)
 }
 
 /// The smallest index not in `sorted_overflows`; None if all are taken.

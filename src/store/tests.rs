@@ -1011,7 +1011,7 @@ fn staged_puts_of_many_threads_count_exactly() {
 }
 
 #[test]
-fn a_staged_put_never_flushed_is_never_written_and_reads_flush_first() {
+fn a_staged_put_never_flushed_is_never_written() {
     let directory = tempfile::tempdir().unwrap();
     {
         let store = open_store(directory.path(), StoreMode::Regular).stage_writes();
@@ -1023,16 +1023,131 @@ fn a_staged_put_never_flushed_is_never_written_and_reads_flush_first() {
         "an unflushed put is not written"
     );
     assert!(temporary_files(&store).is_empty());
+}
 
-    let staged = store.clone().stage_writes();
-    let key = staged.put(b"<p>kept</p>").unwrap().key;
-    staged.put(b"<p>kept</p>").unwrap();
-    // Reading through the staging handle writes the batch first.
-    assert_eq!(staged.get(&key).unwrap(), b"<p>kept</p>");
-    assert_eq!(store.references(&key).unwrap(), 2);
-    assert_eq!(staged.add_reference(&key).unwrap(), 3);
+#[test]
+fn every_other_operation_of_a_staging_handle_writes_the_batch_first() {
+    let body: &[u8] = b"<p>kept</p>";
+    let directory = tempfile::tempdir().unwrap();
+    let direct = open_store(directory.path(), StoreMode::Regular);
+    let key = direct.put(body).unwrap().key;
+    // Each operation, alone after a staged put of the same body, sees it.
+    let staged = || {
+        let store = direct.clone().stage_writes();
+        assert_eq!(store.put(body).unwrap().key, key);
+        store
+    };
+    assert_eq!(staged().references(&key).unwrap(), 2);
+    assert_eq!(staged().get(&key).unwrap(), body);
+    assert_eq!(staged().stats().unwrap().references, 4);
+    assert_eq!(staged().add_reference(&key).unwrap(), 6);
     assert_eq!(
-        staged.delete(&key).unwrap(),
-        DeleteOutcome::Decremented { remaining: 2 }
+        staged().delete(&key).unwrap(),
+        DeleteOutcome::Decremented { remaining: 6 }
     );
+    assert_eq!(direct.references(&key).unwrap(), 6);
+}
+
+#[test]
+fn a_failed_flush_loses_the_batch_and_the_handle_refuses_to_go_on() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open_store(directory.path(), StoreMode::Regular).stage_writes();
+    store.put(b"<p>one</p>").unwrap();
+    store.put(b"<p>two</p>").unwrap();
+    failpoint::arm(WriteFailpoint::ErrorHalfway);
+    let error = store.flush().unwrap_err();
+    assert!(error.to_string().contains("injected failure"), "{error}");
+    assert!(
+        block_files(&store).is_empty(),
+        "nothing of the batch is renamed"
+    );
+    assert!(
+        temporary_files(&store).is_empty(),
+        "no temporary file is left"
+    );
+    // Nothing staged before the failure may be journaled by anyone: every
+    // later put and flush of the handle fails, naming the store.
+    for error in [
+        store.put(b"<p>three</p>").unwrap_err(),
+        store.flush().unwrap_err(),
+    ] {
+        assert!(
+            matches!(error, StoreError::StagedWritesLost { .. }),
+            "{error}"
+        );
+        assert!(
+            error
+                .to_string()
+                .contains(&directory.path().display().to_string()),
+            "{error}"
+        );
+    }
+    // A new handle works.
+    let again = open_store(directory.path(), StoreMode::Regular).stage_writes();
+    let key = again.put(b"<p>one</p>").unwrap().key;
+    again.flush().unwrap();
+    assert_eq!(again.references(&key).unwrap(), 1);
+}
+
+#[test]
+fn flushes_and_reads_alongside_staged_puts_lose_no_count() {
+    const THREADS: usize = 3;
+    const SHARED: usize = 30;
+    let directory = tempfile::tempdir().unwrap();
+    let store = open_store(directory.path(), StoreMode::Regular).stage_writes();
+    let first = store.put(&shared_body(0)).unwrap().key;
+    std::thread::scope(|scope| {
+        for thread in 0..THREADS {
+            let store = &store;
+            scope.spawn(move || {
+                for step in 0..SHARED {
+                    store
+                        .put(&shared_body((step + thread * 7) % SHARED))
+                        .unwrap();
+                }
+            });
+        }
+        let store = &store;
+        scope.spawn(move || {
+            // Reads never see fewer references than were put before them.
+            let mut seen = 0;
+            for _ in 0..20 {
+                let now = store.references(&first).unwrap();
+                assert!(now >= seen.max(1));
+                seen = now;
+                store.flush().unwrap();
+            }
+        });
+    });
+    store.flush().unwrap();
+    let stats = store.stats().unwrap();
+    assert_eq!(stats.blocks, SHARED as u64);
+    assert_eq!(stats.references, (THREADS * SHARED + 1) as u64);
+    assert_eq!(store.references(&first).unwrap(), THREADS as u64 + 1);
+    assert!(temporary_files(&store).is_empty());
+}
+
+#[test]
+fn a_staging_handle_keeps_its_listings_through_flushes_and_removals() {
+    let directory = tempfile::tempdir().unwrap();
+    let store = open_colliding_store(directory.path(), StoreMode::Regular).stage_writes();
+    let one = store.put(b"<p>one</p>").unwrap();
+    store.flush().unwrap();
+    // Listed before the flush wrote it: the flush must add it.
+    let again = store.put(b"<p>one</p>").unwrap();
+    assert_eq!((again.key, again.stored_new), (one.key, false));
+    let two = store.put(b"<p>second</p>").unwrap();
+    assert_eq!(two.key.overflow, 1);
+    store.flush().unwrap();
+    assert_eq!(store.references(&one.key).unwrap(), 2);
+    // Removing the primary block leaves a gap before the overflow block.
+    store.delete(&one.key).unwrap();
+    assert_eq!(store.delete(&one.key).unwrap(), DeleteOutcome::Removed);
+    let three = store.put(b"<p>third page</p>").unwrap();
+    assert_eq!((three.key.overflow, three.stored_new), (0, true));
+    assert_eq!(store.put(b"<p>second</p>").unwrap().key, two.key);
+    store.flush().unwrap();
+    assert_eq!(store.references(&two.key).unwrap(), 2);
+    assert_eq!(store.get(&three.key).unwrap(), b"<p>third page</p>");
+    assert_eq!(block_files(&store).len(), 2);
 }
