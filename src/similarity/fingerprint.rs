@@ -282,10 +282,20 @@ fn min_images_avx2(shingles: &[u64]) -> [u32; MINHASH_FUNCTIONS] {
     min_images_portable(shingles)
 }
 
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn min_images_avx512(shingles: &[u64]) -> [u32; MINHASH_FUNCTIONS] {
+    min_images_portable(shingles)
+}
+
 /// For each of the 84 functions, the smallest image of the shingles.
 fn min_images(shingles: &[u64]) -> [u32; MINHASH_FUNCTIONS] {
     #[cfg(target_arch = "x86_64")]
     {
+        if std::arch::is_x86_feature_detected!("avx512f") {
+            // SAFETY: the processor supports AVX-512F, checked just above.
+            return unsafe { min_images_avx512(shingles) };
+        }
         if std::arch::is_x86_feature_detected!("avx2") {
             // SAFETY: the processor supports AVX2, checked just above.
             return unsafe { min_images_avx2(shingles) };
@@ -387,9 +397,21 @@ mod tests {
     }
 
     #[test]
-    fn the_vector_kernel_agrees_with_the_portable_one() {
+    fn the_vector_kernels_agree_with_the_portable_one() {
         let shingles: Vec<u64> = (0..1000u64).map(|n| fmix64(n + 1)).collect();
-        assert_eq!(min_images(&shingles), min_images_portable(&shingles));
+        let portable = min_images_portable(&shingles);
+        assert_eq!(min_images(&shingles), portable);
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx2") {
+                // SAFETY: the processor supports AVX2.
+                assert_eq!(unsafe { min_images_avx2(&shingles) }, portable);
+            }
+            if std::arch::is_x86_feature_detected!("avx512f") {
+                // SAFETY: the processor supports AVX-512F.
+                assert_eq!(unsafe { min_images_avx512(&shingles) }, portable);
+            }
+        }
     }
 
     #[test]
