@@ -172,26 +172,8 @@ pub(super) fn write_file_atomically(
     file_name: &str,
     parts: &[&[u8]],
 ) -> Result<()> {
-    let counter = TEMPORARY_FILE_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let temporary_name = format!(
-        "{TEMPORARY_FILE_PREFIX}{}-{counter}-{file_name}",
-        std::process::id()
-    );
-    debug_assert!(is_temporary_file_name(&temporary_name));
-    let temporary_path = directory.join(&temporary_name);
+    let temporary_path = write_new_temporary_file(directory, file_name, parts, true)?;
     let final_path = directory.join(file_name);
-
-    if let Err(source) = write_and_sync_new_file(&temporary_path, parts) {
-        if !failpoint::is_simulated_crash(&source) {
-            // Best effort: a leftover is removed by the next cleanup anyway.
-            let _ = fs::remove_file(&temporary_path);
-        }
-        return Err(StoreError::io(
-            "write temporary file",
-            temporary_path,
-            source,
-        ));
-    }
     if let Err(source) = fs::rename(&temporary_path, &final_path) {
         let _ = fs::remove_file(&temporary_path);
         return Err(StoreError::io("rename into place", final_path, source));
@@ -207,11 +189,25 @@ pub(super) fn write_temporary_file(
     file_name: &str,
     parts: &[&[u8]],
 ) -> Result<PathBuf> {
+    write_new_temporary_file(directory, file_name, parts, cfg!(not(target_os = "linux")))
+}
+
+/// Writes `parts` to `.tmp-<pid>-<counter>-<file_name>` in `directory`,
+/// fsynced when `sync`; on an error, removes it (unless a test simulates a
+/// crash) and names it.
+fn write_new_temporary_file(
+    directory: &Path,
+    file_name: &str,
+    parts: &[&[u8]],
+    sync: bool,
+) -> Result<PathBuf> {
     let counter = TEMPORARY_FILE_COUNTER.fetch_add(1, Ordering::Relaxed);
-    let temporary_path = directory.join(format!(
+    let temporary_name = format!(
         "{TEMPORARY_FILE_PREFIX}{}-{counter}-{file_name}",
         std::process::id()
-    ));
+    );
+    debug_assert!(is_temporary_file_name(&temporary_name));
+    let temporary_path = directory.join(&temporary_name);
     let written = (|| -> io::Result<()> {
         let mut file = OpenOptions::new()
             .write(true)
@@ -221,13 +217,14 @@ pub(super) fn write_temporary_file(
         for part in parts {
             file.write_all(part)?;
         }
-        if cfg!(not(target_os = "linux")) {
+        if sync {
             file.sync_all()?;
         }
         Ok(())
     })();
     if let Err(source) = written {
         if !failpoint::is_simulated_crash(&source) {
+            // Best effort: a leftover is removed by the next cleanup anyway.
             let _ = fs::remove_file(&temporary_path);
         }
         return Err(StoreError::io(
@@ -266,15 +263,6 @@ pub(super) fn sync_contents<'a>(directories: impl Iterator<Item = &'a Path>) -> 
         let _ = directories;
         Ok(())
     }
-}
-
-fn write_and_sync_new_file(path: &Path, parts: &[&[u8]]) -> io::Result<()> {
-    let mut file = OpenOptions::new().write(true).create_new(true).open(path)?;
-    failpoint::before_write(&mut file, parts)?;
-    for part in parts {
-        file.write_all(part)?;
-    }
-    file.sync_all()
 }
 
 /// Fsyncs a directory so that renames, creations and removals in it are

@@ -380,11 +380,7 @@ impl PageStore {
                 else {
                     continue;
                 };
-                let references = header.references.checked_add(1).ok_or_else(|| {
-                    StoreError::ReferenceCountOverflow {
-                        path: location.block_path(overflow),
-                    }
-                })?;
+                let references = one_more_reference(&location, overflow, &header)?;
                 let stored_size = rewrite_references(
                     &self.syncs,
                     &location,
@@ -406,23 +402,9 @@ impl PageStore {
             }
         }
 
-        let overflow = lowest_free_overflow(&existing_overflows).ok_or_else(|| StoreError::Io {
-            action: "find a free overflow index at",
-            path: location.block_path(0),
-            source: io::Error::other("every overflow index is taken"),
-        })?;
+        let (overflow, header, data) = self.new_block(&location, &existing_overflows, body)?;
         let file_name = location.block_file_name(overflow);
-        let (compression, data) =
-            encode_data(body, self.zstd_level).map_err(|source| StoreError::Compression {
-                path: location.block_path(overflow),
-                source,
-            })?;
-        let header = BlockHeader {
-            original_size: body.len() as u64,
-            compression,
-            references: 1,
-        }
-        .encode();
+        let header = header.encode();
         write_file_atomically(
             &self.syncs,
             &location.directory,
@@ -495,11 +477,7 @@ impl PageStore {
                         continue;
                     }
                     block.header.references =
-                        block.header.references.checked_add(1).ok_or_else(|| {
-                            StoreError::ReferenceCountOverflow {
-                                path: location.block_path(overflow),
-                            }
-                        })?;
+                        one_more_reference(location, overflow, &block.header)?;
                     return Ok(outcome(overflow, block, false));
                 }
                 let Candidate::Matches {
@@ -510,11 +488,7 @@ impl PageStore {
                 else {
                     continue;
                 };
-                let references = header.references.checked_add(1).ok_or_else(|| {
-                    StoreError::ReferenceCountOverflow {
-                        path: location.block_path(overflow),
-                    }
-                })?;
+                let references = one_more_reference(location, overflow, &header)?;
                 let block = StagedBlock {
                     directory: location.directory.clone(),
                     file_name: location.block_file_name(overflow),
@@ -530,6 +504,27 @@ impl PageStore {
                 return Ok(result);
             }
         }
+        let (overflow, header, data) = self.new_block(location, overflows, body)?;
+        let block = StagedBlock {
+            directory: location.directory.clone(),
+            file_name: location.block_file_name(overflow),
+            name: (location.leaf_key(), overflow),
+            header,
+            data,
+        };
+        let result = outcome(overflow, &block, true);
+        staged.insert(overflow, block);
+        Ok(result)
+    }
+
+    /// A new block for `body` at the lowest overflow index not in
+    /// `overflows` (sorted): the index, the header and the data.
+    fn new_block(
+        &self,
+        location: &BlockLocation,
+        overflows: &[u32],
+        body: &[u8],
+    ) -> Result<(u32, BlockHeader, Vec<u8>)> {
         let overflow = lowest_free_overflow(overflows).ok_or_else(|| StoreError::Io {
             action: "find a free overflow index at",
             path: location.block_path(0),
@@ -540,20 +535,12 @@ impl PageStore {
                 path: location.block_path(overflow),
                 source,
             })?;
-        let block = StagedBlock {
-            directory: location.directory.clone(),
-            file_name: location.block_file_name(overflow),
-            name: (location.leaf_key(), overflow),
-            header: BlockHeader {
-                original_size: body.len() as u64,
-                compression,
-                references: 1,
-            },
-            data,
+        let header = BlockHeader {
+            original_size: body.len() as u64,
+            compression,
+            references: 1,
         };
-        let result = outcome(overflow, &block, true);
-        staged.insert(overflow, block);
-        Ok(result)
+        Ok((overflow, header, data))
     }
 
     /// Whether a staged block holds `body` under this store's mode.
@@ -945,6 +932,20 @@ fn list_blocks(directory: &Path, depth: u8) -> Result<staging::Listing> {
         }
     }
     Ok(listing)
+}
+
+/// The reference count of block `overflow` at `location` after one more.
+fn one_more_reference(
+    location: &BlockLocation,
+    overflow: u32,
+    header: &BlockHeader,
+) -> Result<u64> {
+    header
+        .references
+        .checked_add(1)
+        .ok_or_else(|| StoreError::ReferenceCountOverflow {
+            path: location.block_path(overflow),
+        })
 }
 
 /// The smallest index not in `sorted_overflows`; None if all are taken.
