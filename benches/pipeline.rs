@@ -114,6 +114,11 @@ fn main() {
                 .map_or_else(|| "-".to_string(), |peak| format!("{peak:.0}"))
         );
     }
+    let work = &outcome.ingest_work;
+    println!(
+        "  ingest and store, in thread-seconds: reading WARC {:.1}, decoding {:.1}, extracting HTML {:.1}, fingerprints {:.1}, storing {:.1}, flushing and journaling {:.1}",
+        work.reading, work.decoding, work.extracting, work.fingerprinting, work.storing, work.flushing
+    );
     let counts = &outcome.manifest;
     println!(
         "{} distinct bodies, {} near-duplicate pages in {} trivial clusters; {} similar clusters ({} of collections); {} ranked host pairs, {} mirrored; index {} documents, {:.0} MB",

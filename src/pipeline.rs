@@ -145,6 +145,8 @@ pub struct IndexOutcome {
     pub change: Option<CrawlChange>,
     /// Time and memory of each stage.
     pub stages: Stages,
+    /// Where the ingest stage's time went (zero when the crawl was reused).
+    pub ingest_work: ingest::IngestWork,
 }
 
 /// What `index --remove` did.
@@ -233,11 +235,12 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         data.set_aside_stale(&crawl_id)?;
     }
     let reused = data.has_crawl(&crawl_id);
-    let (captures, report) = if reused {
+    let (captures, report, ingest_work) = if reused {
         tracing::info!(crawl = %crawl_id, "crawl already ingested; reusing it");
         (
             data.crawl_captures(&crawl_id)?,
             data.crawl_report(&crawl_id)?,
+            ingest::IngestWork::default(),
         )
     } else {
         let mut earlier_captures: Vec<PathBuf> = Vec::new();
@@ -272,7 +275,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
             &ingested.captures,
             &ingested.report,
         )?;
-        (ingested.captures, ingested.report)
+        (ingested.captures, ingested.report, ingested.work)
     };
 
     let new_entry = CrawlEntry {
@@ -317,6 +320,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         rolled_back,
         change,
         stages,
+        ingest_work,
     })
 }
 

@@ -86,6 +86,37 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> IngestError + '_ {
 struct Counters {
     records: AtomicU64,
     bytes_read: AtomicU64,
+    /// Nanoseconds of thread time in each part (see [`IngestWork`]).
+    reading: AtomicU64,
+    decoding: AtomicU64,
+    extracting: AtomicU64,
+    fingerprinting: AtomicU64,
+    storing: AtomicU64,
+    flushing: AtomicU64,
+}
+
+/// Adds the time since `started` to `counter`, in nanoseconds.
+fn add_time(counter: &AtomicU64, started: Instant) {
+    counter.fetch_add(started.elapsed().as_nanos() as u64, Ordering::Relaxed);
+}
+
+/// Where the ingest stage's time went, in thread-seconds (summed over the
+/// threads, so they may add up to more than the stage's wall-clock time):
+/// the stage does all of this record by record, in one pass.
+#[derive(Debug, Clone, Copy, Default, PartialEq, serde::Serialize)]
+pub struct IngestWork {
+    /// Reading WARC records (gzip inflate, WARC and HTTP headers).
+    pub reading: f64,
+    /// Undoing content encodings and decoding the charset.
+    pub decoding: f64,
+    /// Extracting title, visible text and links from the HTML.
+    pub extracting: f64,
+    /// Fingerprints: words, lines, text signature, 84 min-hashes.
+    pub fingerprinting: f64,
+    /// Storing bodies (signature, compression, staging).
+    pub storing: f64,
+    /// Flushing each batch's writes and journaling its references.
+    pub flushing: f64,
 }
 
 /// What one record became after decoding and storing.
@@ -173,6 +204,7 @@ pub struct IngestOptions<'a> {
 pub struct Ingested {
     pub captures: Vec<Capture>,
     pub report: IngestReport,
+    pub work: IngestWork,
 }
 
 /// Ingests `files` into `store`, journaling references in `crawl_dir/references`.
@@ -241,7 +273,20 @@ pub fn ingest_files(
     keys.dedup();
     report.distinct_bodies = keys.len() as u64;
     report.elapsed_seconds = started.elapsed().as_secs_f64();
-    Ok(Ingested { captures, report })
+    let seconds = |counter: &AtomicU64| counter.load(Ordering::Relaxed) as f64 / 1e9;
+    let work = IngestWork {
+        reading: seconds(&counters.reading),
+        decoding: seconds(&counters.decoding),
+        extracting: seconds(&counters.extracting),
+        fingerprinting: seconds(&counters.fingerprinting),
+        storing: seconds(&counters.storing),
+        flushing: seconds(&counters.flushing),
+    };
+    Ok(Ingested {
+        captures,
+        report,
+        work,
+    })
 }
 
 /// Name of the journal of store references inside a crawl directory.
@@ -267,6 +312,7 @@ fn ingest_one_file(
     let mut result = FileResult::default();
     let mut last_position = 0u64;
     loop {
+        let reading = Instant::now();
         let mut batch = Vec::with_capacity(options.config.batch_records);
         for item in reader.by_ref().take(options.config.batch_records) {
             counters.records.fetch_add(1, Ordering::Relaxed);
@@ -286,6 +332,7 @@ fn ingest_one_file(
                 }
             }
         }
+        add_time(&counters.reading, reading);
         if batch.is_empty() && reader.is_finished() {
             break;
         }
@@ -298,7 +345,7 @@ fn ingest_one_file(
 
         let processed: Vec<Result<Processed>> = batch
             .par_iter()
-            .map(|record| process_record(record, &file_name, limits, store))
+            .map(|record| process_record(record, &file_name, limits, store, counters))
             .collect();
         let mut taken = Vec::new();
         let mut first_error = None;
@@ -329,8 +376,10 @@ fn ingest_one_file(
         }
         // The references become durable before the journal names them: a
         // journaled reference is always one the store really holds.
+        let flushing = Instant::now();
         store.flush()?;
         journal.record(&taken)?;
+        add_time(&counters.flushing, flushing);
         if let Some(error) = first_error {
             return Err(error);
         }
@@ -344,7 +393,9 @@ fn process_record(
     file_name: &str,
     limits: ReadLimits,
     store: &PageStore,
+    counters: &Counters,
 ) -> Result<Processed> {
+    let decoding = Instant::now();
     let page = match corpus::interpret_record(record, file_name, limits) {
         RecordOutcome::Page(page) => page,
         RecordOutcome::Revisit(revisit) => return Ok(Processed::Revisit(revisit)),
@@ -381,19 +432,31 @@ fn process_record(
             return Ok(Processed::Bad("bad-charset"));
         }
     };
-    apply_extraction(&mut capture, &decoded.text);
+    add_time(&counters.decoding, decoding);
+    apply_extraction(&mut capture, &decoded.text, Some(counters));
     capture.encoding = decoded.encoding.to_string();
+    let storing = Instant::now();
     let outcome = store.put(&page.body)?;
+    add_time(&counters.storing, storing);
     capture.content_key = Some(outcome.key);
     Ok(Processed::Capture(Box::new(capture), outcome.stored_new))
 }
 
-fn apply_extraction(capture: &mut Capture, text: &str) {
+/// Extracts and fingerprints a capture's text; `counters` (None for the
+/// few revisits) take the time of each.
+fn apply_extraction(capture: &mut Capture, text: &str, counters: Option<&Counters>) {
+    let started = Instant::now();
     let Ok(page_url) = Url::parse(&capture.info.url) else {
         return;
     };
     let extracted = corpus::extract_html(text, &page_url);
+    let fingerprinting = Instant::now();
     capture.fingerprint = Some(Fingerprint::of_page(&extracted.title, &extracted.text));
+    if let Some(counters) = counters {
+        let extracting = fingerprinting.duration_since(started).as_nanos() as u64;
+        counters.extracting.fetch_add(extracting, Ordering::Relaxed);
+        add_time(&counters.fingerprinting, fingerprinting);
+    }
     capture.title = extracted.title;
     let mut links: Vec<String> = std::mem::take(&mut capture.links);
     links.extend(extracted.links.into_iter().map(String::from));
@@ -499,7 +562,7 @@ fn resolve_each(
         match charset::decode_body(&body, capture.info.content_type.as_deref()) {
             Ok(decoded) => {
                 // Links resolve against the revisit's own URL, which may differ.
-                apply_extraction(&mut capture, &decoded.text);
+                apply_extraction(&mut capture, &decoded.text, None);
                 capture.encoding = decoded.encoding.to_string();
             }
             Err(problem) => {
