@@ -249,17 +249,7 @@ impl Collector {
 
 /// Extracts title, text lines and outlinks of an HTML page fetched from `page_url`.
 pub fn extract_html(html: &str, page_url: &Url) -> Extracted {
-    let mut collector = Collector::default();
-    {
-        let mut emitter =
-            CallbackEmitter::new(|event: CallbackEvent<'_>, _span: Span<()>| -> Option<()> {
-                collector.handle(event);
-                None
-            });
-        emitter.naively_switch_states(true);
-        for _ in Tokenizer::new_with_emitter(html, emitter) {}
-    }
-    collector.end_line();
+    let collector = collect(html);
 
     let base = collector
         .base_href
@@ -282,19 +272,55 @@ pub fn extract_html(html: &str, page_url: &Url) -> Extracted {
         }
     }
     Extracted {
-        title: collector
-            .title
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" "),
+        title: title_of(&collector),
         text: collector.lines.join("\n"),
         links,
     }
 }
 
+/// The title and text lines of [`extract_html`], without resolving links
+/// (what the search index needs of a page already ingested).
+pub fn extract_html_text(html: &str) -> (String, String) {
+    let collector = collect(html);
+    (title_of(&collector), collector.lines.join("\n"))
+}
+
+/// Runs the tokenizer over `html` into a collector.
+fn collect(html: &str) -> Collector {
+    let mut collector = Collector::default();
+    {
+        let mut emitter =
+            CallbackEmitter::new(|event: CallbackEvent<'_>, _span: Span<()>| -> Option<()> {
+                collector.handle(event);
+                None
+            });
+        emitter.naively_switch_states(true);
+        for _ in Tokenizer::new_with_emitter(html, emitter) {}
+    }
+    collector.end_line();
+    collector
+}
+
+fn title_of(collector: &Collector) -> String {
+    collector
+        .title
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn text_alone_is_the_text_of_the_full_extraction() {
+        let html = "<html><head><title> A  page </title><base href=\"/x/\"></head>\
+            <body><h1>Head</h1><p>One <a href=\"b.html\">link</a></p><div>Two</div></body></html>";
+        let full = extract_html(html, &page());
+        assert_eq!(extract_html_text(html), (full.title, full.text));
+        assert!(!full.links.is_empty());
+    }
 
     fn page() -> Url {
         Url::parse("http://www.example.org/manual/mod/index.html").unwrap()

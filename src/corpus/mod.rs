@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use url::Url;
 
 pub use canonical::{canonical_url, canonical_url_string};
-pub use html::{extract_html, Extracted};
+pub use html::{extract_html, extract_html_text, Extracted};
 pub use warc::{WarcError, WarcReader, WarcRecord};
 
 /// Where a record sits: file and byte offset.

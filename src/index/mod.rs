@@ -209,13 +209,24 @@ pub fn is_indexed(page: &Page) -> bool {
 /// The visible text of a page's stored body; `None` (with a warning) when the
 /// body cannot be read back.
 pub fn page_text(store: &PageStore, page: &Page) -> Option<String> {
-    let extracted = page_extract(store, page)?;
-    Some(extracted.text)
+    with_stored_html(store, page, |html| Some(corpus::extract_html_text(html).1))
 }
 
 /// Title, text lines and links of a page's stored body, decoded as it was at
 /// ingest; `None` (with a warning) when the body cannot be read back.
 pub fn page_extract(store: &PageStore, page: &Page) -> Option<corpus::Extracted> {
+    with_stored_html(store, page, |html| {
+        let url = url::Url::parse(&page.url).ok()?;
+        Some(corpus::extract_html(html, &url))
+    })
+}
+
+/// Calls `read` with a page's stored body, decoded as it was at ingest.
+fn with_stored_html<T>(
+    store: &PageStore,
+    page: &Page,
+    read: impl FnOnce(&str) -> Option<T>,
+) -> Option<T> {
     let key = page.content_key.as_ref()?;
     let body = match store.get(key) {
         Ok(body) => body,
@@ -224,9 +235,8 @@ pub fn page_extract(store: &PageStore, page: &Page) -> Option<corpus::Extracted>
             return None;
         }
     };
-    let text: Cow<'_, str> = charset::decode_as(&body, &page.encoding);
-    let url = url::Url::parse(&page.url).ok()?;
-    Some(corpus::extract_html(&text, &url))
+    let html: Cow<'_, str> = charset::decode_as(&body, &page.encoding);
+    read(&html)
 }
 
 /// By page id: the collection and cluster ids, replication factor and in-links
