@@ -180,20 +180,31 @@ pub fn export(data: &DataDir, out: &Path, tables: &[Table]) -> Result<Vec<Export
             path: partial.clone(),
             source,
         };
-        let file = File::create(&partial).map_err(io)?;
-        let mut writer = TsvWriter::new(BufWriter::with_capacity(1 << 20, file));
-        let rows = all.write(table, &mut writer).map_err(io)?;
-        let file = writer
-            .into_inner()
-            .into_inner()
-            .map_err(|e| io(e.into_error()))?;
-        file.sync_all().map_err(io)?;
-        let bytes = file.metadata().map_err(io)?.len();
-        drop(file);
-        std::fs::rename(&partial, &path).map_err(|source| DataError::Io {
-            path: path.clone(),
-            source,
-        })?;
+        let outcome = (|| -> Result<(u64, u64)> {
+            let file = File::create(&partial).map_err(io)?;
+            let mut writer = TsvWriter::new(BufWriter::with_capacity(1 << 20, file));
+            let rows = all.write(table, &mut writer).map_err(io)?;
+            let file = writer
+                .into_inner()
+                .into_inner()
+                .map_err(|error| io(error.into_error()))?;
+            file.sync_all().map_err(io)?;
+            let bytes = file.metadata().map_err(io)?.len();
+            drop(file);
+            std::fs::rename(&partial, &path).map_err(|source| DataError::Io {
+                path: path.clone(),
+                source,
+            })?;
+            Ok((rows, bytes))
+        })();
+        let (rows, bytes) = match outcome {
+            Ok(written) => written,
+            Err(error) => {
+                // Best effort: a half-written table is not left to be read.
+                let _ = std::fs::remove_file(&partial);
+                return Err(error);
+            }
+        };
         tracing::debug!(table = table.name(), rows, bytes, "exported");
         written.push(Exported {
             table,
@@ -440,6 +451,64 @@ mod tests {
         assert_eq!(quoted("say \"hi\""), "\"say \"\"hi\"\"\"");
         assert_eq!(quoted("two\nlines"), "\"two\nlines\"");
         assert_eq!(quoted("cr\r"), "\"cr\r\"");
+    }
+
+    /// Reads tab-separated text as RFC 4180 CSV: fields quoted when they
+    /// start with a quote, `""` a quote inside; a stray quote is an error.
+    fn parse(text: &str) -> Vec<Vec<String>> {
+        let mut rows = vec![Vec::new()];
+        let mut field = String::new();
+        let mut chars = text.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' if field.is_empty() => loop {
+                    match chars.next().expect("a closing quote") {
+                        '"' if chars.peek() == Some(&'"') => {
+                            chars.next();
+                            field.push('"');
+                        }
+                        '"' => break,
+                        inside => field.push(inside),
+                    }
+                },
+                '"' => panic!("a quote inside an unquoted field"),
+                '\t' => rows.last_mut().unwrap().push(std::mem::take(&mut field)),
+                '\n' => {
+                    rows.last_mut().unwrap().push(std::mem::take(&mut field));
+                    rows.push(Vec::new());
+                }
+                c => field.push(c),
+            }
+        }
+        assert!(
+            rows.pop().unwrap().is_empty(),
+            "the last row ends with a line end"
+        );
+        rows
+    }
+
+    #[test]
+    fn awkward_text_reads_back_as_written() {
+        let fields = [
+            "a\tb",
+            "say \"hi\"",
+            "two\r\nlines",
+            "\"",
+            "",
+            "plain",
+            "trailing\t",
+        ];
+        let mut writer = TsvWriter::new(Vec::new());
+        for field in fields {
+            writer.text(field).unwrap();
+        }
+        writer.end_row().unwrap();
+        writer.value(1).unwrap();
+        writer.text("x").unwrap();
+        writer.end_row().unwrap();
+        let rows = parse(&String::from_utf8(writer.into_inner()).unwrap());
+        assert_eq!(rows[0], fields);
+        assert_eq!(rows[1], ["1", "x"]);
     }
 
     #[test]

@@ -396,7 +396,9 @@ fn process_record(
     counters: &Counters,
 ) -> Result<Processed> {
     let decoding = Instant::now();
-    let page = match corpus::interpret_record(record, file_name, limits) {
+    let outcome = corpus::interpret_record(record, file_name, limits);
+    add_time(&counters.decoding, decoding);
+    let page = match outcome {
         RecordOutcome::Page(page) => page,
         RecordOutcome::Revisit(revisit) => return Ok(Processed::Revisit(revisit)),
         RecordOutcome::Ignored(reason) => return Ok(Processed::Ignored(reason)),
@@ -421,7 +423,10 @@ fn process_record(
     if page.body.is_empty() {
         return Ok(Processed::Capture(Box::new(capture), false));
     }
-    let decoded = match charset::decode_body(&page.body, capture.info.content_type.as_deref()) {
+    let decoding = Instant::now();
+    let decoded = charset::decode_body(&page.body, capture.info.content_type.as_deref());
+    add_time(&counters.decoding, decoding);
+    let decoded = match decoded {
         Ok(decoded) => decoded,
         Err(problem) => {
             tracing::warn!(
@@ -432,7 +437,6 @@ fn process_record(
             return Ok(Processed::Bad("bad-charset"));
         }
     };
-    add_time(&counters.decoding, decoding);
     apply_extraction(&mut capture, &decoded.text, Some(counters));
     capture.encoding = decoded.encoding.to_string();
     let storing = Instant::now();

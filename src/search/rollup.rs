@@ -442,6 +442,76 @@ mod tests {
         assert_eq!(pages, vec![2, 5, 9]);
     }
 
+    /// What the reference fold groups by.
+    #[derive(PartialEq, Eq, Hash)]
+    enum Key {
+        Cluster(ClusterId),
+        Page(PageId),
+    }
+
+    /// A group of the reference fold so far.
+    struct Sofar {
+        best: Hit,
+        best_of_principal: Option<Hit>,
+        hits: u32,
+    }
+
+    /// The fold as it was first written, kept as the reference the bounded
+    /// fold is checked against: every hit into a map of groups, every group
+    /// sorted.
+    fn reference_fold(
+        hits: &[Hit],
+        principal: impl Fn(ClusterId) -> Option<CollectionId>,
+    ) -> Vec<Group> {
+        use std::collections::HashMap;
+        let mut per_collection: HashMap<CollectionId, u32> = HashMap::new();
+        let mut groups: HashMap<Key, Sofar> = HashMap::new();
+        for hit in hits {
+            if let Some(collection) = hit.collection {
+                *per_collection.entry(collection).or_default() += 1;
+            }
+            let key = match hit.cluster {
+                Some(cluster) => Key::Cluster(cluster),
+                None => Key::Page(hit.page),
+            };
+            let of_principal = match (hit.cluster, hit.collection) {
+                (Some(cluster), Some(collection)) => principal(cluster) == Some(collection),
+                _ => false,
+            };
+            let sofar = groups.entry(key).or_insert(Sofar {
+                best: *hit,
+                best_of_principal: None,
+                hits: 0,
+            });
+            sofar.hits += 1;
+            if hit.beats(&sofar.best) {
+                sofar.best = *hit;
+            }
+            if of_principal && sofar.best_of_principal.is_none_or(|best| hit.beats(&best)) {
+                sofar.best_of_principal = Some(*hit);
+            }
+        }
+        let mut folded: Vec<(Hit, Group)> = groups
+            .into_values()
+            .map(|sofar| {
+                let shown = sofar.best_of_principal.unwrap_or(sofar.best);
+                let collection_hits = shown
+                    .collection
+                    .and_then(|collection| per_collection.get(&collection).copied())
+                    .unwrap_or(1);
+                let group = Group {
+                    shown,
+                    score: sofar.best.score,
+                    hits: sofar.hits,
+                    collection_hits,
+                };
+                (sofar.best, group)
+            })
+            .collect();
+        folded.sort_by(|(first, _), (second, _)| rank(first, second));
+        folded.into_iter().map(|(_, group)| group).collect()
+    }
+
     /// The fold a search runs: per segment, keeping only the best `wanted`
     /// groups in full, then merged.
     fn fold_in_segments(
@@ -474,7 +544,7 @@ mod tests {
             })
             .collect();
         let principal = |cluster: ClusterId| Some(CollectionId(cluster.0 * 2 + 1));
-        let whole = fold(&hits, principal);
+        let whole = reference_fold(&hits, principal);
         assert_eq!(whole.len(), 134 + 11);
         for segments in [1, 3] {
             for wanted in [1, 10, 20, 150, 1000] {
@@ -488,6 +558,38 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_later_hit_of_equal_score_and_lower_page_becomes_the_best() {
+        // Within cluster 0 (principal collection 1), equal scores arrive
+        // after the current best with lower page ids, in the principal copy
+        // and outside it; and a page in no cluster ties the group's score.
+        let hits = [
+            hit(5.0, 40, Some(2), Some(0)),
+            hit(5.0, 30, Some(1), Some(0)),
+            hit(4.0, 25, Some(1), Some(0)),
+            hit(5.0, 20, Some(2), Some(0)),
+            hit(5.0, 10, Some(1), Some(0)),
+            hit(1.0, 5, Some(2), Some(0)),
+            hit(5.0, 15, None, None),
+            hit(5.0, 12, None, None),
+        ];
+        let principal = |_: ClusterId| Some(CollectionId(1));
+        let expected = reference_fold(&hits, principal);
+        assert_eq!(expected[0].shown.page, PageId(10));
+        assert_eq!(expected[1].shown.page, PageId(12));
+        for segments in [1, 2, 3] {
+            for wanted in [1, 2, 3, 10] {
+                let folded = fold_in_segments(&hits, segments, wanted, principal);
+                assert_eq!(folded.groups, &expected[..wanted.min(expected.len())]);
+                assert_eq!(folded.total_groups, 3);
+            }
+        }
+        // Reversed, the earlier hits come later.
+        let mut reversed = hits;
+        reversed.reverse();
+        assert_eq!(fold(&reversed, principal), expected);
     }
 
     #[test]
