@@ -55,7 +55,10 @@ fn main() {
 
     let scratch = tempfile::tempdir().expect("a temporary folder");
     let web = web_dir.unwrap_or_else(|| scratch.path().join("web"));
-    let marker = web.join(format!("generated-{pages}-{SEED:x}"));
+    let marker = web.join(format!(
+        "generated-{pages}-{SEED:x}-v{}",
+        support::web::VERSION
+    ));
     let started = Instant::now();
     if marker.exists() {
         println!("reusing the generated web in {}", web.display());
