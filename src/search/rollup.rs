@@ -223,11 +223,8 @@ impl Fold {
                 };
                 let Some(slot) = slot else {
                     let hit = hit();
-                    let mut accumulator = Accumulator::new(hit, principal(cluster));
-                    accumulator.add(hit);
-                    let slot = self.clusters.len() as u32;
-                    self.clusters.push((cluster, accumulator));
-                    self.cluster_slots.insert(cluster, slot);
+                    let slot = self.slot(cluster, || Accumulator::new(hit, principal(cluster)));
+                    self.clusters[slot as usize].1.add(hit);
                     self.last = Some((cluster, slot));
                     return;
                 };

@@ -361,13 +361,7 @@ impl PageStore {
         if let Some(staging) = &self.staging {
             return self.put_staged(staging, body);
         }
-        let signature = (self.signer)(body);
-        let volume = self.volume_of(signature);
-        let location =
-            BlockLocation::new(&self.volume_directory(volume), signature, self.layout.depth);
-        create_directory_durably(&self.syncs, &location.directory)?;
-        let _lock = DirectoryLock::acquire(&location.directory)
-            .map_err(|source| StoreError::io("lock", &location.directory, source))?;
+        let (signature, volume, location, _lock) = self.locate_and_lock(body)?;
         let existing_overflows = existing_overflow_indices(&location)?;
 
         if self.mode != StoreMode::ForceNew {
@@ -423,18 +417,28 @@ impl PageStore {
         })
     }
 
-    /// [`PageStore::put`] on a staging handle: decides as `put` does, from
-    /// the blocks on disk and those staged at the location, and stages the
-    /// new block or the new reference count.
-    fn put_staged(&self, staging: &Staging, body: &[u8]) -> Result<PutOutcome> {
-        let _gate = staging.enter(&self.root)?;
+    /// Where `body` belongs (its signature, volume and location), with the
+    /// location's directory created and locked.
+    fn locate_and_lock(
+        &self,
+        body: &[u8],
+    ) -> Result<(Signature, u16, BlockLocation, DirectoryLock)> {
         let signature = (self.signer)(body);
         let volume = self.volume_of(signature);
         let location =
             BlockLocation::new(&self.volume_directory(volume), signature, self.layout.depth);
         create_directory_durably(&self.syncs, &location.directory)?;
-        let _lock = DirectoryLock::acquire(&location.directory)
+        let lock = DirectoryLock::acquire(&location.directory)
             .map_err(|source| StoreError::io("lock", &location.directory, source))?;
+        Ok((signature, volume, location, lock))
+    }
+
+    /// [`PageStore::put`] on a staging handle: decides as `put` does, from
+    /// the blocks on disk and those staged at the location, and stages the
+    /// new block or the new reference count.
+    fn put_staged(&self, staging: &Staging, body: &[u8]) -> Result<PutOutcome> {
+        let _gate = staging.enter(&self.root)?;
+        let (signature, volume, location, _lock) = self.locate_and_lock(body)?;
         let mut overflows =
             staging.overflows_on_disk(&location.directory, location.leaf_key(), || {
                 list_blocks(&location.directory, self.layout.depth)
