@@ -47,6 +47,29 @@ fn report(label: &str, mut latencies: Vec<Duration>) -> (f64, f64) {
     (p50, p99)
 }
 
+/// Reports one mode's latencies as "`place`, flat" or "`place`, rolled up";
+/// a flat run (which comes first) leaves its p50 in `flat_p50`, and a
+/// rolled-up run then prints its cost over it, labelled with `short`.
+fn report_mode(
+    place: &str,
+    short: &str,
+    rollup: bool,
+    latencies: Vec<Duration>,
+    flat_p50: &mut f64,
+) {
+    let mode = if rollup { "rolled up" } else { "flat" };
+    let (p50, _) = report(&format!("{place}, {mode}"), latencies);
+    if !rollup {
+        *flat_p50 = p50;
+    } else {
+        println!(
+            "{:<44} {:+.0}% p50",
+            format!("roll-up cost over flat ({short})"),
+            (p50 / *flat_p50 - 1.0) * 100.0
+        );
+    }
+}
+
 fn encode(query: &str) -> String {
     url::form_urlencoded::byte_serialize(query.as_bytes()).collect()
 }
@@ -194,21 +217,7 @@ pub fn measure(data: &Path, queries: &[String], seconds: f64) {
                 std::hint::black_box(results);
             }
         }
-        let label = if rollup {
-            "in process, rolled up"
-        } else {
-            "in process, flat"
-        };
-        let (p50, _) = report(label, latencies);
-        if !rollup {
-            flat_p50 = p50;
-        } else {
-            println!(
-                "{:<44} {:+.0}% p50",
-                "roll-up cost over flat (in process)",
-                (p50 / flat_p50 - 1.0) * 100.0
-            );
-        }
+        report_mode("in process", "in process", rollup, latencies, &mut flat_p50);
     }
 
     // Per query: what it matches and what each mode costs (median of 9).
@@ -257,21 +266,13 @@ pub fn measure(data: &Path, queries: &[String], seconds: f64) {
                 latencies.push(begin.elapsed());
             }
         }
-        let label = if rollup {
-            "HTTP, 1 client, rolled up"
-        } else {
-            "HTTP, 1 client, flat"
-        };
-        let (p50, _) = report(label, latencies);
-        if !rollup {
-            http_flat_p50 = p50;
-        } else {
-            println!(
-                "{:<44} {:+.0}% p50",
-                "roll-up cost over flat (HTTP)",
-                (p50 / http_flat_p50 - 1.0) * 100.0
-            );
-        }
+        report_mode(
+            "HTTP, 1 client",
+            "HTTP",
+            rollup,
+            latencies,
+            &mut http_flat_p50,
+        );
     }
     for rollup in [false, true] {
         let (throughput, latencies) = load(address, &shared, 50, seconds, rollup);
