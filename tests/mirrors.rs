@@ -3,7 +3,7 @@
 //! with precision and recall of at least 0.9; each kind of copy the crawl
 //! was built with gets the level its construction implies; `mirrors` keeps
 //! its JSON contract and its options; `eval` prints the papers' tables; the
-//! avoid list skips every copy but the principal one and nothing else.
+//! avoid list loses no page and skips most of what an ideal list skips.
 
 mod common;
 
@@ -207,22 +207,27 @@ fn the_truths_mirror_pairs_are_found_classified_and_avoided() {
     );
     assert!(!message.contains("panicked"), "{message}");
 
-    // avoid: every copy of every (large) family but the primary's is
-    // skipped, URL by URL, and nothing of the primaries or of the hosts
-    // holding no copy.
+    // avoid: nothing of the primaries is skipped, no page is lost (every
+    // truth page keeps a crawled URL), no page without a copy is skipped,
+    // every entry is on a host holding a copy, and most of what an ideal
+    // list skips is skipped.
     let avoid = stdout(&mirrorscope(dir, &["avoid", "--data", data]));
-    let entries: Vec<(String, String)> = avoid
+    let entries: Vec<(String, String, String)> = avoid
         .lines()
         .filter(|line| !line.starts_with('#'))
         .map(|line| {
             let fields: Vec<&str> = line.split('\t').collect();
             assert_eq!(fields.len(), 5, "{line}");
             assert!(fields[2].parse::<u64>().unwrap() > 0, "{line}");
-            (fields[0].to_string(), fields[1].to_string())
+            (
+                fields[0].to_string(),
+                fields[1].to_string(),
+                fields[4].to_string(),
+            )
         })
         .collect();
     let avoided = |url: &str| {
-        entries.iter().any(|(kind, target)| match kind.as_str() {
+        entries.iter().any(|(kind, target, _)| match kind.as_str() {
             "prefix" => url.starts_with(target.as_str()),
             "host" => url.split('/').nth(2) == Some(target.as_str()),
             other => panic!("unknown kind {other}"),
@@ -238,36 +243,53 @@ fn the_truths_mirror_pairs_are_found_classified_and_avoided() {
     .into_iter()
     .collect();
     let truth_file = std::fs::read_to_string(crate_dir().join("corpus/truth.tsv")).unwrap();
-    let mut copies_seen = 0;
+    let mut urls_of_page: HashMap<(String, String), Vec<String>> = HashMap::new();
+    let mut skipped_copies = 0;
     for line in truth_file.lines().skip(1) {
         let fields: Vec<&str> = line.split('\t').collect();
         let host = fields[0].split('/').nth(2).unwrap();
-        let primary = primaries[fields[1]];
-        if host == primary {
+        if host == primaries[fields[1]] {
             assert!(
                 !avoided(fields[0]),
                 "a principal page is avoided: {}",
                 fields[0]
             );
-        } else {
-            copies_seen += 1;
-            assert!(avoided(fields[0]), "a copy is not avoided: {}", fields[0]);
+        } else if avoided(fields[0]) {
+            skipped_copies += 1;
         }
+        urls_of_page
+            .entry((fields[1].to_string(), fields[3].to_string()))
+            .or_default()
+            .push(fields[0].to_string());
     }
-    assert!(copies_seen > 1000);
+    for ((collection, page), urls) in &urls_of_page {
+        assert!(
+            urls.iter().any(|url| !avoided(url)),
+            "{collection} {page} lost: {urls:?}"
+        );
+    }
+    let ideal: usize = urls_of_page.values().map(|urls| urls.len() - 1).sum();
+    assert!(
+        skipped_copies * 10 >= ideal * 8,
+        "{skipped_copies} of the ideal {ideal} skipped"
+    );
     let copy_hosts: BTreeSet<String> = truth
         .iter()
         .flat_map(|(a, b)| [a.clone(), b.clone()])
         .collect();
-    for (_, target) in &entries {
+    for (_, target, keep) in &entries {
         let host = target.split('/').nth(2).unwrap_or(target);
         assert!(copy_hosts.contains(host), "{target} holds no copy");
+        assert!(!avoided(keep), "{target} keeps {keep}, which is skipped");
     }
     assert!(avoid
         .lines()
         .next()
         .unwrap()
         .starts_with("# mirrorscope avoid list"));
+    let scores = &eval["avoid"];
+    assert_eq!(scores["distinct_pages_lost"], 0);
+    assert_eq!(scores["unreplicated_pages_skipped"], 0);
 
     // eval's text: Figure 1 and Figure 3 as tables.
     let text = stdout(&eval_shipped_truth(data, &[]));

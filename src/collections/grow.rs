@@ -5,9 +5,11 @@
 //! 2. The trivial cluster graph (TCG): an edge Ri -> Rj where a = s = d = b,
 //!    or, for extended clusters, a = s >= d = b.
 //! 3. Connected components of the TCG by union-find.
-//! 4. Each component is merged into a cluster from a start: the trivial
-//!    cluster with the most pages (the paper's preference for cardinality),
-//!    then the most in-links from other hosts (§3.1, Figure 7). Each page of
+//! 4. Each component is merged into a cluster from a start: a trivial
+//!    cluster from which the others can be reached (§3), the one reaching
+//!    most first, then the one with the most pages (the paper's preference
+//!    for cardinality), then the most in-links from other hosts (§3.1,
+//!    Figure 7). Each page of
 //!    the start roots a collection; following TCG edges breadth-first, each
 //!    page of Rj joins the collection of a page of Ri that links to it: one on
 //!    its own host (single-site collections, §5.1), else (when collections may
@@ -23,6 +25,8 @@
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet, VecDeque};
 
+use petgraph::algo::tarjan_scc;
+use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 
 use super::graph::WebGraph;
@@ -202,28 +206,116 @@ impl Context<'_> {
 
     /// Grows every similar cluster of one TCG component.
     fn grow_component(&self, clusters: &[u32]) -> Vec<Grown> {
-        // Starts in order of preference; one that an earlier growth reached
-        // is passed over.
-        let mut starts: Vec<u32> = clusters
-            .iter()
-            .copied()
-            .filter(|&cluster| self.members.size(cluster) >= 2)
-            .collect();
-        starts.sort_by_cached_key(|&cluster| {
-            Reverse((
-                self.members.size(cluster),
-                self.inlinks_from_other_hosts(cluster),
-                Reverse(cluster),
-            ))
-        });
         let mut reached: HashSet<u32> = HashSet::new();
         let mut grown = Vec::new();
-        for start in starts {
+        for start in self.starts(clusters) {
             if !reached.contains(&start) {
                 grown.push(self.grow_from(start, &mut reached));
             }
         }
         grown
+    }
+
+    /// The component's starts in order of preference; one that an earlier
+    /// growth reached is passed over. cho-2000 §3 starts "at any node from
+    /// which all the others in the component can be reached", and §3.1
+    /// prefers, among several, the one with most in-links from other sites.
+    /// So the trivial clusters that no other part of the component leads to
+    /// (the sources of its condensation) come first, the one reaching most
+    /// trivial clusters first (a manual's front page, not one of its leaves);
+    /// then every other trivial cluster, for the parts no source reaches.
+    /// Ties, and the rest: most pages, most in-links from other hosts, then
+    /// the lowest number.
+    fn starts(&self, clusters: &[u32]) -> Vec<u32> {
+        let preference = |cluster: u32| {
+            Reverse((
+                self.members.size(cluster),
+                self.inlinks_from_other_hosts(cluster),
+                Reverse(cluster),
+            ))
+        };
+        let mut others: Vec<u32> = clusters
+            .iter()
+            .copied()
+            .filter(|&cluster| self.members.size(cluster) >= 2)
+            .collect();
+        others.sort_by_cached_key(|&cluster| preference(cluster));
+
+        // The component as a petgraph graph, for its strongly connected
+        // components.
+        let position: HashMap<u32, u32> = clusters
+            .iter()
+            .enumerate()
+            .map(|(index, &cluster)| (cluster, index as u32))
+            .collect();
+        let mut graph: DiGraph<u32, ()> = DiGraph::with_capacity(clusters.len(), 0);
+        for &cluster in clusters {
+            graph.add_node(cluster);
+        }
+        for &cluster in clusters {
+            for successor in self.successors(cluster) {
+                if let Some(&to) = position.get(&successor) {
+                    graph.add_edge(
+                        NodeIndex::new(position[&cluster] as usize),
+                        NodeIndex::new(to as usize),
+                        (),
+                    );
+                }
+            }
+        }
+        let components = tarjan_scc(&graph);
+        let mut scc_of = vec![0usize; clusters.len()];
+        for (index, component) in components.iter().enumerate() {
+            for node in component {
+                scc_of[node.index()] = index;
+            }
+        }
+        let mut entered = vec![false; components.len()];
+        for edge in graph.raw_edges() {
+            let (from, to) = (scc_of[edge.source().index()], scc_of[edge.target().index()]);
+            if from != to {
+                entered[to] = true;
+            }
+        }
+        // One start per source (its preferred cluster of two pages or
+        // more); reach measured for the most preferred sources only, which
+        // bounds the work on components with very many sources.
+        const MEASURED_SOURCES: usize = 64;
+        let mut sources: Vec<u32> = components
+            .iter()
+            .enumerate()
+            .filter(|&(index, _)| !entered[index])
+            .filter_map(|(_, component)| {
+                component
+                    .iter()
+                    .map(|node| graph[*node])
+                    .filter(|&cluster| self.members.size(cluster) >= 2)
+                    .min_by_key(|&cluster| preference(cluster))
+            })
+            .collect();
+        sources.sort_by_cached_key(|&cluster| preference(cluster));
+        let measured = sources.len().min(MEASURED_SOURCES);
+        let mut reach: Vec<(usize, u32)> = sources[..measured]
+            .iter()
+            .map(|&source| {
+                let mut seen: HashSet<u32> = HashSet::from([source]);
+                let mut queue = VecDeque::from([source]);
+                while let Some(cluster) = queue.pop_front() {
+                    for successor in self.successors(cluster) {
+                        if seen.insert(successor) {
+                            queue.push_back(successor);
+                        }
+                    }
+                }
+                (seen.len(), source)
+            })
+            .collect();
+        // Most reached first; the sort is stable, so ties keep preference.
+        reach.sort_by_key(|&(reached, _)| Reverse(reached));
+        let mut starts: Vec<u32> = reach.into_iter().map(|(_, source)| source).collect();
+        starts.extend_from_slice(&sources[measured..]);
+        starts.extend(others);
+        starts
     }
 
     fn grow_from(&self, start: u32, reached: &mut HashSet<u32>) -> Grown {

@@ -26,13 +26,17 @@
 pub mod graph;
 pub mod grow;
 pub mod lineage;
+pub mod manuals;
+mod principal;
 pub mod summary;
 
+#[cfg(test)]
+mod manual_tests;
 #[cfg(test)]
 mod tests;
 
 use std::cmp::Reverse;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
@@ -58,6 +62,13 @@ pub struct CollectionsConfig {
     /// Clusters whose largest collection has fewer pages than this are
     /// flagged `small` (cho §5.1: noise clusters had fewer than 10 pages).
     pub small_size: u32,
+    /// Join clusters whose copies sit inside the folders of a larger
+    /// cluster's copies, and complete each copy with the pages of its tree
+    /// that no cluster holds ([`manuals`]): the manual is the collection.
+    /// Default on: cho's growth alone leaves a manual of thousands of pages
+    /// in hundreds of clusters (sub-folders, pages that differ between
+    /// versions, pages nothing links to). Off gives the clusters as grown.
+    pub folders: bool,
 }
 
 impl Default for CollectionsConfig {
@@ -66,6 +77,7 @@ impl Default for CollectionsConfig {
             extended: true,
             single_site: true,
             small_size: 10,
+            folders: true,
         }
     }
 }
@@ -179,6 +191,13 @@ pub struct CollectionCounts {
     pub link_summary_rows: u64,
     pub merge_edges: u64,
     pub extended_merge_edges: u64,
+    /// Clusters as grown (of two collections or more, copies of one page
+    /// included), before parts joined their manuals.
+    #[serde(default)]
+    pub clusters_grown: u64,
+    /// Pages that joined a copy of a manual as pages of its tree.
+    #[serde(default)]
+    pub completed_pages: u64,
 }
 
 /// The collections stage's output for a generation.
@@ -331,6 +350,9 @@ pub fn analyse(
             .iter()
             .map(|page| page.uncrawled_links.as_slice())
             .collect(),
+        own_text: similarity.own_text_signatures(),
+        addresses: table.pages.iter().map(|page| page.ip.as_deref()).collect(),
+        stand_ins: similarity.stand_ins(table),
     };
     build(&graph, &labels, trivial_clusters, config, &facts)
 }
@@ -342,6 +364,13 @@ pub struct PageFacts<'a> {
     pub dates: Vec<&'a str>,
     /// [`crate::pages::relative_link_key`]s of links to pages not crawled.
     pub uncrawled_links: Vec<&'a [u64]>,
+    /// [`Similarity::own_text_signatures`], for choosing principal copies
+    /// (empty when not known: every copy then agrees with none).
+    pub own_text: Vec<u64>,
+    /// IP addresses the pages were crawled from (empty when not known).
+    pub addresses: Vec<Option<&'a str>>,
+    /// [`Similarity::stand_ins`] (empty when not known).
+    pub stand_ins: Vec<bool>,
 }
 
 /// Grows the clusters of a web graph and numbers them. `labels` as in
@@ -353,7 +382,7 @@ pub fn build(
     config: &CollectionsConfig,
     facts: &PageFacts,
 ) -> Collections {
-    let (urls, dates) = (&facts.urls, &facts.dates);
+    let urls = &facts.urls;
     let (growth_labels, aliases) = aliases(graph, labels);
     let merged;
     let graph = if aliases.is_empty() {
@@ -392,6 +421,20 @@ pub fn build(
         }
     }
 
+    let hosts: Vec<HostId> = (0..labels.len())
+        .map(|page| graph.host(PageId(page as u32)))
+        .collect();
+    let folders = manuals::PageFolders {
+        urls,
+        hosts: &hosts,
+        labels,
+        stand_ins: &facts.stand_ins,
+    };
+    let clusters_grown = grown.len() as u64;
+    if config.folders {
+        grown = manuals::join_parts(grown, &folders);
+    }
+
     // Second names join the collection of their page.
     let mut place: HashMap<PageId, (usize, usize)> = HashMap::new();
     for (cluster, grown_cluster) in grown.iter().enumerate() {
@@ -413,6 +456,17 @@ pub fn build(
             grown[cluster].collections[collection].push(alias);
         }
     }
+    let mut completed_pages = 0;
+    if config.folders {
+        let mut placed = vec![false; labels.len()];
+        for cluster in &grown {
+            for &page in cluster.collections.iter().flatten() {
+                placed[page.0 as usize] = true;
+            }
+        }
+        let second_names: HashSet<PageId> = aliases.iter().map(|&(alias, _)| alias).collect();
+        completed_pages = manuals::complete(&mut grown, &placed, &second_names, &folders);
+    }
     drop(place);
 
     // Each candidate cluster: its collections sorted, principal first.
@@ -424,7 +478,7 @@ pub fn build(
     let mut drafts: Vec<Draft> = grown
         .into_iter()
         .map(|cluster| {
-            let mut collections: Vec<(Vec<PageId>, PageId, u64)> = cluster
+            let collections: Vec<(Vec<PageId>, PageId, u64)> = cluster
                 .collections
                 .into_iter()
                 .map(|pages| {
@@ -438,24 +492,6 @@ pub fn build(
                     (pages, root, inlinks)
                 })
                 .collect();
-            let newest = |pages: &[PageId]| {
-                pages
-                    .iter()
-                    .map(|page| dates[page.0 as usize])
-                    .max()
-                    .unwrap_or("")
-            };
-            let principal = collections
-                .iter()
-                .enumerate()
-                .max_by_key(|(_, (pages, root, inlinks))| {
-                    let url = urls[root.0 as usize];
-                    (*inlinks, newest(pages), Reverse(url.len()), Reverse(url))
-                })
-                .map_or(0, |(index, _)| index);
-            let principal = collections.swap_remove(principal);
-            collections.sort_by_key(|(_, root, _)| urls[root.0 as usize]);
-            collections.insert(0, principal);
             let size = collections.iter().map(|(pages, _, _)| pages.len()).max();
             // Equi-sized collections of copies of the same pages (cho
             // Definition 6), or an extended cluster.
@@ -478,6 +514,31 @@ pub fn build(
             }
         })
         .collect();
+    // The principal copy first, then the others by root URL.
+    let principals = principal::Chooser::new(
+        facts,
+        &hosts,
+        drafts.iter().map(|draft| {
+            draft
+                .collections
+                .iter()
+                .map(|(pages, root, inlinks)| principal::Candidate {
+                    pages,
+                    root: *root,
+                    inlinks: *inlinks,
+                })
+                .collect()
+        }),
+    );
+    for (index, draft) in drafts.iter_mut().enumerate() {
+        let principal = principals.principal(index);
+        let principal = draft.collections.swap_remove(principal);
+        draft
+            .collections
+            .sort_by_key(|(_, root, _)| urls[root.0 as usize]);
+        draft.collections.insert(0, principal);
+    }
+    drop(principals);
     drafts.sort_by(|first, second| {
         let key = |draft: &Draft| {
             (
@@ -499,6 +560,8 @@ pub fn build(
         link_summary_rows: growth.candidate_rows,
         merge_edges: growth.merge_edges,
         extended_merge_edges: growth.extended_merge_edges,
+        clusters_grown,
+        completed_pages,
         ..CollectionCounts::default()
     };
     for (index, draft) in drafts.into_iter().enumerate() {

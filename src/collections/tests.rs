@@ -53,6 +53,9 @@ impl Web {
             urls: self.names.iter().map(String::as_str).collect(),
             dates: vec!["2026-11-20T12:00:00Z"; self.names.len()],
             uncrawled_links: self.uncrawled.iter().map(Vec::as_slice).collect(),
+            own_text: Vec::new(),
+            addresses: Vec::new(),
+            stand_ins: Vec::new(),
         };
         build(
             &self.graph(),
@@ -106,9 +109,11 @@ fn names(groups: &[&[&str]]) -> Vec<Vec<String>> {
         .collect()
 }
 
+/// cho's strict condition (§3), the clusters as grown.
 fn strict() -> CollectionsConfig {
     CollectionsConfig {
         extended: false,
+        folders: false,
         ..CollectionsConfig::default()
     }
 }
@@ -545,6 +550,9 @@ proptest! {
             urls: vec![""; pages],
             dates: vec![""; pages],
             uncrawled_links: vec![&[]; pages],
+            own_text: Vec::new(),
+            addresses: Vec::new(),
+            stand_ins: Vec::new(),
         };
         for extended in [false, true] {
             let config = CollectionsConfig { extended, ..CollectionsConfig::default() };
@@ -577,6 +585,9 @@ fn the_generated_webs_grow_clusters_of_both_kinds() {
             urls: vec![""; labels.len()],
             dates: vec![""; labels.len()],
             uncrawled_links: vec![&[]; labels.len()],
+            own_text: Vec::new(),
+            addresses: Vec::new(),
+            stand_ins: Vec::new(),
         };
         for config in [strict(), CollectionsConfig::default()] {
             let found = build(&graph, &labels, clusters, &config, &facts);

@@ -8,8 +8,10 @@ use std::fmt;
 use serde::Serialize;
 
 use super::{ratio, shown, Truth};
-use crate::collections::{ClusterId, ClusterKind, Collections};
-use crate::pages::PageTable;
+use crate::collections::manuals::{why_apart, PageFolders};
+use crate::collections::{ClusterId, ClusterKind, Collections, NO_CLUSTER};
+use crate::pages::{HostId, PageId, PageTable};
+use crate::similarity::{is_compared, Similarity};
 
 /// One copy found in the cluster that best matches a truth collection.
 #[derive(Debug, Clone, Serialize)]
@@ -45,7 +47,25 @@ pub struct TruthCollection {
     pub pages_in_cluster: u64,
     /// Other clusters holding some of its pages (break points).
     pub other_clusters: usize,
+    /// Clusters holding some of its pages (the best one included).
+    pub clusters: usize,
+    /// Its crawled pages in no cluster.
+    pub pages_in_no_cluster: u64,
     pub found: Vec<FoundCopy>,
+    /// The largest other clusters holding its pages (up to 5), and why
+    /// each stayed apart.
+    pub breaks: Vec<Break>,
+}
+
+/// A cluster holding pages of a truth collection besides its best cluster.
+#[derive(Debug, Clone, Serialize)]
+pub struct Break {
+    pub cluster: String,
+    /// Pages of the truth collection in it.
+    pub pages: u64,
+    pub cardinality: usize,
+    /// The rule that kept it apart from the best cluster.
+    pub why: String,
 }
 
 /// A found collection that matches no truth collection (cho §4's "problem
@@ -85,7 +105,12 @@ pub struct CollectionScores {
 }
 
 /// Scores the collections of a generation against the truth.
-pub fn score(table: &PageTable, collections: &Collections, truth: &Truth) -> CollectionScores {
+pub fn score(
+    table: &PageTable,
+    similarity: &Similarity,
+    collections: &Collections,
+    truth: &Truth,
+) -> CollectionScores {
     let pages = table.pages.len();
     // Truth (collection, replica) of each page of the table.
     let mut truth_of: Vec<Option<(&str, &str)>> = vec![None; pages];
@@ -142,7 +167,42 @@ pub fn score(table: &PageTable, collections: &Collections, truth: &Truth) -> Col
             .or_default()
             .insert(row.replica.as_str());
     }
+    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
+    let hosts: Vec<HostId> = table.pages.iter().map(|page| page.host).collect();
+    let labels: Vec<u32> = (0..table.pages.len())
+        .map(|page| {
+            if is_compared(table, &similarity.fingerprints, page) {
+                similarity.trivial[page].0
+            } else {
+                NO_CLUSTER
+            }
+        })
+        .collect();
+    let stand_ins = similarity.stand_ins(table);
+    let folders = PageFolders {
+        urls: &urls,
+        hosts: &hosts,
+        labels: &labels,
+        stand_ins: &stand_ins,
+    };
     for (&family, &family_total) in &family_pages {
+        let mut holding_clusters: Vec<(ClusterId, u64)> = by_cluster
+            .iter()
+            .filter_map(|(&cluster, families)| {
+                families.get(&Some(family)).map(|&count| (cluster, count))
+            })
+            .collect();
+        holding_clusters.sort_by_key(|&(cluster, count)| {
+            (std::cmp::Reverse(count), collections.position(cluster))
+        });
+        let in_no_cluster = truth_of
+            .iter()
+            .enumerate()
+            .filter(|(page, page_truth)| {
+                page_truth.is_some_and(|(collection, _)| collection == family)
+                    && collections.cluster_of(PageId(*page as u32)).is_none()
+            })
+            .count() as u64;
         let (best, in_best, clusters_holding) = {
             let holding: Vec<(ClusterId, u64)> = by_cluster
                 .iter()
@@ -196,6 +256,20 @@ pub fn score(table: &PageTable, collections: &Collections, truth: &Truth) -> Col
                 });
             }
         }
+        let breaks = match best {
+            Some(best) => holding_clusters
+                .iter()
+                .filter(|&&(cluster, _)| cluster != best)
+                .take(5)
+                .map(|&(cluster, pages)| Break {
+                    cluster: cluster.to_string(),
+                    pages,
+                    cardinality: collections.cluster(cluster).map_or(0, |c| c.cardinality()),
+                    why: why_apart(collections, best, cluster, &folders),
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         truth_collections.push(TruthCollection {
             collection: family.to_string(),
             copies: all_replicas.get(family).map_or(0, HashSet::len),
@@ -205,7 +279,10 @@ pub fn score(table: &PageTable, collections: &Collections, truth: &Truth) -> Col
             copies_found: copies_found.len(),
             pages_in_cluster: in_best,
             other_clusters: clusters_holding.saturating_sub(1),
+            clusters: clusters_holding,
+            pages_in_no_cluster: in_no_cluster,
             found: found_copies,
+            breaks,
         });
     }
 
@@ -283,7 +360,7 @@ impl fmt::Display for CollectionScores {
             };
             writeln!(
                 out,
-                "    cluster {cluster}: {} of {} copies found, {} of {} pages in it{}",
+                "    cluster {cluster}: {} of {} copies found, {} of {} pages in it{}{}",
                 family.copies_found,
                 family.copies,
                 family.pages_in_cluster,
@@ -291,6 +368,10 @@ impl fmt::Display for CollectionScores {
                 match family.other_clusters {
                     0 => String::new(),
                     other => format!(", the rest in {other} other clusters"),
+                },
+                match family.pages_in_no_cluster {
+                    0 => String::new(),
+                    none => format!(", {none} in none"),
                 }
             )?;
             writeln!(
@@ -306,6 +387,13 @@ impl fmt::Display for CollectionScores {
                     copy.pages,
                     format!("{}/{}", copy.replica_pages_found, copy.replica_pages),
                     copy.prefix
+                )?;
+            }
+            for piece in &family.breaks {
+                writeln!(
+                    out,
+                    "    apart: cluster {} ({} of its pages, {} copies): {}",
+                    piece.cluster, piece.pages, piece.cardinality, piece.why
                 )?;
             }
         }

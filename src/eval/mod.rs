@@ -26,10 +26,12 @@
 //! pages or more in clusters that match no truth collection are cho-2000
 //! §4's "problem collections".
 
+mod avoid;
 mod collections;
 mod mirrors;
 
-pub use collections::{CollectionScores, FoundCopy, ProblemCollection, TruthCollection};
+pub use avoid::AvoidScores;
+pub use collections::{Break, CollectionScores, FoundCopy, ProblemCollection, TruthCollection};
 pub use mirrors::{truth_pairs, MirrorScores, RankerScores};
 
 use std::collections::HashMap;
@@ -60,9 +62,18 @@ pub enum EvalError {
 pub fn evaluate(data: &DataDir, truth_path: &Path) -> Result<EvalReport, EvalError> {
     let truth = Truth::read(truth_path)?;
     let generation = data.generation()?;
-    generation.manifest()?;
+    let manifest = generation.manifest()?;
     let table = generation.page_table()?;
     let similarity = generation.similarity(&table)?;
+    let collections = generation.collections(&table)?;
+    let mirrors = generation.mirrors(&table)?;
+    let list = crate::report::AvoidList::of(
+        &manifest.generation,
+        &table,
+        &similarity,
+        &collections,
+        &mirrors,
+    );
     Ok(EvalReport {
         truth: truth_path.display().to_string(),
         truth_rows: truth.rows.len() as u64,
@@ -70,10 +81,12 @@ pub fn evaluate(data: &DataDir, truth_path: &Path) -> Result<EvalReport, EvalErr
         page_pairs: page_pairs(&table, &similarity, &truth),
         collections: Some(collections::score(
             &table,
-            &generation.collections(&table)?,
+            &similarity,
+            &collections,
             &truth,
         )),
-        mirrors: Some(mirrors::score(&table, &generation.mirrors(&table)?, &truth)),
+        mirrors: Some(mirrors::score(&table, &mirrors, &truth)),
+        avoid: Some(avoid::score(&table, &list, &truth)),
     })
 }
 
@@ -420,6 +433,7 @@ pub struct EvalReport {
     pub page_pairs: PagePairs,
     pub collections: Option<CollectionScores>,
     pub mirrors: Option<MirrorScores>,
+    pub avoid: Option<AvoidScores>,
 }
 
 impl fmt::Display for EvalReport {
@@ -489,6 +503,9 @@ impl fmt::Display for EvalReport {
         }
         if let Some(mirrors) = &self.mirrors {
             write!(formatter, "{mirrors}")?;
+        }
+        if let Some(avoid) = &self.avoid {
+            write!(formatter, "{avoid}")?;
         }
         Ok(())
     }

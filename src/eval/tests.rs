@@ -143,7 +143,11 @@ fn collections_are_matched_scored_and_problems_listed() {
         page("http://d.example/x/more.html", &more, &[]),
     ];
     let (table, similarity) = run(&captures, &SimilarityConfig::default());
-    let collections = crate::collections::analyse(&table, &similarity, &Default::default());
+    let grown_only = crate::collections::CollectionsConfig {
+        folders: false,
+        ..Default::default()
+    };
+    let collections = crate::collections::analyse(&table, &similarity, &grown_only);
     let mut rows = String::from(HEADER);
     for (host, pages) in [("a", 3), ("b", 3), ("c", 1)] {
         for name in ["", "guide.html", "orphan.html"].iter().take(pages) {
@@ -155,7 +159,7 @@ fn collections_are_matched_scored_and_problems_listed() {
     }
     rows.push_str("http://e.example/never-crawled.html\tmanual\tmanual@e\tguide.html\n");
     let truth = Truth::parse(&rows, Path::new("truth.tsv")).unwrap();
-    let scores = collections::score(&table, &collections, &truth);
+    let scores = collections::score(&table, &similarity, &collections, &truth);
     // 7 crawled pages of the manual: 21 pairs. Found: the 5 pages of the
     // main cluster (10 pairs) and the orphans (1 pair).
     assert_eq!(scores.truth_pairs, 21);
@@ -199,4 +203,14 @@ fn collections_are_matched_scored_and_problems_listed() {
         text.contains("problem collections") && text.contains("http://d.example/x/"),
         "{text}"
     );
+
+    // Joined by folders, the orphans' copies sit in the manual's copies on
+    // a and b: one cluster holds the whole manual.
+    let collections = crate::collections::analyse(&table, &similarity, &Default::default());
+    let scores = collections::score(&table, &similarity, &collections, &truth);
+    assert_eq!(scores.correct_pairs, 21);
+    assert_eq!((scores.precision, scores.recall), (Some(1.0), Some(1.0)));
+    let manual = &scores.truth_collections[0];
+    assert_eq!((manual.copies_found, manual.pages_in_cluster), (3, 7));
+    assert_eq!(manual.other_clusters, 0);
 }

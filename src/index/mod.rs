@@ -330,11 +330,6 @@ pub struct SearchIndex {
     parser: QueryParser,
 }
 
-/// A query the parser refused, with its reason in the parser's words.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct QueryError(pub String);
-
 impl SearchIndex {
     /// Opens the index in `dir`.
     pub fn open(dir: &Path) -> Result<SearchIndex> {
@@ -386,12 +381,48 @@ impl SearchIndex {
     }
 
     /// Parses a user's query (tantivy's syntax: words, "phrases", `+must`,
-    /// `-not`, `field:value`, AND/OR).
-    pub fn parse(&self, query: &str) -> std::result::Result<Box<dyn Query>, QueryError> {
-        self.parser
-            .parse_query(query)
-            .map_err(|error| QueryError(describe_query_error(&error)))
+    /// `-not`, `field:value`, AND/OR). Text that is not valid in that syntax
+    /// (`std::vec`, an unbalanced quote, a pasted URL) is still searched: its
+    /// words, each required, as if they had been typed alone.
+    pub fn parse(&self, query: &str) -> ParsedQuery {
+        match self.parser.parse_query(query) {
+            Ok(parsed) => ParsedQuery {
+                query: parsed,
+                words: None,
+            },
+            Err(error) => {
+                let words = query_words(query);
+                tracing::debug!(query, reason = %describe_query_error(&error), words, "query searched as words");
+                let query = if words.is_empty() {
+                    Box::new(tantivy::query::EmptyQuery) as Box<dyn Query>
+                } else {
+                    self.parser
+                        .parse_query(&words)
+                        .unwrap_or_else(|_| Box::new(tantivy::query::EmptyQuery))
+                };
+                ParsedQuery {
+                    query,
+                    words: Some(words),
+                }
+            }
+        }
     }
+}
+
+/// A parsed query.
+pub struct ParsedQuery {
+    pub query: Box<dyn Query>,
+    /// When the text was not valid query syntax: the words searched instead.
+    pub words: Option<String>,
+}
+
+/// The words of a text (runs of letters and digits), space-separated: a
+/// query of plain words, which the parser always accepts.
+pub fn query_words(text: &str) -> String {
+    text.split(|c: char| !c.is_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn describe_query_error(error: &tantivy::query::QueryParserError) -> String {

@@ -17,7 +17,8 @@
 //! Otherwise the roots are `/` and paths are compared as they are.
 //!
 //! Outcomes of a test (the source side holds the path):
-//! - `SF` the source page is not in the crawl (or not a `200`);
+//! - `SF` the source page is not in the crawl (or not a `200`, or a
+//!   stand-in: one text the host answers many URLs with);
 //! - `TF` the target page is not (a path absent from a partial crawl is a
 //!   failure, not a mismatch);
 //! - `FM` byte-identical bodies; `FS` equivalent text (the same words in the
@@ -243,11 +244,16 @@ impl<'w, 'a> Classifier<'w, 'a> {
         test
     }
 
-    /// The page at `path` on `host` if the crawl got it with a body.
+    /// The page at `path` on `host` if the crawl got it with a body; a
+    /// stand-in (a soft 404 or parked page answering whatever is asked) is
+    /// no document, as a "not found" page is not.
     fn fetched(&self, host: &HostData, path: &str) -> Option<PageId> {
         let page = host.page_at(path)?;
         let record = self.web.table.page(page)?;
-        (record.status == 200 && record.content_key.is_some()).then_some(page)
+        (record.status == 200
+            && record.content_key.is_some()
+            && !self.web.stand_ins[page.0 as usize])
+            .then_some(page)
     }
 
     fn compare(&self, first: PageId, second: PageId) -> (Outcome, Option<f32>) {
@@ -299,6 +305,7 @@ fn draw_order(web: &Web<'_>, host: &HostData) -> Vec<usize> {
                 .and_then(Option::as_ref)
                 .is_some_and(|fingerprint| fingerprint.has_minhash());
             has_text
+                && !web.stand_ins[page.0 as usize]
                 && web
                     .table
                     .page(page)

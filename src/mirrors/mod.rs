@@ -27,6 +27,7 @@ pub mod candidates;
 mod classify;
 mod clusters;
 mod conn;
+mod copies;
 mod hosts;
 mod ip;
 mod terms;
@@ -71,12 +72,14 @@ pub enum Ranker {
     /// fetterly-2004 §2: pages in the same near-duplicate clusters,
     /// confirmed by URL suffixes.
     Clusters,
+    /// cho-2000 §5.1: copies of one replicated collection.
+    Collections,
     /// bharat-2000 §4.2.2: the union of several rankings.
     Combined,
 }
 
 impl Ranker {
-    pub const ALL: [Ranker; 12] = [
+    pub const ALL: [Ranker; 13] = [
         Ranker::Bigrams,
         Ranker::Ip4,
         Ranker::Ip3,
@@ -88,6 +91,7 @@ impl Ranker {
         Ranker::Hconn1,
         Ranker::Hconn2,
         Ranker::Clusters,
+        Ranker::Collections,
         Ranker::Combined,
     ];
 
@@ -104,6 +108,7 @@ impl Ranker {
             Ranker::Hconn1 => "hconn1",
             Ranker::Hconn2 => "hconn2",
             Ranker::Clusters => "clusters",
+            Ranker::Collections => "collections",
             Ranker::Combined => "combined",
         }
     }
@@ -226,7 +231,8 @@ pub struct MirrorsConfig {
     /// The rankings `combined` merges. bharat-2000 combined ip4, prefix,
     /// hconn2, paths and hosts; those see only URLs and links and cannot
     /// find a copy under another path, so `clusters`, which looks at the
-    /// pages, joins them by default.
+    /// pages, and `collections`, which knows the copies of each replicated
+    /// collection (on hosts of any size), join them by default.
     pub combined: Vec<Ranker>,
 }
 
@@ -247,6 +253,7 @@ impl Default for MirrorsConfig {
                 Ranker::Paths,
                 Ranker::Hosts,
                 Ranker::Clusters,
+                Ranker::Collections,
             ],
         }
     }
@@ -408,6 +415,7 @@ pub fn analyse(
     let bigrams = candidates::rank_hosts(&web.candidate_inputs());
     let paths = terms::paths(&web, config);
     let cluster_evidence = clusters::evidence(&web, config);
+    let copy_evidence = copies::evidence(collections);
     // conn filters paths' ranking as far as it is kept (bharat-2000 §3.3).
     let conn = conn::filter(&web, &paths[..paths.len().min(config.max_pairs)]);
     let mut rankings: Vec<Ranking> = [
@@ -422,6 +430,7 @@ pub fn analyse(
         (Ranker::Hconn1, terms::hconn(&web, false)),
         (Ranker::Hconn2, terms::hconn(&web, true)),
         (Ranker::Clusters, cluster_evidence.ranking()),
+        (Ranker::Collections, copy_evidence.ranking()),
     ]
     .into_iter()
     .map(|(ranker, pairs)| Ranking { ranker, pairs })
@@ -462,7 +471,10 @@ pub fn analyse(
     let pairs: Vec<PairReport> = listed
         .into_iter()
         .map(|(pair, ranks)| {
-            let subtrees = cluster_evidence.subtrees(pair);
+            let subtrees = merge_subtrees(
+                cluster_evidence.subtrees(pair),
+                copy_evidence.subtrees(pair),
+            );
             let (level, tests, subtrees) = classifier.classify(pair, subtrees);
             PairReport {
                 pair,
@@ -492,6 +504,29 @@ pub fn analyse(
         host_urls: web.url_counts.clone(),
         counts,
     }
+}
+
+/// The folders a pair is compared under: those of shared near-duplicate
+/// pages and those of shared collection copies, most pages first, at most
+/// eight.
+fn merge_subtrees(mut subtrees: Vec<Subtree>, more: Vec<Subtree>) -> Vec<Subtree> {
+    for subtree in more {
+        match subtrees
+            .iter_mut()
+            .find(|known| known.a == subtree.a && known.b == subtree.b)
+        {
+            Some(known) => known.pages = known.pages.max(subtree.pages),
+            None => subtrees.push(subtree),
+        }
+    }
+    subtrees.sort_by(|x, y| {
+        y.pages
+            .cmp(&x.pages)
+            .then(x.a.cmp(&y.a))
+            .then(x.b.cmp(&y.b))
+    });
+    subtrees.truncate(8);
+    subtrees
 }
 
 /// Classifies each copy of a collection cluster against its principal copy,

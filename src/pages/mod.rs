@@ -257,6 +257,51 @@ pub fn relative_link_key(from: &str, to: &str) -> Option<u64> {
     Some(hasher.digest())
 }
 
+/// The path of an absolute URL, without its query and fragment (`/` when
+/// the URL has none); `None` when the string is not an absolute URL.
+pub fn url_path(url: &str) -> Option<&str> {
+    let (_, rest) = url.split_once("://")?;
+    let start = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let path = rest[start..].split(['?', '#']).next().unwrap_or("");
+    Some(if path.is_empty() { "/" } else { path })
+}
+
+/// The folder of a path: everything up to and including its last `/`.
+pub fn path_folder(path: &str) -> &str {
+    path.rfind('/').map_or("/", |slash| &path[..=slash])
+}
+
+/// The arcs that name a page: the path's segments, with a last `index.*` or
+/// `default.*` dropped, as a folder URL and its index page are one page
+/// under two names (`/docs/` and `/docs/index.html`).
+pub fn page_arcs(path: &str) -> Vec<&str> {
+    let mut arcs: Vec<&str> = path.split('/').filter(|arc| !arc.is_empty()).collect();
+    if arcs.last().is_some_and(|last| is_index_name(last)) {
+        arcs.pop();
+    }
+    arcs
+}
+
+/// Whether a file name is a folder's default page (`index.html`,
+/// `default.htm`, `index.php`...).
+pub fn is_index_name(name: &str) -> bool {
+    name.split_once('.').is_some_and(|(stem, extension)| {
+        (stem.eq_ignore_ascii_case("index") || stem.eq_ignore_ascii_case("default"))
+            && !extension.is_empty()
+            && extension.bytes().all(|byte| byte.is_ascii_alphanumeric())
+    })
+}
+
+/// How many arcs two arc lists share at their end.
+pub fn common_suffix(first: &[&str], second: &[&str]) -> usize {
+    first
+        .iter()
+        .rev()
+        .zip(second.iter().rev())
+        .take_while(|(x, y)| x == y)
+        .count()
+}
+
 fn after_scheme(url: &str) -> &str {
     url.split_once("://").map_or(url, |(_, rest)| rest)
 }
@@ -424,6 +469,28 @@ mod tests {
         assert_ne!(
             key("http://a.example/docs/x.html", "http://a.example/docs/"),
             key("http://a.example/docs/x.html", "http://a.example/"),
+        );
+    }
+
+    #[test]
+    fn paths_folders_and_page_arcs() {
+        assert_eq!(
+            url_path("http://a.example/x/y.html?q=1#f"),
+            Some("/x/y.html")
+        );
+        assert_eq!(url_path("https://a.example"), Some("/"));
+        assert_eq!(url_path("https://a.example?q"), Some("/"));
+        assert_eq!(url_path("a'"), None);
+        assert_eq!(path_folder("/x/y.html"), "/x/");
+        assert_eq!(path_folder("/x/"), "/x/");
+        assert_eq!(page_arcs("/docs/2.4/index.html"), ["docs", "2.4"]);
+        assert_eq!(page_arcs("/docs/2.4/"), ["docs", "2.4"]);
+        assert_eq!(page_arcs("/docs/Default.HTM"), ["docs"]);
+        assert_eq!(page_arcs("/docs/indexes.html"), ["docs", "indexes.html"]);
+        assert_eq!(page_arcs("/docs/index.html.en"), ["docs", "index.html.en"]);
+        assert_eq!(
+            common_suffix(&["pub", "std", "a.html"], &["stable", "std", "a.html"]),
+            2
         );
     }
 

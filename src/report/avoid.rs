@@ -1,29 +1,46 @@
-//! `mirrorscope avoid`: what a crawler can skip next time (cho-2000 §5.1).
+//! `mirrorscope avoid`: what a crawler can skip next time without losing a
+//! page (cho-2000 §5.1).
 //!
 //! cho-2000 fed the Google crawler the widely replicated collections and the
 //! machines with several names, and the next crawl's share of similar pages
-//! fell from 48% to 13%. The list here holds:
-//! - **prefix** entries: for every similar cluster of collections that is not
-//!   small (its largest copy has `collections.small_size` pages or more, 10
-//!   by default: cho §5.1's noise threshold), the folder of every copy but
-//!   the principal one;
-//! - **host** entries: host aliases, two names of one site: a pair of hosts
-//!   crawled from one IP address whose pages under the same paths are copies
-//!   (classified at levels 1 to 4 on whole hosts by the mirrors stage). Of
-//!   each group of aliases the name kept is the one holding most principal
-//!   copies, then most URLs, then the first; the others are avoided.
+//! fell from 48% to 13%. A list that skips a whole copy loses whatever that
+//! copy holds and the kept one does not (the pages of an older version, the
+//! pages the kept copy's crawl missed), so the list here is built page by
+//! page and says only what is safe:
 //!
-//! Entries covered by another (a copy on an avoided host, a folder inside an
-//! avoided folder) are left out. Each entry counts the pages of this crawl
-//! it covers and their body bytes: what the next crawl saves.
+//! - a page is **kept elsewhere** when a page that stays crawled is its copy:
+//!   in the same trivial cluster, at the same place in the manual (the same
+//!   path below the copies' folders), and with the same bytes or highly
+//!   similar beyond doubt (bharat-broder-1999 §3.2's resemblance of 50%,
+//!   `mirrors.high_similarity`, plus two standard errors of its estimate
+//!   from 84 min-hashes: 0.61). A page whose text changed more (an older
+//!   version's rewritten page) is not skipped;
+//! - **host** entries: a host alias (two names of one server, crawled from
+//!   one address, copies under the same paths by the mirrors stage) is
+//!   skipped whole only when every page crawled on it has the same bytes at
+//!   the same path on the name kept (the one holding most principal copies,
+//!   then most URLs, then the first name);
+//! - **prefix** entries: in every similar cluster of collections that is
+//!   not small (cho §5.1's noise threshold, `collections.small_size`), the
+//!   principal copy is kept whole; the other copies are taken in turn, the
+//!   largest first, and each of their pages is skipped when a page kept so
+//!   far (of the principal, or of a copy taken earlier) is its copy, and
+//!   kept otherwise. The folders of a copy whose every crawled page is
+//!   skipped are listed, the highest such folder only; a skipped page in a
+//!   folder that also holds kept pages is listed by its URL.
+//!
+//! So no entry skips a page that is not kept under another URL, no entry
+//! keeps what an entry skips, and every entry covers exactly the crawled
+//! pages it counts. Each entry counts those pages and their body bytes:
+//! what the next crawl saves.
 //!
 //! The text form, for crawlers: lines starting with `#` are comments; every
 //! other line is tab-separated `kind target pages bytes keep`, where `kind` is
 //! `prefix` (skip every URL starting with `target`) or `host` (skip every URL
 //! whose host is `target`), and `keep` is where the same content is crawled
-//! instead (the principal copy's folder, or the host kept).
+//! instead (a folder or page of the kept copy, or the host kept).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 
 use serde::Serialize;
@@ -31,7 +48,8 @@ use serde::Serialize;
 use crate::collections::{ClusterKind, Collections};
 use crate::datadir::{DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
-use crate::pages::{HostId, PageTable};
+use crate::pages::{url_path, HostId, PageId, PageTable};
+use crate::similarity::{Similarity, MINHASH_FUNCTIONS};
 use crate::union_find::UnionFind;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -70,11 +88,13 @@ impl AvoidList {
         let generation = data.generation()?;
         let manifest = generation.manifest()?;
         let table = generation.page_table()?;
+        let similarity = generation.similarity(&table)?;
         let collections = generation.collections(&table)?;
         let mirrors = generation.mirrors(&table)?;
         Ok(AvoidList::of(
             &manifest.generation,
             &table,
+            &similarity,
             &collections,
             &mirrors,
         ))
@@ -83,69 +103,50 @@ impl AvoidList {
     pub fn of(
         generation: &str,
         table: &PageTable,
+        similarity: &Similarity,
         collections: &Collections,
         mirrors: &Mirrors,
     ) -> AvoidList {
-        let mut entries = alias_entries(table, collections, mirrors);
-        for cluster in collections
-            .clusters
-            .iter()
-            .filter(|cluster| cluster.kind == ClusterKind::Collection && !cluster.small)
-        {
-            let Some(principal) = collections.collection(cluster.principal()) else {
-                continue;
-            };
-            for &id in &cluster.collections[1..] {
-                if let Some(copy) = collections.collection(id) {
-                    entries.push(AvoidEntry {
-                        kind: AvoidKind::Prefix,
-                        target: copy.prefix.clone(),
-                        pages: 0,
-                        bytes: 0,
-                        keep: principal.prefix.clone(),
-                    });
-                }
-            }
-        }
-        // Hosts first, then prefixes in order: a covered entry follows what
-        // covers it.
+        let mut plan = Plan::new(table, similarity, collections, mirrors);
+        let mut entries = plan.alias_entries();
+        plan.skip_copies();
+        entries.extend(plan.prefix_entries());
         entries.sort_by(|x, y| x.kind.cmp(&y.kind).then(x.target.cmp(&y.target)));
-        let mut kept: Vec<AvoidEntry> = Vec::new();
-        for entry in entries {
-            let covered = kept.iter().any(|earlier| covers(earlier, &entry.target));
-            if !covered {
-                kept.push(entry);
-            }
-        }
-        let mut by_host: HashMap<&str, (u64, u64)> = HashMap::new();
-        for page in &table.pages {
-            let totals = by_host.entry(table.host_name(page.host)).or_default();
-            *totals = (totals.0 + 1, totals.1 + page.body_bytes);
-        }
-        for entry in &mut kept {
-            let (pages, bytes) = match entry.kind {
-                AvoidKind::Host => by_host
-                    .get(entry.target.as_str())
-                    .copied()
-                    .unwrap_or_default(),
-                AvoidKind::Prefix => under_prefix(table, &entry.target),
-            };
-            entry.pages = pages;
-            entry.bytes = bytes;
-        }
         AvoidList {
             generation: generation.to_string(),
             pages: table.pages.len() as u64,
             bytes: table.pages.iter().map(|page| page.body_bytes).sum(),
-            pages_saved: kept.iter().map(|entry| entry.pages).sum(),
-            bytes_saved: kept.iter().map(|entry| entry.bytes).sum(),
-            entries: kept,
+            pages_saved: entries.iter().map(|entry| entry.pages).sum(),
+            bytes_saved: entries.iter().map(|entry| entry.bytes).sum(),
+            entries,
         }
     }
 
     /// Whether a crawler loading the list skips `url`.
     pub fn avoids(&self, url: &str) -> bool {
         self.entries.iter().any(|entry| covers(entry, url))
+    }
+
+    /// By page of `table`: whether a crawler loading the list skips it.
+    pub fn skipped(&self, table: &PageTable) -> Vec<bool> {
+        let mut skipped = vec![false; table.pages.len()];
+        for entry in &self.entries {
+            match entry.kind {
+                AvoidKind::Prefix => {
+                    for index in under_prefix(table, &entry.target) {
+                        skipped[index] = true;
+                    }
+                }
+                AvoidKind::Host => {
+                    for (index, page) in table.pages.iter().enumerate() {
+                        if table.host_name(page.host) == entry.target {
+                            skipped[index] = true;
+                        }
+                    }
+                }
+            }
+        }
+        skipped
     }
 }
 
@@ -159,86 +160,373 @@ fn covers(entry: &AvoidEntry, url: &str) -> bool {
     }
 }
 
-/// Pages of the table under a URL prefix, and their bytes.
-fn under_prefix(table: &PageTable, prefix: &str) -> (u64, u64) {
-    // Pages are sorted by URL: the prefix is one run.
+/// The pages under a URL prefix: one run of the table, sorted by URL.
+fn under_prefix(table: &PageTable, prefix: &str) -> std::ops::Range<usize> {
     let start = table
         .pages
         .partition_point(|page| page.url.as_str() < prefix);
-    table.pages[start..]
+    let length = table.pages[start..]
         .iter()
         .take_while(|page| page.url.starts_with(prefix))
-        .fold((0, 0), |(count, bytes), page| {
-            (count + 1, bytes + page.body_bytes)
-        })
+        .count();
+    start..start + length
 }
 
-/// Host aliases: same address, copies under the same paths.
-fn alias_entries(
-    table: &PageTable,
-    collections: &Collections,
-    mirrors: &Mirrors,
-) -> Vec<AvoidEntry> {
-    let aliases: Vec<(HostId, HostId)> = mirrors
-        .pairs
-        .iter()
-        .filter(|report| {
-            report.shared_ip.is_some()
-                && matches!(
-                    report.level,
-                    Level::One | Level::Two | Level::Three | Level::Four
-                )
-                && report.subtrees.iter().all(|subtree| subtree.a == subtree.b)
-        })
-        .map(|report| (report.pair.a, report.pair.b))
-        .collect();
-    if aliases.is_empty() {
-        return Vec::new();
-    }
-    let mut principals: HashMap<HostId, u32> = HashMap::new();
-    for cluster in &collections.clusters {
-        if let Some(principal) = collections.collection(cluster.principal()) {
-            *principals.entry(principal.host).or_default() += 1;
+/// Which pages are skipped, and by which kept page each is covered.
+struct Plan<'a> {
+    table: &'a PageTable,
+    similarity: &'a Similarity,
+    collections: &'a Collections,
+    mirrors: &'a Mirrors,
+    /// By page: the kept page it is a copy of, when skipped.
+    cover: Vec<Option<PageId>>,
+    /// Pages skipped with their whole host.
+    on_skipped_host: Vec<bool>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(
+        table: &'a PageTable,
+        similarity: &'a Similarity,
+        collections: &'a Collections,
+        mirrors: &'a Mirrors,
+    ) -> Plan<'a> {
+        Plan {
+            table,
+            similarity,
+            collections,
+            mirrors,
+            cover: vec![None; table.pages.len()],
+            on_skipped_host: vec![false; table.pages.len()],
         }
     }
-    let hosts = table.hosts.len();
-    let mut groups = UnionFind::new(hosts);
-    for (a, b) in &aliases {
-        groups.union(a.0, b.0);
+
+    /// Whether `page` is a copy of `kept`: the same trivial cluster, and the
+    /// same bytes or a resemblance that is high beyond doubt.
+    fn is_copy(&self, page: PageId, kept: PageId) -> bool {
+        let (p, k) = (page.0 as usize, kept.0 as usize);
+        if self.similarity.trivial[p] != self.similarity.trivial[k] {
+            return false;
+        }
+        let (first, second) = (&self.table.pages[p], &self.table.pages[k]);
+        if first.content_key.is_some() && first.content_key == second.content_key {
+            return true;
+        }
+        let bar = skip_resemblance(self.mirrors.config.high_similarity);
+        match (
+            &self.similarity.fingerprints[p],
+            &self.similarity.fingerprints[k],
+        ) {
+            (Some(a), Some(b)) => a
+                .resemblance(b)
+                .is_some_and(|resemblance| resemblance >= bar),
+            _ => false,
+        }
     }
-    let labels = groups.labels();
-    let mut members: BTreeMap<u32, Vec<HostId>> = BTreeMap::new();
-    for (a, b) in &aliases {
-        for host in [a, b] {
-            let group = members.entry(labels[host.0 as usize]).or_default();
-            if !group.contains(host) {
-                group.push(*host);
+
+    /// Host aliases skipped whole: every page has the same bytes at the same
+    /// path on the name kept.
+    fn alias_entries(&mut self) -> Vec<AvoidEntry> {
+        let (table, collections, mirrors) = (self.table, self.collections, self.mirrors);
+        let aliases: Vec<(HostId, HostId)> = mirrors
+            .pairs
+            .iter()
+            .filter(|report| {
+                report.shared_ip.is_some()
+                    && matches!(
+                        report.level,
+                        Level::One | Level::Two | Level::Three | Level::Four
+                    )
+                    && report.subtrees.iter().all(|subtree| subtree.a == subtree.b)
+            })
+            .map(|report| (report.pair.a, report.pair.b))
+            .collect();
+        if aliases.is_empty() {
+            return Vec::new();
+        }
+        let mut principals: HashMap<HostId, u32> = HashMap::new();
+        for cluster in &collections.clusters {
+            if let Some(principal) = collections.collection(cluster.principal()) {
+                *principals.entry(principal.host).or_default() += 1;
+            }
+        }
+        let mut groups = UnionFind::new(table.hosts.len());
+        for (a, b) in &aliases {
+            groups.union(a.0, b.0);
+        }
+        let labels = groups.labels();
+        let mut members: BTreeMap<u32, Vec<HostId>> = BTreeMap::new();
+        for (a, b) in &aliases {
+            for host in [a, b] {
+                let group = members.entry(labels[host.0 as usize]).or_default();
+                if !group.contains(host) {
+                    group.push(*host);
+                }
+            }
+        }
+        let mut pages_of: HashMap<HostId, Vec<usize>> = HashMap::new();
+        for (index, page) in table.pages.iter().enumerate() {
+            pages_of.entry(page.host).or_default().push(index);
+        }
+        let mut entries = Vec::new();
+        for group in members.values() {
+            let rank = |host: &HostId| {
+                (
+                    principals.get(host).copied().unwrap_or(0),
+                    mirrors.host_urls.get(host.0 as usize).copied().unwrap_or(0),
+                    std::cmp::Reverse(table.host_name(*host).to_string()),
+                )
+            };
+            let Some(&keep) = group.iter().max_by_key(|host| rank(host)) else {
+                continue;
+            };
+            let kept_paths: HashMap<&str, usize> = pages_of
+                .get(&keep)
+                .into_iter()
+                .flatten()
+                .filter_map(|&index| Some((url_path(&table.pages[index].url)?, index)))
+                .collect();
+            for &host in group.iter().filter(|&&host| host != keep) {
+                let pages = pages_of.get(&host).map_or(&[][..], Vec::as_slice);
+                let twins: Option<Vec<usize>> = pages
+                    .iter()
+                    .map(|&index| {
+                        let page = &table.pages[index];
+                        let twin = *kept_paths.get(url_path(&page.url)?)?;
+                        let other = &table.pages[twin];
+                        (other.status == page.status && other.content_key == page.content_key)
+                            .then_some(twin)
+                    })
+                    .collect();
+                let Some(twins) = twins else { continue };
+                if pages.is_empty() {
+                    continue;
+                }
+                for (&index, &twin) in pages.iter().zip(&twins) {
+                    self.cover[index] = Some(PageId(twin as u32));
+                    self.on_skipped_host[index] = true;
+                }
+                entries.push(AvoidEntry {
+                    kind: AvoidKind::Host,
+                    target: table.host_name(host).to_string(),
+                    pages: pages.len() as u64,
+                    bytes: pages
+                        .iter()
+                        .map(|&index| table.pages[index].body_bytes)
+                        .sum(),
+                    keep: table.host_name(keep).to_string(),
+                });
+            }
+        }
+        entries
+    }
+
+    /// The copies of each cluster worth avoiding, principal first, then the
+    /// largest.
+    fn clusters(&self) -> Vec<Vec<usize>> {
+        let collections = self.collections;
+        collections
+            .clusters
+            .iter()
+            .filter(|cluster| cluster.kind == ClusterKind::Collection && !cluster.small)
+            .map(|cluster| {
+                let mut copies: Vec<usize> =
+                    cluster.collections.iter().map(|id| id.0 as usize).collect();
+                copies[1..].sort_by_key(|&index| {
+                    (
+                        std::cmp::Reverse(collections.collections[index].pages.len()),
+                        index,
+                    )
+                });
+                copies
+            })
+            .collect()
+    }
+
+    /// Decides, copy by copy, which pages are skipped.
+    fn skip_copies(&mut self) {
+        for copies in self.clusters() {
+            // Trivial cluster -> kept pages with their place in the manual.
+            let mut kept: HashMap<u32, Vec<(PageId, &str)>> = HashMap::new();
+            let collections = self.collections;
+            for (position, &copy) in copies.iter().enumerate() {
+                let collection = &collections.collections[copy];
+                let folder = url_path(&collection.prefix).unwrap_or("/");
+                for &page in &collection.pages {
+                    let place = place(&self.table.pages[page.0 as usize].url, folder);
+                    let label = self.similarity.trivial[page.0 as usize].0;
+                    if self.cover[page.0 as usize].is_some() {
+                        continue;
+                    }
+                    let cover = (position > 0)
+                        .then(|| {
+                            kept.get(&label)?
+                                .iter()
+                                .find(|&&(other, other_place)| {
+                                    same_place(place, other_place) && self.is_copy(page, other)
+                                })
+                                .map(|&(other, _)| other)
+                        })
+                        .flatten();
+                    match cover {
+                        Some(other) => self.cover[page.0 as usize] = Some(other),
+                        None => kept.entry(label).or_default().push((page, place)),
+                    }
+                }
             }
         }
     }
-    let mut entries = Vec::new();
-    for group in members.values() {
-        let rank = |host: &HostId| {
-            (
-                principals.get(host).copied().unwrap_or(0),
-                mirrors.host_urls.get(host.0 as usize).copied().unwrap_or(0),
-                std::cmp::Reverse(table.host_name(*host).to_string()),
-            )
-        };
-        let Some(keep) = group.iter().max_by_key(|host| rank(host)) else {
-            continue;
-        };
-        for host in group.iter().filter(|host| *host != keep) {
-            entries.push(AvoidEntry {
-                kind: AvoidKind::Host,
-                target: table.host_name(*host).to_string(),
-                pages: 0,
-                bytes: 0,
-                keep: table.host_name(*keep).to_string(),
-            });
+
+    /// The prefix entries: each copy's highest folders whose every crawled
+    /// page is skipped, then the skipped pages left, one by one.
+    fn prefix_entries(&mut self) -> Vec<AvoidEntry> {
+        let mut entries = Vec::new();
+        let collections = self.collections;
+        for copies in self.clusters() {
+            for &copy in &copies[1..] {
+                let collection = &collections.collections[copy];
+                let skipped: Vec<PageId> = collection
+                    .pages
+                    .iter()
+                    .copied()
+                    .filter(|page| {
+                        self.cover[page.0 as usize].is_some()
+                            && !self.on_skipped_host[page.0 as usize]
+                    })
+                    .collect();
+                if !skipped.is_empty() {
+                    self.list(&collection.prefix, &skipped, &mut entries);
+                }
+            }
+        }
+        // A skipped page no entry lists stays crawled.
+        let listed: HashSet<usize> = entries
+            .iter()
+            .flat_map(|entry| under_prefix(self.table, &entry.target))
+            .collect();
+        for (index, cover) in self.cover.iter_mut().enumerate() {
+            if !self.on_skipped_host[index] && !listed.contains(&index) {
+                *cover = None;
+            }
+        }
+        entries
+    }
+
+    /// Lists the skipped pages under `folder` (a URL ending in `/`): the
+    /// folder itself when every page under it is skipped, else its
+    /// sub-folders and its own skipped pages.
+    fn list(&self, folder: &str, skipped: &[PageId], entries: &mut Vec<AvoidEntry>) {
+        let range = under_prefix(self.table, folder);
+        let all_skipped = range
+            .clone()
+            .all(|index| self.cover[index].is_some() && !self.on_skipped_host[index]);
+        if !range.is_empty() && all_skipped {
+            entries.push(self.entry(folder, range));
+            return;
+        }
+        let mut below: BTreeMap<&str, Vec<PageId>> = BTreeMap::new();
+        for &page in skipped {
+            let url = self.table.pages[page.0 as usize].url.as_str();
+            let Some(rest) = url.strip_prefix(folder) else {
+                continue;
+            };
+            match rest.find('/') {
+                Some(slash) => below
+                    .entry(&url[..folder.len() + slash + 1])
+                    .or_default()
+                    .push(page),
+                None => {
+                    let range = under_prefix(self.table, url);
+                    let alone = range.clone().all(|index| self.cover[index].is_some());
+                    if !rest.is_empty() && alone {
+                        entries.push(self.entry(url, range));
+                    }
+                }
+            }
+        }
+        for (sub, pages) in below {
+            self.list(sub, &pages, entries);
         }
     }
-    entries
+
+    /// The entry skipping `target`, which covers the pages of `range`.
+    fn entry(&self, target: &str, range: std::ops::Range<usize>) -> AvoidEntry {
+        let table = self.table;
+        // Kept where most of the covering pages are: their common folder on
+        // the host holding most of them.
+        let mut by_host: HashMap<HostId, Vec<&str>> = HashMap::new();
+        for index in range.clone() {
+            if let Some(cover) = self.cover[index] {
+                let page = &table.pages[cover.0 as usize];
+                by_host.entry(page.host).or_default().push(&page.url);
+            }
+        }
+        let keep = by_host
+            .into_iter()
+            .max_by_key(|(host, urls)| (urls.len(), std::cmp::Reverse(*host)))
+            .map(|(_, urls)| {
+                if urls.len() == 1 && range.len() == 1 && !target.ends_with('/') {
+                    urls[0].to_string()
+                } else {
+                    common_folder_url(&urls)
+                }
+            })
+            .unwrap_or_default();
+        AvoidEntry {
+            kind: AvoidKind::Prefix,
+            target: target.to_string(),
+            pages: range.len() as u64,
+            bytes: range.map(|index| table.pages[index].body_bytes).sum(),
+            keep,
+        }
+    }
+}
+
+/// The resemblance estimate from which a page is skipped as a copy of a kept
+/// one: the papers' "highly similar" (`high`) plus two standard errors of the
+/// estimate from [`MINHASH_FUNCTIONS`] values there, as skipping a page that
+/// is no copy loses it while keeping a copy costs one fetch.
+fn skip_resemblance(high: f64) -> f64 {
+    let error = (high * (1.0 - high) / MINHASH_FUNCTIONS as f64).sqrt();
+    (high + 2.0 * error).min(1.0)
+}
+
+/// A page's path below its copy's folder.
+fn place<'u>(url: &'u str, folder: &str) -> &'u str {
+    let path = url_path(url).unwrap_or(url);
+    path.strip_prefix(folder).unwrap_or(path)
+}
+
+/// Two places are the same page when one ends with the other at an arc
+/// boundary (a partial copy's folder can be deeper than a full copy's).
+fn same_place(first: &str, second: &str) -> bool {
+    let (short, long) = if first.len() <= second.len() {
+        (first, second)
+    } else {
+        (second, first)
+    };
+    long.ends_with(short)
+        && (long.len() == short.len() || long.as_bytes()[long.len() - short.len() - 1] == b'/')
+}
+
+/// The longest common folder of some URLs of one host, as a URL.
+fn common_folder_url(urls: &[&str]) -> String {
+    let Some(first) = urls.first() else {
+        return String::new();
+    };
+    let mut common = first.len();
+    for url in &urls[1..] {
+        common = first
+            .bytes()
+            .zip(url.bytes())
+            .take(common)
+            .take_while(|(a, b)| a == b)
+            .count();
+    }
+    match first[..common].rfind('/') {
+        Some(slash) => first[..=slash].to_string(),
+        None => first.to_string(),
+    }
 }
 
 impl fmt::Display for AvoidList {

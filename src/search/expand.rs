@@ -134,7 +134,7 @@ impl Engine {
                 }
             }
         } else {
-            let parsed = self.parse(query_text)?;
+            let parsed = self.parse(query_text).query;
             let searcher = self.index.searcher();
             let snippets = self.snippet_generator(&searcher, &*parsed)?;
             let filtered = self.filtered(parsed, IndexField::CollectionId, u64::from(id.0));
@@ -193,7 +193,7 @@ impl Engine {
         let matching = if query_text.is_empty() {
             None
         } else {
-            let parsed = self.parse(query_text)?;
+            let parsed = self.parse(query_text).query;
             let filtered = self.filtered(parsed, IndexField::ClusterId, u64::from(id.0));
             let hits = self.index.searcher().search(
                 &filtered,

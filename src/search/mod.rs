@@ -134,9 +134,6 @@ pub struct SearchRequest {
 /// Errors of searching.
 #[derive(Debug, thiserror::Error)]
 pub enum SearchError {
-    /// The query could not be parsed.
-    #[error("cannot search for {query:?}: {reason}")]
-    Query { query: String, reason: String },
     /// A parameter out of its range.
     #[error("{0}")]
     BadRequest(String),
@@ -283,12 +280,15 @@ impl Engine {
             total_hits: 0,
             rollup: request.rollup,
             rank: request.rank,
+            searched_words: None,
             groups: Vec::new(),
         };
         if query_text.is_empty() {
             return Ok(results);
         }
-        let query = self.parse(query_text)?;
+        let parsed = self.parse(query_text);
+        results.searched_words = parsed.words;
+        let query = parsed.query;
         let searcher = self.index.searcher();
         let boost = (request.rank == Rank::Replication).then_some(self.config.replication_boost);
         let snippets = self.snippet_generator(&searcher, &*query)?;
@@ -346,11 +346,8 @@ impl Engine {
         Ok(query.trim())
     }
 
-    fn parse(&self, query: &str) -> Result<Box<dyn Query>> {
-        self.index.parse(query).map_err(|error| SearchError::Query {
-            query: query.to_string(),
-            reason: error.0,
-        })
+    fn parse(&self, query: &str) -> crate::index::ParsedQuery {
+        self.index.parse(query)
     }
 
     fn snippet_generator(

@@ -23,6 +23,9 @@ pub struct Results {
     pub total_hits: u64,
     pub rollup: bool,
     pub rank: Rank,
+    /// When the query was not valid query syntax: the words searched
+    /// instead (each required).
+    pub searched_words: Option<String>,
     pub groups: Vec<ResultGroup>,
 }
 

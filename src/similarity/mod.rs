@@ -21,6 +21,7 @@
 
 mod chunks;
 mod fingerprint;
+mod paths;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -311,23 +312,33 @@ pub fn analyse(
         SimilarityTest::Both => clusters_by(true, true),
     };
 
-    // Trivial clusters of pages: documents' clusters, then every page not
+    // Trivial clusters of pages: documents' clusters split by path where one
+    // host holds several pages of one (see [`paths`]), then every page not
     // compared on its own; numbered in order of their first page.
+    let page_labels: Vec<u32> = document_of
+        .iter()
+        .map(|&document| {
+            if document == u32::MAX {
+                u32::MAX
+            } else {
+                trivial_of_document[document as usize]
+            }
+        })
+        .collect();
+    let page_labels = paths::split_by_path(table, &page_labels, &stand_ins(table, &fingerprints));
     let mut trivial = Vec::with_capacity(page_count);
     {
         let mut number_of_label: HashMap<u32, u32> = HashMap::new();
         let mut next = 0u32;
-        for &document in &document_of {
-            let number = if document == u32::MAX {
+        for &label in &page_labels {
+            let number = if label == u32::MAX {
                 next += 1;
                 next - 1
             } else {
-                *number_of_label
-                    .entry(trivial_of_document[document as usize])
-                    .or_insert_with(|| {
-                        next += 1;
-                        next - 1
-                    })
+                *number_of_label.entry(label).or_insert_with(|| {
+                    next += 1;
+                    next - 1
+                })
             };
             trivial.push(TrivialClusterId(number));
         }
@@ -362,8 +373,18 @@ pub fn analyse(
             exact[bucket(copies - 1)] += copies;
         }
     }
-    let (pages, equivalent, chunks, minhash) = (
-        buckets_of(&trivial_of_document),
+    // Compared pages per trivial cluster (after the split by path).
+    let mut trivial_sizes: HashMap<u32, u64> = HashMap::new();
+    for (&label, id) in page_labels.iter().zip(&trivial) {
+        if label != u32::MAX {
+            *trivial_sizes.entry(id.0).or_default() += 1;
+        }
+    }
+    let mut pages = [0u64; HISTOGRAM_BUCKETS.len()];
+    for size in trivial_sizes.values() {
+        pages[bucket(size - 1)] += size;
+    }
+    let (equivalent, chunks, minhash) = (
         buckets_of(&equivalent_labels),
         buckets_of(&chunk_labels),
         buckets_of(&minhash_labels),
@@ -380,9 +401,8 @@ pub fn analyse(
             minhash: minhash[index],
         })
         .collect();
-    let trivial_sizes = page_sizes(&trivial_of_document);
     let compared_pages: u64 = pages_of.iter().sum();
-    let clusters: Vec<u64> = trivial_sizes.into_iter().filter(|&size| size > 0).collect();
+    let clusters: Vec<u64> = trivial_sizes.into_values().collect();
 
     let counts = SimilarityCounts {
         similarity_test: config.test,
@@ -414,6 +434,33 @@ pub fn analyse(
         boilerplate: chunk_result.boilerplate,
         counts,
     }
+}
+
+/// A text found at this many URLs of one host or more is a stand-in: a
+/// soft 404 or a parked domain answering whatever it is asked, a "moved"
+/// page left at every old URL. A manual publishes one text under two or
+/// three names at most (a folder and its index page, a symbolic link, a
+/// re-exported item); a host answering missing URLs does so for dozens.
+pub const STAND_IN_NAMES: usize = 10;
+
+/// By page: whether it is a stand-in (see [`STAND_IN_NAMES`]): a compared
+/// page whose text the same host serves under that many URLs.
+pub fn stand_ins(table: &PageTable, fingerprints: &[Option<Fingerprint>]) -> Vec<bool> {
+    let mut names: HashMap<(HostId, u128), usize> = HashMap::new();
+    let key = |page: usize| {
+        is_compared(table, fingerprints, page).then(|| {
+            let text = fingerprints[page].as_ref().map_or(0, |f| f.text_signature);
+            (table.pages[page].host, text)
+        })
+    };
+    for page in 0..table.pages.len() {
+        if let Some(key) = key(page) {
+            *names.entry(key).or_default() += 1;
+        }
+    }
+    (0..table.pages.len())
+        .map(|page| key(page).is_some_and(|key| names[&key] >= STAND_IN_NAMES))
+        .collect()
 }
 
 /// Pairs of documents sharing a megashingle (fetterly-2004 §2): for each of
@@ -511,6 +558,11 @@ impl Similarity {
         None
     }
 
+    /// By page: whether it is a stand-in (see [`STAND_IN_NAMES`]).
+    pub fn stand_ins(&self, table: &PageTable) -> Vec<bool> {
+        stand_ins(table, &self.fingerprints)
+    }
+
     /// Number of trivial clusters (ids run from 0 to this, exclusive).
     pub fn trivial_cluster_count(&self) -> usize {
         self.trivial
@@ -544,6 +596,30 @@ impl Similarity {
             .enumerate()
             .filter(|(_, &other)| other == cluster)
             .map(|(index, _)| PageId(index as u32))
+            .collect()
+    }
+
+    /// By page id: a hash of the page's own text, its chunks with site
+    /// chrome set aside (0 for a page without a fingerprint or without
+    /// such chunks). Two copies of one version of a page, one with a
+    /// mirror's banner or footer and one without, have the same signature.
+    pub fn own_text_signatures(&self) -> Vec<u64> {
+        self.fingerprints
+            .par_iter()
+            .map(|fingerprint| {
+                let Some(fingerprint) = fingerprint else {
+                    return 0;
+                };
+                let chunks = self.counted_chunks(fingerprint);
+                if chunks.is_empty() {
+                    return 0;
+                }
+                let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+                for chunk in &chunks {
+                    hasher.update(&chunk.to_le_bytes());
+                }
+                hasher.digest().max(1)
+            })
             .collect()
     }
 

@@ -117,18 +117,26 @@ fn shared_navigation_and_footer_do_not_make_pages_of_a_manual_similar() {
     // The 14 chrome lines are set aside (the banner is not: it names the page).
     assert_eq!(similarity.boilerplate.len(), 14);
 
-    // Without looking at hosts, the chrome (14 of 17 lines) would chain them.
+    // Without looking at hosts, the chrome (14 of 17 lines) makes different
+    // pages similar; only their paths then keep them apart.
     let blind = SimilarityConfig {
         boilerplate_pages_per_host: 1000,
         ..SimilarityConfig::default()
     };
     let (table, similarity) = run(&captures, &blind);
-    assert!(together(
-        &table,
-        &similarity,
+    let (page0, page1) = (
         "http://www.example.org/manual/page0.html",
-        "http://www.example.org/manual/page1.html"
-    ));
+        "http://www.example.org/manual/page1.html",
+    );
+    assert_eq!(
+        relation(&table, &similarity, page0, page1),
+        Relation::Unrelated
+    );
+    let evidence = similarity
+        .evidence(&table, id(&table, page0), id(&table, page1))
+        .unwrap();
+    assert!(evidence.shared_chunks >= evidence.required_chunks);
+    assert_eq!(similarity.counts.trivial_clusters, 6);
 }
 
 #[test]
@@ -262,4 +270,99 @@ fn pages_without_words_are_nobody_s_copies() {
     ));
     assert_eq!(similarity.counts.compared_pages, 0);
     assert_eq!(similarity.counts.near_duplicate_pages, 0);
+}
+
+/// Pages (path, text) on each host under `prefix`.
+fn site(host: &str, prefix: &str, pages: &[(&str, &str)]) -> Vec<Capture> {
+    pages
+        .iter()
+        .map(|(path, text)| capture(&format!("http://{host}{prefix}{path}"), text))
+        .collect()
+}
+
+#[test]
+fn one_text_under_two_paths_of_a_manual_is_two_pages() {
+    // A re-exported item: the same text at two paths of the manual, on
+    // three copies, one of them under another prefix.
+    let item = sentences("receiver", 0, 12).join("\n");
+    let other = sentences("sender", 0, 12).join("\n");
+    let pages = [
+        ("sync/mpsc/struct.Receiver.html", item.as_str()),
+        ("sync/mpmc/struct.Receiver.html", item.as_str()),
+        ("sync/mpsc/struct.Sender.html", other.as_str()),
+    ];
+    let mut captures = site("www.example.org", "/stable/std/", &pages);
+    captures.extend(site("mirror.example.net", "/stable/std/", &pages));
+    captures.extend(site("ftp.example.edu", "/pub/doc/rust/std/", &pages));
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    let url = |host: &str, prefix: &str, path: &str| format!("http://{host}{prefix}{path}");
+    let mpsc = "sync/mpsc/struct.Receiver.html";
+    let mpmc = "sync/mpmc/struct.Receiver.html";
+    for path in [mpsc, mpmc] {
+        let original = url("www.example.org", "/stable/std/", path);
+        assert!(together(
+            &table,
+            &similarity,
+            &original,
+            &url("mirror.example.net", "/stable/std/", path)
+        ));
+        assert!(together(
+            &table,
+            &similarity,
+            &original,
+            &url("ftp.example.edu", "/pub/doc/rust/std/", path)
+        ));
+    }
+    assert!(!together(
+        &table,
+        &similarity,
+        &url("www.example.org", "/stable/std/", mpsc),
+        &url("www.example.org", "/stable/std/", mpmc)
+    ));
+    assert!(!together(
+        &table,
+        &similarity,
+        &url("www.example.org", "/stable/std/", mpsc),
+        &url("ftp.example.edu", "/pub/doc/rust/std/", mpmc)
+    ));
+    // Three pages with three copies each.
+    assert_eq!(similarity.counts.trivial_clusters, 3);
+    assert_eq!(similarity.counts.near_duplicate_pages, 6);
+}
+
+#[test]
+fn a_folder_and_its_index_page_stay_one_page() {
+    let index = sentences("index", 0, 12).join("\n");
+    let pages = [("", index.as_str()), ("index.html", index.as_str())];
+    let mut captures = site("a.example", "/docs/", &pages);
+    captures.extend(site("b.example", "/docs/", &pages));
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    assert!(together(
+        &table,
+        &similarity,
+        "http://a.example/docs/",
+        "http://b.example/docs/index.html"
+    ));
+    assert_eq!(similarity.counts.trivial_clusters, 1);
+}
+
+#[test]
+fn one_text_answering_many_urls_of_a_host_is_not_split() {
+    // Two soft-404 hosts answer the URLs they were asked for, each with its
+    // own set of paths, with one "not available" page.
+    let missing =
+        "This page is not available on this mirror.\nPlease use the primary site instead.";
+    let mut captures: Vec<Capture> = (0..5)
+        .map(|n| capture(&format!("http://a.example/docs/page{n}.html"), missing))
+        .collect();
+    captures
+        .extend((0..5).map(|n| capture(&format!("http://b.example/other/item{n}.html"), missing)));
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    assert!(together(
+        &table,
+        &similarity,
+        "http://a.example/docs/page0.html",
+        "http://b.example/other/item3.html"
+    ));
+    assert_eq!(similarity.counts.trivial_clusters, 1);
 }

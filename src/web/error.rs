@@ -16,9 +16,6 @@ pub enum AppError {
     /// A parameter out of its range or malformed.
     #[error("{0}")]
     BadRequest(String),
-    /// A query the parser refused; the page echoes it.
-    #[error("cannot search for {query:?}: {reason}")]
-    BadQuery { query: String, reason: String },
     #[error("{0}")]
     NotFound(String),
     #[error(transparent)]
@@ -30,7 +27,6 @@ pub enum AppError {
 impl From<SearchError> for AppError {
     fn from(error: SearchError) -> AppError {
         match error {
-            SearchError::Query { query, reason } => AppError::BadQuery { query, reason },
             SearchError::BadRequest(detail) => AppError::BadRequest(detail),
             SearchError::NotFound(detail) => AppError::NotFound(detail),
             other => {
@@ -44,7 +40,7 @@ impl From<SearchError> for AppError {
 impl AppError {
     fn status(&self) -> StatusCode {
         match self {
-            AppError::BadRequest(_) | AppError::BadQuery { .. } => StatusCode::BAD_REQUEST,
+            AppError::BadRequest(_) => StatusCode::BAD_REQUEST,
             AppError::NotFound(_) => StatusCode::NOT_FOUND,
             AppError::Pool(PoolError::Busy) => StatusCode::SERVICE_UNAVAILABLE,
             AppError::Pool(PoolError::Failed) | AppError::Internal(_) => {
@@ -56,11 +52,6 @@ impl AppError {
     fn page(&self) -> ErrorPage {
         let status = self.status();
         let (title, message, query) = match self {
-            AppError::BadQuery { query, reason } => (
-                "That query cannot be searched".to_string(),
-                reason.clone(),
-                query.clone(),
-            ),
             AppError::NotFound(detail) => ("Not found".into(), detail.clone(), String::new()),
             other => (
                 status.canonical_reason().unwrap_or("Error").to_string(),

@@ -1,0 +1,633 @@
+//! Joining by folders and choosing the principal copy, on small synthetic
+//! webs of mirrored manuals: one web per way a manual falls apart or a
+//! wrong copy is taken for the original.
+
+use std::collections::BTreeSet;
+
+use super::*;
+use crate::ingest::Capture;
+use crate::similarity::SimilarityConfig;
+use crate::test_support::{capture, run};
+
+/// A documentation tree: its pages (paths below the manual's folder) and
+/// the links of each (paths too).
+struct Tree {
+    /// Words every page of the manual's text has.
+    name: &'static str,
+    pages: Vec<(String, Vec<String>)>,
+}
+
+/// A manual: `index.html` linking to each section's `index.html`, which
+/// links to its pages, each linking back. A section named `a/b` is a
+/// sub-folder of section `a` and linked from `a/index.html` only.
+fn tree(name: &'static str, sections: &[(&str, usize)]) -> Tree {
+    let mut pages = vec![("index.html".to_string(), Vec::new())];
+    for &(section, count) in sections {
+        let index = format!("{section}/index.html");
+        let parent = match section.rsplit_once('/') {
+            Some((parent, _)) => format!("{parent}/index.html"),
+            None => "index.html".to_string(),
+        };
+        pages
+            .iter_mut()
+            .find(|(path, _)| *path == parent)
+            .expect("sections are listed after their parent")
+            .1
+            .push(index.clone());
+        let children: Vec<String> = (0..count)
+            .map(|n| format!("{section}/page{n}.html"))
+            .collect();
+        pages.push((index.clone(), children.clone()));
+        for child in children {
+            pages.push((child, vec![index.clone()]));
+        }
+    }
+    Tree { name, pages }
+}
+
+/// How one host serves a tree.
+struct Copy<'a> {
+    host: &'a str,
+    prefix: &'a str,
+    ip: &'a str,
+    /// Pages whose text this version changed (their own text differs).
+    changed: &'a [&'a str],
+    /// A mirror's line on every page.
+    banner: Option<&'a str>,
+    /// Which pages the crawl fetched (and, for a partial mirror, which the
+    /// host holds).
+    fetched: &'a dyn Fn(&str) -> bool,
+}
+
+fn all(_: &str) -> bool {
+    true
+}
+
+/// The text of a page: twelve lines of its own (a changed page has other
+/// lines), after a navigation bar every page of the manual shares.
+fn text(name: &str, path: &str, changed: bool, banner: Option<&str>) -> String {
+    let mut lines: Vec<String> = banner.map(str::to_string).into_iter().collect();
+    lines.extend((0..8).map(|n| format!("Navigation entry {n} of the {name} manual")));
+    let topic = format!("{name} {}", path.replace(['/', '.'], " "));
+    let edition = if changed { "revised" } else { "original" };
+    lines.extend(
+        (0..12).map(|n| format!("The {edition} {topic} explains point {n} in its own words here")),
+    );
+    lines.join("\n")
+}
+
+fn serve(tree: &Tree, copy: &Copy) -> Vec<Capture> {
+    let url = |path: &str| format!("http://{}{}{path}", copy.host, copy.prefix);
+    tree.pages
+        .iter()
+        .filter(|(path, _)| (copy.fetched)(path))
+        .map(|(path, links)| {
+            let mut page = capture(
+                &url(path),
+                &text(
+                    tree.name,
+                    path,
+                    copy.changed.contains(&path.as_str()),
+                    copy.banner,
+                ),
+            );
+            page.info.ip = Some(copy.ip.to_string());
+            page.links = links.iter().map(|link| url(link)).collect();
+            page
+        })
+        .collect()
+}
+
+/// The web served by `copies`, analysed.
+fn analysed(trees: &[(&Tree, Vec<Copy>)], config: &CollectionsConfig) -> (PageTable, Collections) {
+    let captures: Vec<Capture> = trees
+        .iter()
+        .flat_map(|(tree, copies)| copies.iter().flat_map(|copy| serve(tree, copy)))
+        .collect();
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    let collections = analyse(&table, &similarity, config);
+    (table, collections)
+}
+
+/// Each cluster of collections of two pages or more, as the set of its
+/// copies' folders, with the principal's folder.
+fn clusters(table: &PageTable, collections: &Collections) -> Vec<(String, BTreeSet<String>)> {
+    let mut found: Vec<(String, BTreeSet<String>)> = collections
+        .clusters
+        .iter()
+        .filter(|cluster| cluster.kind == ClusterKind::Collection)
+        .map(|cluster| {
+            let prefix = |id: CollectionId| collections.collections[id.0 as usize].prefix.clone();
+            (
+                prefix(cluster.principal()),
+                cluster.collections.iter().map(|&id| prefix(id)).collect(),
+            )
+        })
+        .collect();
+    found.sort();
+    let _ = table;
+    found
+}
+
+/// Which folders the cluster of `url` holds pages of.
+fn cluster_of_url(table: &PageTable, collections: &Collections, url: &str) -> Option<ClusterId> {
+    collections.cluster_of(table.find_url(url)?)
+}
+
+fn folders(list: &[&str]) -> BTreeSet<String> {
+    list.iter().map(|folder| folder.to_string()).collect()
+}
+
+#[test]
+fn a_manual_whose_versions_differ_on_a_hub_is_one_cluster() {
+    // The primary and two exact mirrors serve the new version; two mirrors
+    // the old one, whose section indexes differ: these break points cut
+    // cho's growth, so the manual grows into several clusters.
+    let manual = tree(
+        "hub",
+        &[("intro", 4), ("api", 5), ("api/sub", 4), ("guide", 4)],
+    );
+    let hubs = ["api/index.html", "guide/index.html", "api/sub/index.html"];
+    let copies = || {
+        vec![
+            Copy {
+                host: "www.example.org",
+                prefix: "/docs/",
+                ip: "192.0.2.1",
+                changed: &[],
+                banner: None,
+                fetched: &all,
+            },
+            Copy {
+                host: "mirror.example.net",
+                prefix: "/docs/",
+                ip: "192.0.2.2",
+                changed: &[],
+                banner: None,
+                fetched: &all,
+            },
+            Copy {
+                host: "copy.example.com",
+                prefix: "/docs/",
+                ip: "192.0.2.5",
+                changed: &[],
+                banner: None,
+                fetched: &all,
+            },
+            Copy {
+                host: "old.example.com",
+                prefix: "/docs/",
+                ip: "192.0.2.3",
+                changed: &hubs,
+                banner: None,
+                fetched: &all,
+            },
+            Copy {
+                host: "ftp.example.edu",
+                prefix: "/pub/manual/",
+                ip: "192.0.2.4",
+                changed: &hubs,
+                banner: None,
+                fetched: &all,
+            },
+        ]
+    };
+    let grown_only = CollectionsConfig {
+        folders: false,
+        ..CollectionsConfig::default()
+    };
+    let (_, collections) = analysed(&[(&manual, copies())], &grown_only);
+    assert!(
+        collections.clusters.len() >= 3,
+        "{}",
+        collections.clusters.len()
+    );
+
+    let (table, collections) = analysed(&[(&manual, copies())], &CollectionsConfig::default());
+    for cluster in &collections.clusters {
+        eprintln!(
+            "{:?} {:?}",
+            cluster.kind,
+            cluster
+                .collections
+                .iter()
+                .map(|&c| (
+                    collections.collections[c.0 as usize].prefix.clone(),
+                    collections.collections[c.0 as usize]
+                        .pages
+                        .iter()
+                        .map(|p| table.pages[p.0 as usize].url.clone())
+                        .collect::<Vec<_>>()
+                ))
+                .collect::<Vec<_>>()
+        );
+    }
+    assert_eq!(collections.clusters.len(), 1);
+    assert_eq!(
+        clusters(&table, &collections),
+        [(
+            "http://www.example.org/docs/".to_string(),
+            folders(&[
+                "http://copy.example.com/docs/",
+                "http://ftp.example.edu/pub/manual/",
+                "http://mirror.example.net/docs/",
+                "http://old.example.com/docs/",
+                "http://www.example.org/docs/"
+            ])
+        )]
+    );
+    // Every page of every copy is in it.
+    let cluster = &collections.clusters[0];
+    assert_eq!(
+        collections.cluster_pages(cluster.id) as usize,
+        5 * manual.pages.len()
+    );
+}
+
+#[test]
+fn a_mirror_site_with_several_manuals_keeps_them_apart() {
+    let first = tree("first", &[("intro", 4), ("api", 6)]);
+    let second = tree("second", &[("tutorial", 5), ("reference", 5)]);
+    let (table, collections) = analysed(
+        &[
+            (
+                &first,
+                vec![
+                    Copy {
+                        host: "first.example.org",
+                        prefix: "/docs/",
+                        ip: "192.0.2.1",
+                        changed: &[],
+                        banner: None,
+                        fetched: &all,
+                    },
+                    Copy {
+                        host: "first-mirror.example.net",
+                        prefix: "/docs/",
+                        ip: "192.0.2.2",
+                        changed: &[],
+                        banner: None,
+                        fetched: &all,
+                    },
+                    Copy {
+                        host: "mirrors.example.edu",
+                        prefix: "/pub/first/",
+                        ip: "192.0.2.9",
+                        changed: &[],
+                        banner: None,
+                        fetched: &all,
+                    },
+                ],
+            ),
+            (
+                &second,
+                vec![
+                    Copy {
+                        host: "second.example.org",
+                        prefix: "/manual/",
+                        ip: "192.0.2.3",
+                        changed: &[],
+                        banner: None,
+                        fetched: &all,
+                    },
+                    Copy {
+                        host: "second-mirror.example.net",
+                        prefix: "/manual/",
+                        ip: "192.0.2.4",
+                        changed: &[],
+                        banner: None,
+                        fetched: &all,
+                    },
+                    Copy {
+                        host: "mirrors.example.edu",
+                        prefix: "/pub/second/",
+                        ip: "192.0.2.9",
+                        changed: &[],
+                        banner: None,
+                        fetched: &all,
+                    },
+                ],
+            ),
+        ],
+        &CollectionsConfig::default(),
+    );
+    assert_eq!(
+        clusters(&table, &collections),
+        [
+            (
+                "http://first.example.org/docs/".to_string(),
+                folders(&[
+                    "http://first-mirror.example.net/docs/",
+                    "http://first.example.org/docs/",
+                    "http://mirrors.example.edu/pub/first/"
+                ])
+            ),
+            (
+                "http://second.example.org/manual/".to_string(),
+                folders(&[
+                    "http://mirrors.example.edu/pub/second/",
+                    "http://second-mirror.example.net/manual/",
+                    "http://second.example.org/manual/"
+                ])
+            )
+        ]
+    );
+}
+
+#[test]
+fn translations_in_sibling_folders_are_not_copies() {
+    // Each host serves the English manual under en/ and its translation
+    // under de/ (the same paths, other words).
+    let manual = tree("translated", &[("intro", 4), ("api", 6)]);
+    let german: Vec<&str> = manual.pages.iter().map(|(path, _)| path.as_str()).collect();
+    let mut copies = Vec::new();
+    for (host, ip) in [
+        ("www.example.org", "192.0.2.1"),
+        ("mirror.example.net", "192.0.2.2"),
+        ("copy.example.com", "192.0.2.3"),
+    ] {
+        copies.push(Copy {
+            host,
+            prefix: "/docs/en/",
+            ip,
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        });
+        copies.push(Copy {
+            host,
+            prefix: "/docs/de/",
+            ip,
+            changed: &german,
+            banner: None,
+            fetched: &all,
+        });
+    }
+    let (table, collections) = analysed(&[(&manual, copies)], &CollectionsConfig::default());
+    let en = cluster_of_url(
+        &table,
+        &collections,
+        "http://www.example.org/docs/en/api/page1.html",
+    );
+    let de = cluster_of_url(
+        &table,
+        &collections,
+        "http://www.example.org/docs/de/api/page1.html",
+    );
+    assert!(en.is_some() && de.is_some());
+    assert_ne!(en, de);
+    assert_eq!(clusters(&table, &collections).len(), 2);
+}
+
+#[test]
+fn a_partial_mirror_of_a_sub_folder_joins_the_manual() {
+    // A host holding only the api/ section, under a folder of its own.
+    let manual = tree("partial", &[("intro", 4), ("api", 6), ("guide", 4)]);
+    let only_api = |path: &str| path.starts_with("api/");
+    let copies = vec![
+        Copy {
+            host: "www.example.org",
+            prefix: "/docs/",
+            ip: "192.0.2.1",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "mirror.example.net",
+            prefix: "/docs/",
+            ip: "192.0.2.2",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "copy.example.com",
+            prefix: "/docs/",
+            ip: "192.0.2.3",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "api.example.info",
+            prefix: "/reference/",
+            ip: "192.0.2.4",
+            changed: &[],
+            banner: None,
+            fetched: &only_api,
+        },
+    ];
+    let (table, collections) = analysed(&[(&manual, copies)], &CollectionsConfig::default());
+    let found = clusters(&table, &collections);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0]
+            .1
+            .contains("http://api.example.info/reference/api/"),
+        "{found:?}"
+    );
+    assert_eq!(found[0].0, "http://www.example.org/docs/");
+}
+
+#[test]
+fn pages_of_one_copy_only_join_the_copy_of_their_tree() {
+    // The primary has pages no mirror has: a page the mirrors' crawls
+    // missed, and a page nothing links to (growth, which follows links,
+    // never reaches it); a soft 404 on a partial mirror answers the URLs it
+    // lacks with one page, which stays out.
+    let manual = tree("one-copy", &[("intro", 4), ("api", 6)]);
+    let mirrored = |path: &str| path != "api/page5.html" && path != "intro/page3.html";
+    let partial = |path: &str| path.starts_with("api/") && path != "api/page5.html";
+    let copies = [
+        Copy {
+            host: "www.example.org",
+            prefix: "/docs/",
+            ip: "192.0.2.1",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "mirror.example.net",
+            prefix: "/docs/",
+            ip: "192.0.2.2",
+            changed: &[],
+            banner: None,
+            fetched: &mirrored,
+        },
+        Copy {
+            host: "copy.example.com",
+            prefix: "/docs/",
+            ip: "192.0.2.3",
+            changed: &[],
+            banner: None,
+            fetched: &mirrored,
+        },
+        Copy {
+            host: "part.example.info",
+            prefix: "/docs/",
+            ip: "192.0.2.4",
+            changed: &[],
+            banner: None,
+            fetched: &partial,
+        },
+    ];
+    let mut captures: Vec<Capture> = copies
+        .iter()
+        .flat_map(|copy| serve(&manual, copy))
+        .collect();
+    captures.push(capture(
+        "http://www.example.org/docs/api/unlinked.html",
+        &text("one-copy", "api/unlinked.html", false, None),
+    ));
+    let missing = "This page is not available on this mirror\nPlease use the primary site";
+    for path in ["intro/page0.html", "intro/page1.html", "intro/page2.html"] {
+        captures.push(capture(
+            &format!("http://part.example.info/docs/{path}"),
+            missing,
+        ));
+    }
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    let collections = analyse(&table, &similarity, &CollectionsConfig::default());
+    let manual_cluster = cluster_of_url(
+        &table,
+        &collections,
+        "http://www.example.org/docs/index.html",
+    );
+    assert!(manual_cluster.is_some());
+    for url in [
+        "http://www.example.org/docs/api/page5.html",
+        "http://www.example.org/docs/api/unlinked.html",
+        "http://www.example.org/docs/intro/page3.html",
+        "http://part.example.info/docs/api/page1.html",
+    ] {
+        assert_eq!(
+            cluster_of_url(&table, &collections, url),
+            manual_cluster,
+            "{url}"
+        );
+    }
+    assert_ne!(
+        cluster_of_url(
+            &table,
+            &collections,
+            "http://part.example.info/docs/intro/page1.html"
+        ),
+        manual_cluster
+    );
+    assert_eq!(collections.counts.completed_pages, 1);
+}
+
+#[test]
+fn the_principal_copy_is_the_complete_current_original() {
+    // The original (its name last in every order of names) against: an
+    // older version on three hosts, a mirror with a banner crawled in part,
+    // a partial mirror, and an exact copy on a mirror operator's machine
+    // that also serves another manual.
+    let manual = tree("original", &[("intro", 5), ("api", 8), ("guide", 5)]);
+    let other = tree("other", &[("tutorial", 6)]);
+    let older: Vec<&str> = manual
+        .pages
+        .iter()
+        .map(|(path, _)| path.as_str())
+        .filter(|path| path.ends_with("page1.html") || path.ends_with("page2.html"))
+        .collect();
+    let most = |path: &str| !path.ends_with("page3.html");
+    let api = |path: &str| path.starts_with("api/");
+    let copies = vec![
+        Copy {
+            host: "zz-original.example.org",
+            prefix: "/manual/",
+            ip: "192.0.2.1",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "a.example.net",
+            prefix: "/m/",
+            ip: "192.0.2.2",
+            changed: &older,
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "b.example.net",
+            prefix: "/m/",
+            ip: "192.0.2.3",
+            changed: &older,
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "c.example.net",
+            prefix: "/m/",
+            ip: "192.0.2.4",
+            changed: &older,
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "d.example.net",
+            prefix: "/m/",
+            ip: "192.0.2.5",
+            changed: &[],
+            banner: Some("Mirrored by D from zz-original"),
+            fetched: &most,
+        },
+        Copy {
+            host: "e.example.net",
+            prefix: "/m/",
+            ip: "192.0.2.6",
+            changed: &[],
+            banner: None,
+            fetched: &api,
+        },
+        Copy {
+            host: "f.example.net",
+            prefix: "/m/",
+            ip: "192.0.2.9",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+    ];
+    let other_copies = vec![
+        Copy {
+            host: "other.example.org",
+            prefix: "/t/",
+            ip: "192.0.2.7",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "other-mirror.example.net",
+            prefix: "/t/",
+            ip: "192.0.2.9",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+    ];
+    let (table, collections) = analysed(
+        &[(&manual, copies), (&other, other_copies)],
+        &CollectionsConfig::default(),
+    );
+    let found = clusters(&table, &collections);
+    let principal_of = |folder: &str| {
+        found
+            .iter()
+            .find(|(_, copies)| copies.contains(folder))
+            .map(|(principal, _)| principal.as_str())
+    };
+    assert_eq!(
+        principal_of("http://a.example.net/m/"),
+        Some("http://zz-original.example.org/manual/")
+    );
+    assert_eq!(
+        principal_of("http://other-mirror.example.net/t/"),
+        Some("http://other.example.org/t/")
+    );
+}
