@@ -131,6 +131,9 @@ enum Command {
         /// Print JSON instead of text.
         #[arg(long)]
         json: bool,
+        /// Show every changed cluster, not only the largest.
+        #[arg(long)]
+        all: bool,
     },
     /// Write the current generation's tables (pages, links, chunks, minhash,
     /// megashingles, trivial clusters, similar clusters, collections, mirrored
@@ -321,11 +324,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 write!(stdout, "{list}")?;
             }
         }
-        Command::Evolve { a, b, json } => {
-            let evolution = report::Evolution::gather(
+        Command::Evolve { a, b, json, all } => {
+            let mut evolution = report::Evolution::gather(
                 &DataDir::open_existing(&a)?,
                 &DataDir::open_existing(&b)?,
             )?;
+            if all {
+                evolution.shown_changes = None;
+            }
             if json {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&evolution)?)?;
             } else {

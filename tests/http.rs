@@ -477,7 +477,7 @@ async fn bad_input_gets_clear_400_and_404_pages() {
         ("%22open", "open"),
         ("std%3A%3Avec", "std vec"),
         ("unbalanced%20(", "unbalanced"),
-        ("a%20AND", "a"),
+        ("a%20AND", "a and"),
     ] {
         let api = get(&format!("/api/search?q={query}")).await;
         assert_eq!(api.status, StatusCode::OK, "{query}");

@@ -416,11 +416,13 @@ pub struct ParsedQuery {
     pub words: Option<String>,
 }
 
-/// The words of a text (runs of letters and digits), space-separated: a
-/// query of plain words, which the parser always accepts.
+/// The words of a text (runs of letters and digits), lower-cased (the index
+/// is, and so `AND`, `OR` and `NOT` are words, not operators) and
+/// space-separated: a query of plain words, which the parser always accepts.
 pub fn query_words(text: &str) -> String {
     text.split(|c: char| !c.is_alphanumeric())
         .filter(|word| !word.is_empty())
+        .map(str::to_lowercase)
         .collect::<Vec<_>>()
         .join(" ")
 }

@@ -44,6 +44,8 @@ use crate::mirrors::{Level, Mirrors};
 use crate::pages::PageTable;
 use crate::similarity::{is_compared, Similarity};
 
+use super::evolve_summary::{summarise, Summary};
+
 /// One side of the comparison.
 pub struct Side {
     pub folder: String,
@@ -75,11 +77,20 @@ impl Side {
 pub struct Evolution {
     pub a: SideSummary,
     pub b: SideSummary,
+    /// What happened to each host and each manual (see
+    /// [`super::evolve_summary`]).
+    pub summary: Summary,
     pub pages: PageChanges,
     pub near_duplicates: NearDuplicates,
     pub collections: CollectionChanges,
     pub mirrors: MirrorChanges,
+    /// Cluster changes the text shows (the largest first); `None`: all.
+    #[serde(skip)]
+    pub shown_changes: Option<usize>,
 }
+
+/// Cluster changes the text shows unless asked for all.
+pub const SHOWN_CHANGES: usize = 20;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SideSummary {
@@ -223,6 +234,8 @@ impl Evolution {
         Evolution {
             a: summary(a),
             b: summary(b),
+            summary: summarise(a, b),
+            shown_changes: Some(SHOWN_CHANGES),
             pages: page_changes(&a.table, &b.table),
             near_duplicates: near_duplicates(a, b),
             collections: collection_changes(a, b),
@@ -645,6 +658,8 @@ impl fmt::Display for Evolution {
             "B: {} ({}), {} pages on {} hosts",
             self.b.data, self.b.generation, self.b.pages, self.b.hosts
         )?;
+        write!(out, "{}", self.summary)?;
+        writeln!(out, "\nDetails")?;
         let pages = &self.pages;
         writeln!(
             out,
@@ -706,7 +721,23 @@ impl fmt::Display for Evolution {
             collections.continued,
             collections.changes.len()
         )?;
-        for change in &collections.changes {
+        // The largest changes first: most copies, then most pages.
+        let mut shown: Vec<&ClusterChange> = collections.changes.iter().collect();
+        shown.sort_by_key(|change| {
+            std::cmp::Reverse((
+                change.cardinality.0.max(change.cardinality.1),
+                change.size.0.max(change.size.1),
+            ))
+        });
+        let hidden = match self.shown_changes {
+            Some(limit) if shown.len() > limit => {
+                let hidden = shown.len() - limit;
+                shown.truncate(limit);
+                hidden
+            }
+            _ => 0,
+        };
+        for change in shown {
             let id =
                 |id: Option<ClusterId>| id.map_or_else(|| "-".to_string(), |id| id.to_string());
             writeln!(
@@ -727,6 +758,9 @@ impl fmt::Display for Evolution {
             for prefix in &change.copies_disappeared {
                 writeln!(out, "      - {prefix}")?;
             }
+        }
+        if hidden > 0 {
+            writeln!(out, "  ... and {hidden} smaller changes (--all shows them)")?;
         }
 
         let mirrors = &self.mirrors;

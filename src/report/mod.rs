@@ -7,6 +7,7 @@
 mod avoid;
 mod clusters;
 mod evolve;
+mod evolve_summary;
 mod mirrors;
 mod similar;
 

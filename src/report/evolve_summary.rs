@@ -1,0 +1,609 @@
+//! The operator's summary of `evolve`: what happened to each host and to
+//! each replicated manual between the two crawls, before the measures.
+//!
+//! Each copy of a manual in B is matched with the copy on the same host in
+//! the cluster of A it continues (the clusters are matched as `index`
+//! matches them, [`crate::collections::lineage`]), and their pages by URL:
+//! - a copy's **version** is the set of other copies holding the same own
+//!   text (a mirror's banner aside) at nine in ten of the places both hold:
+//!   its peers. A copy whose bytes changed on a tenth of its pages or more
+//!   and whose peers changed (fewer than half of them still peers, counted
+//!   among hosts holding copies in both crawls) moved to another version.
+//!   Own texts are only compared within one crawl (what counts as a site's
+//!   chrome depends on the crawl); pages across crawls by their bytes;
+//! - a copy whose pages changed otherwise was **resynchronised** (it took
+//!   the original's changes, or rewrote its banner's date); the principal
+//!   copy's changes are the original's **pages changed**;
+//! - a copy that held the original's text at places where the original
+//!   changed since, and has not changed there, is **behind**;
+//! - hosts and copies found on one side only **appeared** or
+//!   **disappeared**; mirrored host pairs whose level of content changed
+//!   (1, 2, 3 or 5; level 4 comes and goes with the pages each crawl
+//!   sampled) are listed.
+//!
+//! Hosts holding no manual report their changed pages; hosts that changed
+//! nothing seen are named last, as **unchanged**.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::fmt;
+
+use serde::Serialize;
+
+use super::evolve::Side;
+use crate::collections::{lineage, ClusterId, ClusterKind, Collection};
+use crate::mirrors::Level;
+use crate::pages::url_path;
+
+/// What changed on one host.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum HostChangeKind {
+    Appeared,
+    Disappeared,
+    CopyAppeared,
+    CopyDisappeared,
+    VersionChanged,
+    Resynchronised,
+    PagesChanged,
+    Behind,
+    LevelChanged,
+    Unchanged,
+}
+
+impl HostChangeKind {
+    pub fn name(&self) -> &'static str {
+        match self {
+            HostChangeKind::Appeared => "appeared",
+            HostChangeKind::Disappeared => "disappeared",
+            HostChangeKind::CopyAppeared => "copy appeared",
+            HostChangeKind::CopyDisappeared => "copy disappeared",
+            HostChangeKind::VersionChanged => "version changed",
+            HostChangeKind::Resynchronised => "resynchronised",
+            HostChangeKind::PagesChanged => "pages changed",
+            HostChangeKind::Behind => "behind",
+            HostChangeKind::LevelChanged => "level changed",
+            HostChangeKind::Unchanged => "unchanged",
+        }
+    }
+}
+
+/// One change of one host.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct HostChange {
+    pub kind: HostChangeKind,
+    pub host: String,
+    /// The manual concerned (its principal copy's folder), if any.
+    pub manual: Option<String>,
+    /// Pages concerned (changed, behind, of the copy...).
+    pub pages: u64,
+    pub detail: String,
+}
+
+/// What changed in one manual.
+#[derive(Debug, Clone, Serialize)]
+pub struct ManualChange {
+    /// The principal copy's folder (in B when the manual is there).
+    pub manual: String,
+    pub copies: (u64, u64),
+    /// Pages the original (the principal copy) changed.
+    pub original_pages_changed: u64,
+    /// Hosts of its copies by kind of change (unchanged ones left out).
+    pub hosts: BTreeMap<String, Vec<String>>,
+}
+
+/// The summary: one line per host and kind of change, most important kind
+/// first, and one entry per manual that changed.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct Summary {
+    pub hosts: Vec<HostChange>,
+    pub manuals: Vec<ManualChange>,
+}
+
+/// A copy of a manual on one side.
+struct CopyView<'s> {
+    side: &'s Side,
+    collection: &'s Collection,
+    own_text: &'s [u64],
+}
+
+impl CopyView<'_> {
+    fn host(&self) -> &str {
+        self.side.table.host_name(self.collection.host)
+    }
+
+    /// Own text by place (path below the copy's folder).
+    fn texts(&self) -> HashMap<&str, u64> {
+        let folder = url_path(&self.collection.prefix).unwrap_or("/");
+        self.collection
+            .pages
+            .iter()
+            .filter_map(|&page| {
+                let url = &self.side.table.pages[page.0 as usize].url;
+                let place = url_path(url)?.strip_prefix(folder)?;
+                let text = self.own_text[page.0 as usize];
+                (text != 0).then_some((place, text))
+            })
+            .collect()
+    }
+}
+
+/// A copy's pages of both crawls by place: (place, body in A, body in B).
+fn matched<'s>(
+    earlier: &CopyView<'s>,
+    later: &CopyView<'s>,
+) -> Vec<(String, Option<u128>, Option<u128>)> {
+    let (a, b) = (earlier.side, later.side);
+    let folder = url_path(&later.collection.prefix).unwrap_or("/");
+    later
+        .collection
+        .pages
+        .iter()
+        .filter_map(|&page| {
+            let page_b = &b.table.pages[page.0 as usize];
+            let before = a.table.find_url(&page_b.url)?;
+            if a.collections.collection_of[before.0 as usize] != Some(earlier.collection.id) {
+                return None;
+            }
+            let page_a = &a.table.pages[before.0 as usize];
+            let place = url_path(&page_b.url)?.strip_prefix(folder)?.to_string();
+            let body = |page: &crate::pages::Page| page.content_key.map(|key| key.signature.0);
+            Some((place, body(page_a), body(page_b)))
+        })
+        .collect()
+}
+
+/// The places of a copy held in both crawls.
+fn common_places(earlier: &CopyView, later: &CopyView) -> u64 {
+    matched(earlier, later).len() as u64
+}
+
+/// The places of a copy whose bytes changed between the crawls.
+fn changed_places(earlier: &CopyView, later: &CopyView) -> HashSet<String> {
+    matched(earlier, later)
+        .into_iter()
+        .filter(|(_, before, after)| before != after)
+        .map(|(place, _, _)| place)
+        .collect()
+}
+
+/// The copies of a cluster of collections (none for a cluster of copies of
+/// one page).
+fn views<'s>(side: &'s Side, own: &'s [u64], id: ClusterId) -> Vec<CopyView<'s>> {
+    let Some(cluster) = side.collections.cluster(id) else {
+        return Vec::new();
+    };
+    if cluster.kind != ClusterKind::Collection {
+        return Vec::new();
+    }
+    cluster
+        .collections
+        .iter()
+        .filter_map(|&copy| side.collections.collection(copy))
+        .map(|collection| CopyView {
+            side,
+            collection,
+            own_text: own,
+        })
+        .collect()
+}
+
+/// The hosts of the copies agreeing with `copy` on nine in ten of the places
+/// both hold or more (its version's other holders: a copy a few changes
+/// behind stays one, another release of the manual does not).
+fn peers(copy: &CopyView, others: &[CopyView]) -> BTreeSet<String> {
+    let mine = copy.texts();
+    others
+        .iter()
+        .filter(|other| other.collection.id != copy.collection.id)
+        .filter(|other| {
+            let theirs = other.texts();
+            let common: Vec<&&str> = mine
+                .keys()
+                .filter(|place| theirs.contains_key(**place))
+                .collect();
+            let same = common
+                .iter()
+                .filter(|place| mine[***place] == theirs[***place])
+                .count();
+            !common.is_empty() && same * 10 >= common.len() * 9
+        })
+        .map(|other| other.host().to_string())
+        .collect()
+}
+
+pub fn summarise(a: &Side, b: &Side) -> Summary {
+    let own_a = a.similarity.own_text_signatures();
+    let own_b = b.similarity.own_text_signatures();
+    let overlaps = lineage::overlaps(
+        &b.collections,
+        lineage::by_url(&a.table, &a.collections, &b.table),
+    );
+    let continues = lineage::continuations(&overlaps, b.collections.clusters.len(), |id| {
+        a.collections.cluster_pages(id)
+    });
+    let principal_prefix = |side: &Side, id: ClusterId| {
+        side.collections
+            .cluster(id)
+            .and_then(|cluster| side.collections.collection(cluster.principal()))
+            .map_or_else(String::new, |copy| copy.prefix.clone())
+    };
+    let hosts_of = |side: &Side| -> BTreeSet<String> {
+        side.table
+            .pages
+            .iter()
+            .map(|page| side.table.host_name(page.host).to_string())
+            .collect()
+    };
+    let (hosts_a, hosts_b) = (hosts_of(a), hosts_of(b));
+
+    let mut changes: Vec<HostChange> = Vec::new();
+    let mut manuals: Vec<ManualChange> = Vec::new();
+    let mut continued: HashSet<ClusterId> = HashSet::new();
+    let mut pairs: Vec<(Option<ClusterId>, Option<ClusterId>)> = Vec::new();
+    for (position, cluster) in b.collections.clusters.iter().enumerate() {
+        pairs.push((continues[position], Some(cluster.id)));
+        if let Some(earlier) = continues[position] {
+            continued.insert(earlier);
+        }
+    }
+    for cluster in &a.collections.clusters {
+        if !continued.contains(&cluster.id) {
+            pairs.push((Some(cluster.id), None));
+        }
+    }
+    for (id_a, id_b) in pairs {
+        let copies_a = id_a.map_or_else(Vec::new, |id| views(a, &own_a, id));
+        let copies_b = id_b.map_or_else(Vec::new, |id| views(b, &own_b, id));
+        if copies_a.len() < 2 && copies_b.len() < 2 {
+            continue;
+        }
+        let manual = match id_b {
+            Some(id) if !copies_b.is_empty() => principal_prefix(b, id),
+            _ => id_a.map_or_else(String::new, |id| principal_prefix(a, id)),
+        };
+        let principal_b = id_b
+            .and_then(|id| b.collections.cluster(id))
+            .map(|cluster| cluster.principal());
+        let hosts_in_both: BTreeSet<String> = copies_a
+            .iter()
+            .map(|copy| copy.host().to_string())
+            .filter(|host| copies_b.iter().any(|copy| copy.host() == host))
+            .collect();
+        let mut entry = ManualChange {
+            manual: manual.clone(),
+            copies: (copies_a.len() as u64, copies_b.len() as u64),
+            original_pages_changed: 0,
+            hosts: BTreeMap::new(),
+        };
+        let mut note = |change: HostChange, entry: &mut ManualChange| {
+            entry
+                .hosts
+                .entry(change.kind.name().to_string())
+                .or_default()
+                .push(change.host.clone());
+            changes.push(change);
+        };
+        // The original in each crawl (the principal copy of B, on its host).
+        let original_b = copies_b
+            .iter()
+            .find(|copy| Some(copy.collection.id) == principal_b);
+        let original_a = original_b
+            .and_then(|original| copies_a.iter().find(|copy| copy.host() == original.host()));
+        let original_texts = (
+            original_a.map(CopyView::texts).unwrap_or_default(),
+            original_b.map(CopyView::texts).unwrap_or_default(),
+        );
+        // The original's places whose bytes changed.
+        let original_changed: HashSet<String> = match (original_a, original_b) {
+            (Some(before), Some(after)) => changed_places(before, after),
+            _ => HashSet::new(),
+        };
+        for copy in &copies_b {
+            let host = copy.host().to_string();
+            let earlier = copies_a.iter().find(|other| other.host() == host);
+            let Some(earlier) = earlier else {
+                let kind = if hosts_a.contains(&host) {
+                    HostChangeKind::CopyAppeared
+                } else {
+                    HostChangeKind::Appeared
+                };
+                note(
+                    HostChange {
+                        kind,
+                        host,
+                        manual: Some(manual.clone()),
+                        pages: copy.collection.pages.len() as u64,
+                        detail: format!(
+                            "a copy of {} pages in {}",
+                            copy.collection.pages.len(),
+                            copy.collection.prefix
+                        ),
+                    },
+                    &mut entry,
+                );
+                continue;
+            };
+            // Pages of both crawls, by URL.
+            let changed = changed_places(earlier, copy);
+            let common = common_places(earlier, copy);
+            let bytes_changed = changed.len() as u64;
+            let is_original = Some(copy.collection.id) == principal_b;
+            let (peers_a, peers_b) = (peers(earlier, &copies_a), peers(copy, &copies_b));
+            let kept: Vec<&String> = peers_a
+                .iter()
+                .filter(|peer| hosts_in_both.contains(*peer))
+                .collect();
+            let now: Vec<&String> = peers_b
+                .iter()
+                .filter(|peer| hosts_in_both.contains(*peer))
+                .collect();
+            let still = kept.iter().filter(|peer| now.contains(peer)).count();
+            let union = kept.len() + now.len() - still;
+            let peers_changed = union > 0 && still * 2 < union;
+            if !is_original && common > 0 && bytes_changed * 10 >= common && peers_changed {
+                let describe = |peers: &BTreeSet<String>| {
+                    if peers.is_empty() {
+                        "no other copy".to_string()
+                    } else {
+                        peers.iter().cloned().collect::<Vec<_>>().join(", ")
+                    }
+                };
+                note(
+                    HostChange {
+                        kind: HostChangeKind::VersionChanged,
+                        host: host.clone(),
+                        manual: Some(manual.clone()),
+                        pages: bytes_changed,
+                        detail: format!(
+                            "{bytes_changed} of {common} pages changed; it held the text of {} and now holds that of {}",
+                            describe(&peers_a),
+                            describe(&peers_b)
+                        ),
+                    },
+                    &mut entry,
+                );
+            } else if bytes_changed > 0 {
+                let kind = if is_original {
+                    entry.original_pages_changed = bytes_changed;
+                    HostChangeKind::PagesChanged
+                } else {
+                    HostChangeKind::Resynchronised
+                };
+                note(
+                    HostChange {
+                        kind,
+                        host: host.clone(),
+                        manual: Some(manual.clone()),
+                        pages: bytes_changed,
+                        detail: format!(
+                            "{bytes_changed} of {common} pages changed{}",
+                            if is_original { " (the original)" } else { "" }
+                        ),
+                    },
+                    &mut entry,
+                );
+            }
+            // Behind: places where the copy held the original's text, the
+            // original changed and the copy did not.
+            if !is_original && !original_changed.is_empty() {
+                let (then, now) = (earlier.texts(), copy.texts());
+                let behind = original_changed
+                    .iter()
+                    .filter(|place| {
+                        let place = place.as_str();
+                        !changed.contains(place)
+                            && then.get(place).is_some()
+                            && then.get(place) == original_texts.0.get(place)
+                            && now.get(place).is_some()
+                            && now.get(place) != original_texts.1.get(place)
+                    })
+                    .count() as u64;
+                if behind > 0 {
+                    note(
+                        HostChange {
+                            kind: HostChangeKind::Behind,
+                            host: host.clone(),
+                            manual: Some(manual.clone()),
+                            pages: behind,
+                            detail: format!(
+                                "still the original's old text on {behind} of the {} pages it changed",
+                                original_changed.len()
+                            ),
+                        },
+                        &mut entry,
+                    );
+                }
+            }
+        }
+        for copy in &copies_a {
+            let host = copy.host().to_string();
+            if copies_b.iter().any(|other| other.host() == host) {
+                continue;
+            }
+            let kind = if hosts_b.contains(&host) {
+                HostChangeKind::CopyDisappeared
+            } else {
+                HostChangeKind::Disappeared
+            };
+            note(
+                HostChange {
+                    kind,
+                    host,
+                    manual: Some(manual.clone()),
+                    pages: copy.collection.pages.len() as u64,
+                    detail: format!(
+                        "its copy of {} pages in {} is gone",
+                        copy.collection.pages.len(),
+                        copy.collection.prefix
+                    ),
+                },
+                &mut entry,
+            );
+        }
+        if !entry.hosts.is_empty() {
+            manuals.push(entry);
+        }
+    }
+
+    // Hosts gone or new without a manual, and pages changed elsewhere.
+    let mentioned: HashSet<String> = changes.iter().map(|change| change.host.clone()).collect();
+    for host in hosts_a.difference(&hosts_b) {
+        if !mentioned.contains(host) {
+            changes.push(HostChange {
+                kind: HostChangeKind::Disappeared,
+                host: host.clone(),
+                manual: None,
+                pages: 0,
+                detail: "no page of it in B".into(),
+            });
+        }
+    }
+    for host in hosts_b.difference(&hosts_a) {
+        if !mentioned.contains(host) {
+            changes.push(HostChange {
+                kind: HostChangeKind::Appeared,
+                host: host.clone(),
+                manual: None,
+                pages: 0,
+                detail: "no page of it in A".into(),
+            });
+        }
+    }
+    let mut changed_pages: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+    for page in &b.table.pages {
+        let Some(before) = a.table.find_url(&page.url).and_then(|id| a.table.page(id)) else {
+            continue;
+        };
+        let host = b.table.host_name(page.host).to_string();
+        let entry = changed_pages.entry(host).or_default();
+        entry.1 += 1;
+        let body = |p: &crate::pages::Page| p.content_key.map(|key| key.signature);
+        if body(before) != body(page) || before.status != page.status {
+            entry.0 += 1;
+        }
+    }
+    for (host, (changed, pages)) in &changed_pages {
+        if *changed > 0 && !mentioned.contains(host) {
+            changes.push(HostChange {
+                kind: HostChangeKind::PagesChanged,
+                host: host.clone(),
+                manual: None,
+                pages: *changed,
+                detail: format!("{changed} of {pages} pages changed"),
+            });
+        }
+    }
+    // Mirrored pairs whose level changed between levels of content (1, 2,
+    // 3, 5): level 4 (partial) comes and goes with which sampled paths each
+    // crawl fetched, so changes to or from it are left to the details.
+    let levels = |side: &Side| -> BTreeMap<(String, String), Level> {
+        side.mirrors
+            .pairs
+            .iter()
+            .filter(|pair| pair.level.is_mirror())
+            .map(|pair| {
+                let name = |id| side.table.host_name(id).to_string();
+                ((name(pair.pair.a), name(pair.pair.b)), pair.level)
+            })
+            .collect()
+    };
+    let (before, after) = (levels(a), levels(b));
+    for (pair, level) in &before {
+        if let Some(now) = after
+            .get(pair)
+            .filter(|now| *now != level && **now != Level::Four && *level != Level::Four)
+        {
+            for host in [&pair.0, &pair.1] {
+                changes.push(HostChange {
+                    kind: HostChangeKind::LevelChanged,
+                    host: host.clone(),
+                    manual: None,
+                    pages: 0,
+                    detail: format!(
+                        "{} ~ {}: level {} -> {}",
+                        pair.0,
+                        pair.1,
+                        level.name(),
+                        now.name()
+                    ),
+                });
+            }
+        }
+    }
+    let mentioned: HashSet<String> = changes.iter().map(|change| change.host.clone()).collect();
+    for host in hosts_a.intersection(&hosts_b) {
+        if !mentioned.contains(host) {
+            changes.push(HostChange {
+                kind: HostChangeKind::Unchanged,
+                host: host.clone(),
+                manual: None,
+                pages: 0,
+                detail: String::new(),
+            });
+        }
+    }
+    changes.sort_by(|x, y| {
+        x.kind
+            .cmp(&y.kind)
+            .then(y.pages.cmp(&x.pages))
+            .then(x.host.cmp(&y.host))
+            .then(x.manual.cmp(&y.manual))
+    });
+    manuals.sort_by(|x, y| {
+        (y.copies.0.max(y.copies.1), &x.manual).cmp(&(x.copies.0.max(x.copies.1), &y.manual))
+    });
+    Summary {
+        hosts: changes,
+        manuals,
+    }
+}
+
+impl fmt::Display for Summary {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let changed = self
+            .hosts
+            .iter()
+            .filter(|change| change.kind != HostChangeKind::Unchanged);
+        writeln!(out, "\nBy host:")?;
+        for change in changed {
+            let manual = change
+                .manual
+                .as_ref()
+                .map_or_else(String::new, |manual| format!(" [{manual}]"));
+            writeln!(
+                out,
+                "  {:<16} {}{}: {}",
+                change.kind.name(),
+                change.host,
+                manual,
+                change.detail
+            )?;
+        }
+        let unchanged: Vec<&str> = self
+            .hosts
+            .iter()
+            .filter(|change| change.kind == HostChangeKind::Unchanged)
+            .map(|change| change.host.as_str())
+            .collect();
+        if !unchanged.is_empty() {
+            writeln!(out, "  {:<16} {}", "unchanged", unchanged.join(", "))?;
+        }
+        writeln!(out, "\nBy manual:")?;
+        for manual in &self.manuals {
+            let hosts: Vec<String> = manual
+                .hosts
+                .iter()
+                .map(|(kind, hosts)| format!("{kind}: {}", hosts.join(", ")))
+                .collect();
+            writeln!(
+                out,
+                "  {} (copies {} -> {}, the original changed {} pages)",
+                manual.manual, manual.copies.0, manual.copies.1, manual.original_pages_changed
+            )?;
+            for line in hosts {
+                writeln!(out, "    {line}")?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,216 @@
+//! The analysis on the development crawl, a crawl this project did not
+//! build: `../shared/devcrawl/build.sh` writes its two crawls six weeks
+//! apart with their ground truth, and `../shared/devcrawl/checks.py`
+//! measures the avoid list, the first page of results and `evolve` as the
+//! issues define those figures. Checked here, on crawl 1:
+//! - collections precision >= 0.95 and recall >= 0.90, every manual in at
+//!   most 2 clusters; page pairs and mirrors precision and recall >= 0.95;
+//! - `avoid`: no truth page lost, no page without a copy skipped, at least
+//!   80% of what an ideal list skips;
+//! - the 40 queries of `queries.tsv`, page 1: a manual repeated in at most
+//!   5% of the entries, at least 90% of the entries of replicated manuals
+//!   from the primary host, no query refused;
+//! - `evolve crawl1 crawl2` names every host of `changes.tsv` in its
+//!   summary (its first 120 lines).
+//!
+//! Indexing 50,000 records takes minutes in a debug build, so the test runs
+//! in release builds only (`.ci/run` runs it with `--release`); it needs
+//! `../shared/devcrawl` and python3, and is skipped without them except
+//! under CI, where it fails.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use common::*;
+use serde_json::Value;
+
+/// A child process killed when dropped.
+struct Running(Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The development crawl's folder, or `None` (with a message) when the
+/// test cannot run here.
+fn devcrawl() -> Option<PathBuf> {
+    if cfg!(debug_assertions) {
+        eprintln!(
+            "skipped in a debug build: run `cargo test --release --test devcrawl` (.ci/run does)"
+        );
+        return None;
+    }
+    let folder = crate_dir().join("../shared/devcrawl");
+    let python = Command::new("python3").arg("--version").output().is_ok();
+    if folder.join("build.sh").is_file() && python {
+        return Some(folder);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "under CI, ../shared/devcrawl and python3 must be present"
+    );
+    eprintln!("skipped: ../shared/devcrawl or python3 is missing");
+    None
+}
+
+fn run_checks(devcrawl: &Path, args: &[&str]) -> Value {
+    let output = Command::new("python3")
+        .arg(devcrawl.join("checks.py"))
+        .args(args)
+        .output()
+        .expect("python3 runs checks.py");
+    assert!(output.status.success(), "{}", stderr(&output));
+    serde_json::from_str(&stdout(&output)).unwrap()
+}
+
+fn index(crawl: &Path, data: &Path) {
+    let output = mirrorscope(
+        &crate_dir(),
+        &[
+            "index",
+            crawl.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// Starts `mirrorscope serve` on a free port; returns it and the base URL.
+fn serve(data: &Path) -> (Running, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
+        .args([
+            "serve",
+            "--data",
+            data.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1:0",
+        ])
+        .env("MIRRORSCOPE_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the server starts");
+    let out = child.stdout.take().unwrap();
+    let server = Running(child);
+    let mut line = String::new();
+    BufReader::new(out).read_line(&mut line).unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("mirrorscope: serving ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    (server, base)
+}
+
+fn figure(value: &Value) -> f64 {
+    value
+        .as_f64()
+        .unwrap_or_else(|| panic!("{value} is not a number"))
+}
+
+#[test]
+fn the_development_crawl_meets_the_figures_of_its_issue() {
+    let Some(devcrawl) = devcrawl() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let crawls = dir.path().join("crawls");
+    let built = Command::new("bash")
+        .arg(devcrawl.join("build.sh"))
+        .arg(&crawls)
+        .output()
+        .expect("bash runs build.sh");
+    assert!(built.status.success(), "{}", stderr(&built));
+    let (crawl1, crawl2) = (crawls.join("crawl1"), crawls.join("crawl2"));
+    let (data1, data2) = (dir.path().join("data1"), dir.path().join("data2"));
+    index(&crawl1, &data1);
+    index(&crawl2, &data2);
+
+    // Collections, page pairs, mirrors and avoid against the truth, on both
+    // crawls.
+    for (crawl, data) in [(&crawl1, &data1), (&crawl2, &data2)] {
+        let eval = json(&mirrorscope(
+            &crate_dir(),
+            &[
+                "eval",
+                "--truth",
+                crawl.join("truth.tsv").to_str().unwrap(),
+                "--data",
+                data.to_str().unwrap(),
+                "--json",
+            ],
+        ));
+        let collections = &eval["collections"];
+        assert!(figure(&collections["precision"]) >= 0.95, "{collections}");
+        assert!(figure(&collections["recall"]) >= 0.90, "{collections}");
+        for manual in collections["truth_collections"].as_array().unwrap() {
+            assert!(
+                manual["clusters"].as_u64().unwrap() <= 2,
+                "{} in {} clusters: {}",
+                manual["collection"],
+                manual["clusters"],
+                manual["breaks"]
+            );
+        }
+        for part in ["page_pairs", "mirrors"] {
+            assert!(
+                figure(&eval[part]["precision"]) >= 0.95,
+                "{part}: {}",
+                eval[part]
+            );
+            assert!(
+                figure(&eval[part]["recall"]) >= 0.95,
+                "{part}: {}",
+                eval[part]
+            );
+        }
+        let avoid = &eval["avoid"];
+        assert_eq!(avoid["distinct_pages_lost"], 0, "{avoid}");
+        assert_eq!(avoid["unreplicated_pages_skipped"], 0, "{avoid}");
+        assert!(figure(&avoid["saving_vs_ideal"]) >= 0.8, "{avoid}");
+    }
+
+    // The avoid list as the development crawl's own checker reads it.
+    let avoid = mirrorscope(&crate_dir(), &["avoid", "--data", data1.to_str().unwrap()]);
+    assert!(avoid.status.success(), "{}", stderr(&avoid));
+    let list = dir.path().join("avoid.txt");
+    std::fs::write(&list, stdout(&avoid)).unwrap();
+    let checked = run_checks(
+        &devcrawl,
+        &["avoid", crawl1.to_str().unwrap(), list.to_str().unwrap()],
+    );
+    assert_eq!(checked["distinct_truth_pages_lost"], 0, "{checked}");
+    assert_eq!(checked["unreplicated_pages_skipped"], 0, "{checked}");
+    assert!(figure(&checked["saving_vs_ideal"]) >= 0.8, "{checked}");
+
+    // Page 1 of the 40 queries.
+    {
+        let (_server, base) = serve(&data1);
+        let checked = run_checks(&devcrawl, &["search", crawl1.to_str().unwrap(), &base]);
+        assert_eq!(checked["refused"], serde_json::json!([]), "{checked}");
+        assert!(figure(&checked["family_repeat_share"]) <= 0.05, "{checked}");
+        assert!(figure(&checked["primary_share"]) >= 0.90, "{checked}");
+    }
+
+    // evolve names every host that changed.
+    let evolve = mirrorscope(
+        &crate_dir(),
+        &["evolve", data1.to_str().unwrap(), data2.to_str().unwrap()],
+    );
+    assert!(evolve.status.success(), "{}", stderr(&evolve));
+    let report = dir.path().join("evolve.txt");
+    std::fs::write(&report, stdout(&evolve)).unwrap();
+    let checked = run_checks(
+        &devcrawl,
+        &["evolve", crawl2.to_str().unwrap(), report.to_str().unwrap()],
+    );
+    assert_eq!(checked["missing"], serde_json::json!([]), "{checked}");
+}
