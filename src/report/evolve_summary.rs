@@ -392,9 +392,9 @@ pub fn summarise(a: &Side, b: &Side) -> Summary {
                     .filter(|place| {
                         let place = place.as_str();
                         !changed.contains(place)
-                            && then.get(place).is_some()
+                            && then.contains_key(place)
                             && then.get(place) == original_texts.0.get(place)
-                            && now.get(place).is_some()
+                            && now.contains_key(place)
                             && now.get(place) != original_texts.1.get(place)
                     })
                     .count() as u64;
