@@ -575,3 +575,214 @@ impl fmt::Display for AvoidList {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collections::CollectionsConfig;
+    use crate::ingest::Capture;
+    use crate::mirrors::MirrorsConfig;
+    use crate::similarity::SimilarityConfig;
+    use crate::test_support::manuals::{all, serve, tree, HostCopy, Tree};
+    use crate::test_support::{capture, run};
+
+    /// The avoid list of a web, and its page table.
+    fn avoid(captures: &[Capture]) -> (PageTable, Similarity, AvoidList) {
+        let (table, similarity) = run(captures, &SimilarityConfig::default());
+        let collections =
+            crate::collections::analyse(&table, &similarity, &CollectionsConfig::default());
+        let mirrors =
+            crate::mirrors::analyse(&table, &similarity, &collections, &MirrorsConfig::default());
+        let list = AvoidList::of("gen-test", &table, &similarity, &collections, &mirrors);
+        (table, similarity, list)
+    }
+
+    /// What every list must hold: no entry keeps what an entry skips, and
+    /// every skipped page has a copy at the same place that stays crawled.
+    fn check_invariants(table: &PageTable, similarity: &Similarity, list: &AvoidList) {
+        for entry in &list.entries {
+            assert!(
+                !list.avoids(&entry.keep),
+                "{} keeps {}, which is skipped",
+                entry.target,
+                entry.keep
+            );
+            assert!(entry.pages > 0, "{} skips nothing", entry.target);
+        }
+        let skipped = list.skipped(table);
+        for (index, page) in table.pages.iter().enumerate() {
+            if !skipped[index] {
+                continue;
+            }
+            let name = page.url.rsplit('/').next().unwrap_or("");
+            let kept = (0..table.pages.len()).any(|other| {
+                !skipped[other]
+                    && other != index
+                    && similarity.trivial[other] == similarity.trivial[index]
+                    && table.pages[other].url.ends_with(&format!("/{name}"))
+            });
+            assert!(kept, "{} is skipped and kept nowhere", page.url);
+        }
+    }
+
+    fn copy<'a>(
+        host: &'a str,
+        prefix: &'a str,
+        changed: &'a [&'a str],
+        fetched: &'a dyn Fn(&str) -> bool,
+    ) -> HostCopy<'a> {
+        HostCopy {
+            host,
+            prefix,
+            ip: host,
+            changed,
+            banner: None,
+            fetched,
+        }
+    }
+
+    fn manual() -> Tree {
+        tree("avoided", &[("intro", 5), ("api", 8), ("guide", 5)])
+    }
+
+    #[test]
+    fn an_exact_mirror_is_skipped_by_its_folder_and_the_original_never() {
+        let manual = manual();
+        let copies = [
+            copy("www.example.org", "/docs/", &[], &all),
+            copy("mirror.example.net", "/pub/docs/", &[], &all),
+            copy("copy.example.com", "/docs/", &[], &all),
+        ];
+        let captures: Vec<Capture> = copies.iter().flat_map(|c| serve(&manual, c)).collect();
+        let (table, similarity, list) = avoid(&captures);
+        check_invariants(&table, &similarity, &list);
+        let targets: Vec<&str> = list.entries.iter().map(|e| e.target.as_str()).collect();
+        assert_eq!(
+            targets,
+            [
+                "http://copy.example.com/docs/",
+                "http://mirror.example.net/pub/docs/"
+            ],
+            "{list}"
+        );
+        assert!(list
+            .entries
+            .iter()
+            .all(|e| e.keep == "http://www.example.org/docs/"));
+        assert_eq!(list.pages_saved as usize, 2 * manual.pages.len());
+    }
+
+    #[test]
+    fn an_older_version_is_skipped_only_where_it_is_a_copy() {
+        // The old version rewrote two pages of the api section, and has a
+        // page of its own.
+        let manual = manual();
+        let changed = ["api/page1.html", "api/page2.html"];
+        let copies = [
+            copy("www.example.org", "/docs/", &[], &all),
+            copy("old.example.net", "/docs/", &changed, &all),
+            copy("other.example.com", "/docs/", &[], &all),
+        ];
+        let mut captures: Vec<Capture> = copies.iter().flat_map(|c| serve(&manual, c)).collect();
+        captures.push(capture(
+            "http://old.example.net/docs/api/removed.html",
+            "A page the newer version no longer has\nIt explains an old feature",
+        ));
+        let (table, similarity, list) = avoid(&captures);
+        check_invariants(&table, &similarity, &list);
+        for kept in [
+            "http://old.example.net/docs/api/page1.html",
+            "http://old.example.net/docs/api/page2.html",
+            "http://old.example.net/docs/api/removed.html",
+            "http://www.example.org/docs/index.html",
+            "http://www.example.org/docs/api/page1.html",
+        ] {
+            assert!(!list.avoids(kept), "{kept} is skipped:\n{list}");
+        }
+        assert!(list.avoids("http://old.example.net/docs/intro/"), "{list}");
+        assert!(
+            list.avoids("http://old.example.net/docs/api/page3.html"),
+            "{list}"
+        );
+        assert!(list.avoids("http://other.example.com/docs/"), "{list}");
+    }
+
+    #[test]
+    fn an_alias_is_skipped_whole_only_when_it_serves_the_same_bytes() {
+        let manual = manual();
+        let shared = |host: &'static str| HostCopy {
+            ip: "192.0.2.7",
+            ..copy(host, "/docs/", &[], &all)
+        };
+        let mut captures: Vec<Capture> = [
+            shared("www.example.org"),
+            shared("example.org"),
+            copy("mirror.example.net", "/docs/", &[], &all),
+        ]
+        .iter()
+        .flat_map(|c| serve(&manual, c))
+        .collect();
+        let (table, similarity, list) = avoid(&captures);
+        check_invariants(&table, &similarity, &list);
+        // One name of the server is skipped whole in favour of the other.
+        let host = list.entries.iter().find(|e| e.kind == AvoidKind::Host);
+        let names = ["example.org", "www.example.org"];
+        assert!(
+            host.is_some_and(|e| names.contains(&e.target.as_str())
+                && names.contains(&e.keep.as_str())
+                && e.target != e.keep),
+            "{list}"
+        );
+
+        // One page only the skipped name serves: it is no longer skipped
+        // whole, and that page stays crawled.
+        let skipped = host.map(|e| e.target.clone()).unwrap_or_default();
+        let news = format!("http://{skipped}/docs/news.html");
+        let mut page = capture(&news, "News of the example site only here");
+        page.info.ip = Some("192.0.2.7".into());
+        captures.push(page);
+        let (table, similarity, list) = avoid(&captures);
+        check_invariants(&table, &similarity, &list);
+        assert!(
+            list.entries.iter().all(|e| e.kind != AvoidKind::Host),
+            "{list}"
+        );
+        assert!(!list.avoids(&news), "{list}");
+    }
+
+    #[test]
+    fn translations_are_not_skipped_as_copies() {
+        let manual = manual();
+        let german: Vec<&str> = manual.pages.iter().map(|(path, _)| path.as_str()).collect();
+        let captures: Vec<Capture> = [
+            copy("www.example.org", "/docs/en/", &[], &all),
+            copy("www.example.org", "/docs/de/", &german, &all),
+            copy("mirror.example.net", "/docs/en/", &[], &all),
+            copy("mirror.example.net", "/docs/de/", &german, &all),
+        ]
+        .iter()
+        .flat_map(|c| serve(&manual, c))
+        .collect();
+        let (table, similarity, list) = avoid(&captures);
+        check_invariants(&table, &similarity, &list);
+        for entry in &list.entries {
+            let language = |url: &str| if url.contains("/de/") { "de" } else { "en" };
+            assert_eq!(language(&entry.target), language(&entry.keep), "{list}");
+        }
+        // One copy of each language stays crawled whole.
+        let crawled = |prefix: &str| {
+            manual
+                .pages
+                .iter()
+                .all(|(path, _)| !list.avoids(&format!("{prefix}{path}")))
+        };
+        assert!(
+            crawled("http://www.example.org/docs/en/")
+                || crawled("http://mirror.example.net/docs/en/")
+        );
+        assert!(
+            crawled("http://www.example.org/docs/de/")
+                || crawled("http://mirror.example.net/docs/de/")
+        );
+    }
+}
