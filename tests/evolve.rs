@@ -252,7 +252,43 @@ fn evolve_reports_the_mirror_updated_dropped_and_added_and_the_revised_pages() {
         .sum();
     assert!(urls > 2000);
 
-    // The text form says the same.
+    // The summary names each change by host, the kind first.
+    let summary: Vec<(String, String)> = evolution["summary"]["hosts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|change| {
+            (
+                change["kind"].as_str().unwrap().to_string(),
+                change["host"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let has = |kind: &str, host: &str| summary.contains(&(kind.to_string(), host.to_string()));
+    assert!(has("disappeared", DROPPED), "{summary:?}");
+    assert!(has("appeared", ADDED), "{summary:?}");
+    assert!(
+        has("version-changed", "mirror.uni-kiel.example"),
+        "{summary:?}"
+    );
+    assert!(
+        has("pages-changed", "requests.pyhosting.example"),
+        "{summary:?}"
+    );
+    assert!(
+        summary.iter().all(|(kind, host)| kind == "unchanged"
+            || kind == "level-changed"
+            || [
+                DROPPED,
+                ADDED,
+                "mirror.uni-kiel.example",
+                "requests.pyhosting.example"
+            ]
+            .contains(&host.as_str())),
+        "{summary:?}"
+    );
+
+    // The text form says the same, the summary first.
     let text = stdout(&mirrorscope(
         &crate_dir(),
         &["evolve", earlier.to_str().unwrap(), later.to_str().unwrap()],
@@ -262,6 +298,12 @@ fn evolve_reports_the_mirror_updated_dropped_and_added_and_the_revised_pages() {
         "{text}"
     );
     assert!(text.contains(&format!("+ http://{ADDED}/")), "{text}");
+    let by_host = text.find("By host:").expect("a summary by host");
+    assert!(by_host < text.find("Details").unwrap(), "{text}");
+    assert!(
+        text.contains("version changed  mirror.uni-kiel.example [http://tomcat.apache-project.example/tomcat-10.1-doc/]"),
+        "{text}"
+    );
 }
 
 /// Kills the child process when the test ends, whatever happens.

@@ -543,3 +543,95 @@ fn the_principal_copy_is_the_complete_current_original() {
         Some("http://other.example.org/t/")
     );
 }
+
+#[test]
+fn why_a_cluster_stays_apart_is_told_by_the_rule_that_kept_it() {
+    // A second manual mirrored on three hosts, one of its copies inside a
+    // folder of the first manual's copy: it is not a part of the first.
+    let first = tree("first", &[("intro", 4), ("api", 6)]);
+    let second = tree("second", &[("tutorial", 5)]);
+    let copies = [
+        Copy {
+            host: "a.example",
+            prefix: "/docs/",
+            ip: "192.0.2.1",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "b.example",
+            prefix: "/docs/",
+            ip: "192.0.2.2",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+    ];
+    let seconds = [
+        Copy {
+            host: "a.example",
+            prefix: "/docs/extra/",
+            ip: "192.0.2.1",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "c.example",
+            prefix: "/tutorial/",
+            ip: "192.0.2.3",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+        Copy {
+            host: "d.example",
+            prefix: "/tutorial/",
+            ip: "192.0.2.4",
+            changed: &[],
+            banner: None,
+            fetched: &all,
+        },
+    ];
+    let captures: Vec<Capture> = copies
+        .iter()
+        .map(|copy| (&first, copy))
+        .chain(seconds.iter().map(|copy| (&second, copy)))
+        .flat_map(|(tree, copy)| serve(tree, copy))
+        .collect();
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    let collections = analyse(&table, &similarity, &CollectionsConfig::default());
+    let first_id =
+        cluster_of_url(&table, &collections, "http://a.example/docs/index.html").unwrap();
+    let second_id = cluster_of_url(
+        &table,
+        &collections,
+        "http://a.example/docs/extra/index.html",
+    )
+    .unwrap();
+    assert_ne!(first_id, second_id);
+    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
+    let hosts: Vec<crate::pages::HostId> = table.pages.iter().map(|page| page.host).collect();
+    let labels: Vec<u32> = similarity.trivial.iter().map(|id| id.0).collect();
+    let stand_ins = similarity.stand_ins(&table);
+    let folders = manuals::PageFolders {
+        urls: &urls,
+        hosts: &hosts,
+        labels: &labels,
+        stand_ins: &stand_ins,
+    };
+    let why = manuals::why_apart(&collections, first_id, second_id, &folders);
+    assert!(
+        why.starts_with("1 of its 3 copies lie inside a folder of cluster")
+            && why.contains("http://c.example/tutorial/"),
+        "{why}"
+    );
+    let grown_only = CollectionsConfig {
+        folders: false,
+        ..CollectionsConfig::default()
+    };
+    let collections = analyse(&table, &similarity, &grown_only);
+    let why = manuals::why_apart(&collections, first_id, second_id, &folders);
+    assert!(why.contains("collections.folders"), "{why}");
+}

@@ -427,3 +427,58 @@ fn conn_needs_links_to_test() {
     assert_eq!(paths.len(), 1);
     assert!(conn::filter(&web, &paths).is_empty());
 }
+
+#[test]
+fn a_parked_pair_answering_every_url_alike_is_no_mirror() {
+    // Two parked domains answer the same twelve URLs with one page each:
+    // the same bytes under the same paths, but no documents.
+    let parked = "This domain is parked. Buy it now from the registrar.";
+    let paths: Vec<String> = (0..12).map(|n| format!("/go/page-{n}.html")).collect();
+    let mut captures = Vec::new();
+    for host in ["parked-a.example", "parked-b.example"] {
+        for path in &paths {
+            captures.push(capture(&format!("http://{host}{path}"), parked));
+        }
+    }
+    let (level, tests) = level(&captures, "parked-a.example", "parked-b.example");
+    assert!(!level.is_mirror(), "{level:?} {tests:?}");
+}
+
+#[test]
+fn hosts_of_a_small_replicated_manual_are_ranked_by_their_copies() {
+    // A manual of 13 pages on three hosts, each below the 20 URLs a host
+    // needs to be ranked otherwise: the copies make them a mirrored pair.
+    use crate::collections::CollectionsConfig;
+    use crate::test_support::manuals::{all, serve, tree, HostCopy};
+    let manual = tree("small", &[("guide", 6), ("api", 4)]);
+    let captures: Vec<Capture> = ["www.small.example", "mirror.example.net", "ftp.example.edu"]
+        .iter()
+        .flat_map(|&host| {
+            serve(
+                &manual,
+                &HostCopy {
+                    host,
+                    prefix: "/docs/",
+                    ip: host,
+                    changed: &[],
+                    banner: None,
+                    fetched: &all,
+                },
+            )
+        })
+        .collect();
+    let (table, similarity) = run(&captures, &Default::default());
+    let collections =
+        crate::collections::analyse(&table, &similarity, &CollectionsConfig::default());
+    let mirrors = analyse(&table, &similarity, &collections, &MirrorsConfig::default());
+    assert_eq!(mirrors.counts.hosts_considered, 0);
+    let id = |name: &str| HostId(table.hosts.iter().position(|host| host == name).unwrap() as u32);
+    let ranked = mirrors.ranking(Ranker::Collections).unwrap();
+    assert_eq!(ranked.pairs.len(), 3);
+    let report = mirrors
+        .pair(id("www.small.example"), id("mirror.example.net"))
+        .unwrap();
+    assert_eq!(report.level, Level::One, "{:?}", report.tests);
+    let combined = mirrors.ranking(Ranker::Combined).unwrap();
+    assert_eq!(combined.pairs.len(), 3);
+}
