@@ -10,11 +10,13 @@
 //!
 //! - a page is **kept elsewhere** when a page that stays crawled is its copy:
 //!   in the same trivial cluster, at the same place in the manual (the same
-//!   path below the copies' folders), and with the same bytes or highly
-//!   similar beyond doubt (bharat-broder-1999 §3.2's resemblance of 50%,
-//!   `mirrors.high_similarity`, plus two standard errors of its estimate
-//!   from 84 min-hashes: 0.61). A page whose text changed more (an older
-//!   version's rewritten page) is not skipped;
+//!   path below the copies' folders), and with the same bytes; or the same
+//!   own text (a mirror's banner or footer aside), when the two copies hold
+//!   one version of the manual ([`super::versions`]); or, across versions,
+//!   highly similar beyond doubt (bharat-broder-1999 §3.2's resemblance of
+//!   50%, `mirrors.high_similarity`, plus two standard errors of its
+//!   estimate from 84 min-hashes: 0.61). A page whose text changed more
+//!   (an older version's rewritten page) is not skipped;
 //! - **host** entries: a host alias (two names of one server, crawled from
 //!   one address, copies under the same paths by the mirrors stage) is
 //!   skipped whole only when every page crawled on it has the same bytes at
@@ -51,6 +53,8 @@ use crate::mirrors::{Level, Mirrors};
 use crate::pages::{url_path, HostId, PageId, PageTable};
 use crate::similarity::{Similarity, MINHASH_FUNCTIONS};
 use crate::union_find::UnionFind;
+
+use super::versions::{same_version, texts_by_place};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -178,6 +182,7 @@ struct Plan<'a> {
     similarity: &'a Similarity,
     collections: &'a Collections,
     mirrors: &'a Mirrors,
+    own_text: Vec<u64>,
     /// By page: the kept page it is a copy of, when skipped.
     cover: Vec<Option<PageId>>,
     /// Pages skipped with their whole host.
@@ -196,20 +201,25 @@ impl<'a> Plan<'a> {
             similarity,
             collections,
             mirrors,
+            own_text: similarity.own_text_signatures(),
             cover: vec![None; table.pages.len()],
             on_skipped_host: vec![false; table.pages.len()],
         }
     }
 
     /// Whether `page` is a copy of `kept`: the same trivial cluster, and the
-    /// same bytes or a resemblance that is high beyond doubt.
-    fn is_copy(&self, page: PageId, kept: PageId) -> bool {
+    /// same bytes, the same own text in copies of one version, or a
+    /// resemblance that is high beyond doubt.
+    fn is_copy(&self, page: PageId, kept: PageId, one_version: bool) -> bool {
         let (p, k) = (page.0 as usize, kept.0 as usize);
         if self.similarity.trivial[p] != self.similarity.trivial[k] {
             return false;
         }
         let (first, second) = (&self.table.pages[p], &self.table.pages[k]);
         if first.content_key.is_some() && first.content_key == second.content_key {
+            return true;
+        }
+        if one_version && self.own_text[p] != 0 && self.own_text[p] == self.own_text[k] {
             return true;
         }
         let bar = skip_resemblance(self.mirrors.config.high_similarity);
@@ -346,9 +356,26 @@ impl<'a> Plan<'a> {
     /// Decides, copy by copy, which pages are skipped.
     fn skip_copies(&mut self) {
         for copies in self.clusters() {
-            // Trivial cluster -> kept pages with their place in the manual.
-            let mut kept: HashMap<u32, Vec<(PageId, &str)>> = HashMap::new();
             let collections = self.collections;
+            // Which copies hold one version of the manual.
+            let texts: Vec<HashMap<&str, u64>> = copies
+                .iter()
+                .map(|&copy| {
+                    texts_by_place(self.table, &collections.collections[copy], &self.own_text)
+                })
+                .collect();
+            let one_version: Vec<Vec<bool>> = texts
+                .iter()
+                .map(|mine| {
+                    texts
+                        .iter()
+                        .map(|theirs| same_version(mine, theirs))
+                        .collect()
+                })
+                .collect();
+            // Trivial cluster -> kept pages with their place in the manual
+            // and the position of their copy.
+            let mut kept: HashMap<u32, Vec<(PageId, &str, usize)>> = HashMap::new();
             for (position, &copy) in copies.iter().enumerate() {
                 let collection = &collections.collections[copy];
                 let folder = url_path(&collection.prefix).unwrap_or("/");
@@ -362,15 +389,20 @@ impl<'a> Plan<'a> {
                         .then(|| {
                             kept.get(&label)?
                                 .iter()
-                                .find(|&&(other, other_place)| {
-                                    same_place(place, other_place) && self.is_copy(page, other)
+                                .find(|&&(other, other_place, other_copy)| {
+                                    same_place(place, other_place)
+                                        && self.is_copy(
+                                            page,
+                                            other,
+                                            one_version[position][other_copy],
+                                        )
                                 })
-                                .map(|&(other, _)| other)
+                                .map(|&(other, _, _)| other)
                         })
                         .flatten();
                     match cover {
                         Some(other) => self.cover[page.0 as usize] = Some(other),
-                        None => kept.entry(label).or_default().push((page, place)),
+                        None => kept.entry(label).or_default().push((page, place, position)),
                     }
                 }
             }
@@ -543,10 +575,21 @@ impl fmt::Display for AvoidList {
             "# mirrorscope avoid list, generation {} (cho-2000 §5.1)",
             self.generation
         )?;
+        let hosts = self
+            .entries
+            .iter()
+            .filter(|entry| entry.kind == AvoidKind::Host)
+            .count();
+        let folders = self
+            .entries
+            .iter()
+            .filter(|entry| entry.kind == AvoidKind::Prefix && entry.target.ends_with('/'))
+            .count();
         writeln!(
             formatter,
-            "# {} entries; a crawler following them skips {} of {} pages ({:.1}%) and {} of {} body bytes ({:.1}%)",
+            "# {} entries ({hosts} hosts, {folders} folders, {} single pages); a crawler following them skips {} of {} pages ({:.1}%) and {} of {} body bytes ({:.1}%)",
             self.entries.len(),
+            self.entries.len() - hosts - folders,
             self.pages_saved,
             self.pages,
             share(self.pages_saved, self.pages),
@@ -557,6 +600,10 @@ impl fmt::Display for AvoidList {
         writeln!(
             formatter,
             "# kind\ttarget\tpages\tbytes\tkeep   (prefix: skip URLs starting with target; host: skip URLs on host target)"
+        )?;
+        writeln!(
+            formatter,
+            "# no entry skips a page that is not kept under another URL: a page differing from every kept copy stays crawled"
         )?;
         for entry in &self.entries {
             writeln!(

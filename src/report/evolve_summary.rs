@@ -30,6 +30,7 @@ use std::fmt;
 use serde::Serialize;
 
 use super::evolve::Side;
+use super::versions::{same_version, texts_by_place};
 use crate::collections::{lineage, ClusterId, ClusterKind, Collection};
 use crate::mirrors::Level;
 use crate::pages::url_path;
@@ -113,17 +114,7 @@ impl CopyView<'_> {
 
     /// Own text by place (path below the copy's folder).
     fn texts(&self) -> HashMap<&str, u64> {
-        let folder = url_path(&self.collection.prefix).unwrap_or("/");
-        self.collection
-            .pages
-            .iter()
-            .filter_map(|&page| {
-                let url = &self.side.table.pages[page.0 as usize].url;
-                let place = url_path(url)?.strip_prefix(folder)?;
-                let text = self.own_text[page.0 as usize];
-                (text != 0).then_some((place, text))
-            })
-            .collect()
+        texts_by_place(&self.side.table, self.collection, self.own_text)
     }
 }
 
@@ -195,18 +186,7 @@ fn peers(copy: &CopyView, others: &[CopyView]) -> BTreeSet<String> {
     others
         .iter()
         .filter(|other| other.collection.id != copy.collection.id)
-        .filter(|other| {
-            let theirs = other.texts();
-            let common: Vec<&&str> = mine
-                .keys()
-                .filter(|place| theirs.contains_key(**place))
-                .collect();
-            let same = common
-                .iter()
-                .filter(|place| mine[***place] == theirs[***place])
-                .count();
-            !common.is_empty() && same * 10 >= common.len() * 9
-        })
+        .filter(|other| same_version(&mine, &other.texts()))
         .map(|other| other.host().to_string())
         .collect()
 }

@@ -10,6 +10,7 @@ mod evolve;
 mod evolve_summary;
 mod mirrors;
 mod similar;
+mod versions;
 
 use std::fmt;
 
