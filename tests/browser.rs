@@ -10,21 +10,13 @@ mod common;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-/// A child process killed when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
+use common::{serve, Running};
 
 fn find_program(variable: &str, candidates: &[&str]) -> Option<PathBuf> {
     if let Ok(path) = std::env::var(variable) {
@@ -221,35 +213,6 @@ impl Drop for Browser {
             )
         });
     }
-}
-
-/// Starts `mirrorscope serve` on a free port; returns it and the base URL.
-fn serve(data: &Path) -> (Running, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
-        .args([
-            "serve",
-            "--data",
-            data.to_str().unwrap(),
-            "--bind",
-            "127.0.0.1:0",
-        ])
-        .env("MIRRORSCOPE_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the server starts");
-    let stdout = child.stdout.take().unwrap();
-    let server = Running(child);
-    let mut line = String::new();
-    BufReader::new(stdout).read_line(&mut line).unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("mirrorscope: serving ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .trim_end_matches('/')
-        .to_string();
-    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
-    (server, base)
 }
 
 #[test]

@@ -20,22 +20,11 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 
 use common::*;
 use serde_json::Value;
-
-/// A child process killed when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 /// The development crawl's folder, or `None` (with a message) when the
 /// test cannot run here.
@@ -80,34 +69,6 @@ fn index(crawl: &Path, data: &Path) {
         ],
     );
     assert!(output.status.success(), "{}", stderr(&output));
-}
-
-/// Starts `mirrorscope serve` on a free port; returns it and the base URL.
-fn serve(data: &Path) -> (Running, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
-        .args([
-            "serve",
-            "--data",
-            data.to_str().unwrap(),
-            "--bind",
-            "127.0.0.1:0",
-        ])
-        .env("MIRRORSCOPE_LOG", "warn")
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .expect("the server starts");
-    let out = child.stdout.take().unwrap();
-    let server = Running(child);
-    let mut line = String::new();
-    BufReader::new(out).read_line(&mut line).unwrap();
-    let base = line
-        .trim()
-        .strip_prefix("mirrorscope: serving ")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .trim_end_matches('/')
-        .to_string();
-    (server, base)
 }
 
 fn figure(value: &Value) -> f64 {

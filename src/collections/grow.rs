@@ -25,7 +25,7 @@
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use petgraph::algo::tarjan_scc;
+use petgraph::algo::kosaraju_scc;
 use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 
@@ -222,7 +222,8 @@ impl Context<'_> {
     /// prefers, among several, the one with most in-links from other sites.
     /// So the trivial clusters that no other part of the component leads to
     /// (the sources of its condensation) come first, the one reaching most
-    /// trivial clusters first (a manual's front page, not one of its leaves);
+    /// trivial clusters of copies first (a manual's front page, not one of
+    /// its leaves);
     /// then every other trivial cluster, for the parts no source reaches.
     /// Ties, and the rest: most pages, most in-links from other hosts, then
     /// the lowest number.
@@ -234,25 +235,30 @@ impl Context<'_> {
                 Reverse(cluster),
             ))
         };
-        let mut others: Vec<u32> = clusters
-            .iter()
-            .copied()
-            .filter(|&cluster| self.members.size(cluster) >= 2)
-            .collect();
+        // Only clusters of two pages or more can start, and they are all
+        // that matters here: an edge into a cluster of b pages needs s >= b
+        // pages linking to it (a = s >= d = b), so single pages lead only to
+        // single pages, and a component of single pages (unrelated sites
+        // linking page to page) has no start at all.
+        let copied = |cluster: u32| self.members.size(cluster) >= 2;
+        let mut others: Vec<u32> = clusters.iter().copied().filter(|&c| copied(c)).collect();
+        if others.is_empty() {
+            return others;
+        }
         others.sort_by_cached_key(|&cluster| preference(cluster));
 
-        // The component as a petgraph graph, for its strongly connected
-        // components.
-        let position: HashMap<u32, u32> = clusters
+        // The component's clusters of copies as a petgraph graph, for its
+        // strongly connected components.
+        let position: HashMap<u32, u32> = others
             .iter()
             .enumerate()
             .map(|(index, &cluster)| (cluster, index as u32))
             .collect();
-        let mut graph: DiGraph<u32, ()> = DiGraph::with_capacity(clusters.len(), 0);
-        for &cluster in clusters {
+        let mut graph: DiGraph<u32, ()> = DiGraph::with_capacity(others.len(), 0);
+        for &cluster in &others {
             graph.add_node(cluster);
         }
-        for &cluster in clusters {
+        for &cluster in &others {
             for successor in self.successors(cluster) {
                 if let Some(&to) = position.get(&successor) {
                     graph.add_edge(
@@ -263,8 +269,11 @@ impl Context<'_> {
                 }
             }
         }
-        let components = tarjan_scc(&graph);
-        let mut scc_of = vec![0usize; clusters.len()];
+        // Kosaraju's algorithm walks with explicit stacks: a component can
+        // be a chain of many thousand trivial clusters, deeper than a
+        // thread's stack allows recursion (petgraph's Tarjan recurses).
+        let components = kosaraju_scc(&graph);
+        let mut scc_of = vec![0usize; others.len()];
         for (index, component) in components.iter().enumerate() {
             for node in component {
                 scc_of[node.index()] = index;
@@ -289,7 +298,6 @@ impl Context<'_> {
                 component
                     .iter()
                     .map(|node| graph[*node])
-                    .filter(|&cluster| self.members.size(cluster) >= 2)
                     .min_by_key(|&cluster| preference(cluster))
             })
             .collect();
@@ -301,7 +309,7 @@ impl Context<'_> {
                 let mut seen: HashSet<u32> = HashSet::from([source]);
                 let mut queue = VecDeque::from([source]);
                 while let Some(cluster) = queue.pop_front() {
-                    for successor in self.successors(cluster) {
+                    for successor in self.successors(cluster).filter(|&c| copied(c)) {
                         if seen.insert(successor) {
                             queue.push_back(successor);
                         }

@@ -361,15 +361,7 @@ impl Joiner {
                 loose.push(index);
                 continue;
             };
-            for &page in &copy.pages {
-                let label = pages.labels[page.0 as usize];
-                if let (Some(path), true) = (pages.path(page), label != NO_CLUSTER) {
-                    inside
-                        .entry(label)
-                        .or_default()
-                        .insert(&path[folder.len()..]);
-                }
-            }
+            note_places(&mut inside, copy, folder, pages);
         }
         let mut refolded = Vec::with_capacity(loose.len());
         for index in loose {
@@ -418,6 +410,25 @@ fn ancestors(folder: &str) -> impl Iterator<Item = &str> {
             .map(|slash| &current[..=slash]);
         Some(current)
     })
+}
+
+/// Notes where the pages of a copy lying in `folder` sit inside it: trivial
+/// cluster -> paths relative to the folder.
+fn note_places<'p>(
+    inside: &mut HashMap<u32, HashSet<&'p str>>,
+    copy: &Copy,
+    folder: &str,
+    pages: &'p PageFolders,
+) {
+    for &page in &copy.pages {
+        let label = pages.labels[page.0 as usize];
+        if let (Some(path), true) = (pages.path(page), label != NO_CLUSTER) {
+            inside
+                .entry(label)
+                .or_default()
+                .insert(&path[folder.len()..]);
+        }
+    }
 }
 
 /// The folder a copy would have inside the manual, found from the paths its
@@ -625,15 +636,8 @@ pub fn why_apart(
     }
     let mut inside: HashMap<u32, HashSet<&str>> = HashMap::new();
     for copy in &held {
-        let Some(outer) = holder(copy) else { continue };
-        for &page in &copy.pages {
-            let label = pages.labels[page.0 as usize];
-            if let (Some(path), true) = (pages.path(page), label != NO_CLUSTER) {
-                inside
-                    .entry(label)
-                    .or_default()
-                    .insert(&path[outer.folder.len()..]);
-            }
+        if let Some(outer) = holder(copy) {
+            note_places(&mut inside, copy, &outer.folder, pages);
         }
     }
     for copy in piece.iter().filter(|copy| holder(copy).is_none()) {

@@ -41,7 +41,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::pages::{HostId, PageId, PageTable};
+use crate::pages::{folder_prefix, HostId, PageId, PageTable};
 use crate::similarity::{is_compared, Similarity};
 pub use graph::WebGraph;
 pub use grow::{GrowOptions, Grown, GrowthCounts, Members};
@@ -321,14 +321,11 @@ impl Collections {
     }
 }
 
-/// Runs the stage on a page table and its trivial clusters.
-pub fn analyse(
-    table: &PageTable,
-    similarity: &Similarity,
-    config: &CollectionsConfig,
-) -> Collections {
-    let graph = WebGraph::from_table(table);
-    let labels: Vec<u32> = (0..table.pages.len())
+/// Each page's trivial cluster, or [`NO_CLUSTER`] for a page similarity
+/// does not compare (not answered 200, or without a word): what growth and
+/// the joining of manuals see.
+pub(crate) fn compared_labels(table: &PageTable, similarity: &Similarity) -> Vec<u32> {
+    (0..table.pages.len())
         .map(|page| {
             if is_compared(table, &similarity.fingerprints, page) {
                 similarity.trivial[page].0
@@ -336,7 +333,18 @@ pub fn analyse(
                 NO_CLUSTER
             }
         })
-        .collect();
+        .collect()
+}
+
+/// Runs the stage on a page table and its trivial clusters.
+pub fn analyse(
+    table: &PageTable,
+    similarity: &Similarity,
+    config: &CollectionsConfig,
+) -> Collections {
+    let started = std::time::Instant::now();
+    let graph = WebGraph::from_table(table);
+    let labels = compared_labels(table, similarity);
     let trivial_clusters = labels
         .iter()
         .filter(|&&label| label != NO_CLUSTER)
@@ -354,6 +362,10 @@ pub fn analyse(
         addresses: table.pages.iter().map(|page| page.ip.as_deref()).collect(),
         stand_ins: similarity.stand_ins(table),
     };
+    tracing::debug!(
+        seconds = started.elapsed().as_secs_f64(),
+        "collections: web graph, own texts and stand-ins"
+    );
     build(&graph, &labels, trivial_clusters, config, &facts)
 }
 
@@ -383,6 +395,13 @@ pub fn build(
     facts: &PageFacts,
 ) -> Collections {
     let urls = &facts.urls;
+    let started = std::time::Instant::now();
+    let lap = |step: &str| {
+        tracing::debug!(
+            seconds = started.elapsed().as_secs_f64(),
+            "collections: {step}"
+        );
+    };
     let (growth_labels, aliases) = aliases(graph, labels);
     let merged;
     let graph = if aliases.is_empty() {
@@ -402,6 +421,7 @@ pub fn build(
     let virtual_links =
         VirtualLinks::find(graph, &growth_labels, &sizes, urls, &facts.uncrawled_links);
     let (mut grown, growth) = grow::grow(graph, &growth_labels, &members, options, &virtual_links);
+    lap("grown");
 
     // Trivial clusters of copies that took part in no grown cluster are
     // clusters of one-page collections.
@@ -433,6 +453,7 @@ pub fn build(
     let clusters_grown = grown.len() as u64;
     if config.folders {
         grown = manuals::join_parts(grown, &folders);
+        lap("parts joined");
     }
 
     // Second names join the collection of their page.
@@ -466,6 +487,7 @@ pub fn build(
         }
         let second_names: HashSet<PageId> = aliases.iter().map(|&(alias, _)| alias).collect();
         completed_pages = manuals::complete(&mut grown, &placed, &second_names, &folders);
+        lap("copies completed");
     }
     drop(place);
 
@@ -514,6 +536,7 @@ pub fn build(
             }
         })
         .collect();
+    lap("clusters drafted");
     // The principal copy first, then the others by root URL.
     let principals = principal::Chooser::new(
         facts,
@@ -539,6 +562,7 @@ pub fn build(
         draft.collections.insert(0, principal);
     }
     drop(principals);
+    lap("principal copies chosen");
     drafts.sort_by(|first, second| {
         let key = |draft: &Draft| {
             (
@@ -691,29 +715,4 @@ fn roots_agree(
                 || mine.iter().any(|label| theirs.binary_search(label).is_ok())
         })
     })
-}
-
-/// The longest common prefix of some URLs that ends in `/` (after the
-/// host), or the first URL's host root when they share no folder.
-fn folder_prefix<'a>(mut urls: impl Iterator<Item = &'a str>) -> String {
-    let Some(first) = urls.next() else {
-        return String::new();
-    };
-    let mut common = first.len();
-    for url in urls {
-        common = first
-            .bytes()
-            .zip(url.bytes())
-            .take(common)
-            .take_while(|(a, b)| a == b)
-            .count();
-    }
-    let shared = &first[..common];
-    let host_end = first.find("://").map_or(0, |at| {
-        at + 3 + first[at + 3..].find('/').unwrap_or(first.len() - at - 3)
-    });
-    match shared.rfind('/') {
-        Some(slash) if slash >= host_end => first[..=slash].to_string(),
-        _ => format!("{}/", &first[..host_end]),
-    }
 }

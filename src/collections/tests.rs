@@ -297,6 +297,72 @@ fn figure_7_the_start_follows_the_in_links_from_other_sites() {
     );
 }
 
+/// A manual's front page f links to a, a to the leaf x, on two hosts; pages
+/// of two other hosts link to x and x' (a page people cite), so by in-links
+/// from other sites (§3.1) x would be the start, and x's growth reaches
+/// nothing. cho §3 starts where the others can be reached: at f.
+#[test]
+fn growth_starts_at_the_cluster_the_rest_can_be_reached_from() {
+    let mut web = Web::default();
+    for (host, mark) in ["", "'"].iter().enumerate() {
+        for label in ["f", "a", "x"] {
+            web.page(&format!("{label}{mark}"), host as u32, Some(label));
+        }
+        web.link(&format!("f{mark}"), &format!("a{mark}"));
+        web.link(&format!("a{mark}"), &format!("x{mark}"));
+    }
+    for (index, target) in ["x", "x'"].iter().enumerate() {
+        for other in 0..3 {
+            let name = format!("citing{index}{other}");
+            web.page(&name, 2 + index as u32, None);
+            web.link(&name, target);
+        }
+    }
+    let found = web.collections(&strict());
+    assert_eq!(
+        web.clusters(&found),
+        vec![names(&[&["a", "f", "x"], &["a'", "f'", "x'"]])]
+    );
+    // The root of each collection is a copy of the front page.
+    for cluster in &found.clusters {
+        for id in &cluster.collections {
+            let root = found.collections[id.0 as usize].root;
+            assert!(web.names[root.0 as usize].starts_with('f'));
+        }
+    }
+}
+
+/// A manual whose pages link in one long chain (a book read page after
+/// page, a changelog paged by "next") is one component as deep as it is
+/// long: finding where growth starts must not recurse along it.
+#[test]
+fn a_chain_of_many_thousand_pages_grows_without_deep_recursion() {
+    const PAGES: usize = 50_000;
+    let mut web = Web::default();
+    for host in 0..2u32 {
+        for index in 0..PAGES {
+            web.page(&format!("{host}/{index}"), host, Some(&index.to_string()));
+        }
+    }
+    for host in 0..2 {
+        for index in 1..PAGES {
+            let (from, to) = (host * PAGES + index - 1, host * PAGES + index);
+            web.links.push((PageId(from as u32), PageId(to as u32)));
+        }
+    }
+    // Growth runs on rayon's threads; a small pool stack makes any recursion
+    // along the chain fail here rather than only on a large crawl.
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .stack_size(256 * 1024)
+        .build()
+        .expect("a thread pool");
+    let found = pool.install(|| web.collections(&strict()));
+    assert_eq!(found.clusters.len(), 1);
+    assert_eq!(found.clusters[0].size, PAGES as u32);
+    assert_eq!(found.clusters[0].cardinality(), 2);
+}
+
 /// cho Figure 10: [i] holds a..g (a -> b, c; b -> d, e; c -> f, g); the
 /// partial mirror [ii] holds a, b, c, its b and c linking to [i]'s d..g.
 fn figure_10() -> Web {

@@ -9,9 +9,9 @@ use serde::Serialize;
 
 use super::{ratio, shown, Truth};
 use crate::collections::manuals::{why_apart, PageFolders};
-use crate::collections::{ClusterId, ClusterKind, Collections, NO_CLUSTER};
+use crate::collections::{compared_labels, ClusterId, ClusterKind, Collections};
 use crate::pages::{HostId, PageId, PageTable};
-use crate::similarity::{is_compared, Similarity};
+use crate::similarity::Similarity;
 
 /// One copy found in the cluster that best matches a truth collection.
 #[derive(Debug, Clone, Serialize)]
@@ -169,15 +169,7 @@ pub fn score(
     }
     let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
     let hosts: Vec<HostId> = table.pages.iter().map(|page| page.host).collect();
-    let labels: Vec<u32> = (0..table.pages.len())
-        .map(|page| {
-            if is_compared(table, &similarity.fingerprints, page) {
-                similarity.trivial[page].0
-            } else {
-                NO_CLUSTER
-            }
-        })
-        .collect();
+    let labels = compared_labels(table, similarity);
     let stand_ins = similarity.stand_ins(table);
     let folders = PageFolders {
         urls: &urls,

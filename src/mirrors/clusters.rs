@@ -28,7 +28,7 @@ use std::collections::HashMap;
 
 use super::hosts::Web;
 use super::{HostPair, MirrorsConfig, Ranked, Subtree};
-use crate::pages::{HostId, PageId};
+use crate::pages::{common_suffix, HostId, PageId};
 
 /// A subtree must account for this share of a pair's matched pages.
 const SUBTREE_SHARE: f64 = 0.1;
@@ -176,16 +176,6 @@ fn arcs(path: &str) -> Vec<String> {
         .collect()
 }
 
-/// Arcs two paths share at their end.
-fn common_suffix(first: &[String], second: &[String]) -> usize {
-    first
-        .iter()
-        .rev()
-        .zip(second.iter().rev())
-        .take_while(|(x, y)| x == y)
-        .count()
-}
-
 /// One host's members in a cluster, found by their last arc.
 struct Indexed<'m> {
     members: &'m Members,
@@ -265,24 +255,9 @@ impl ClusterEvidence {
             return Vec::new();
         };
         let total: u32 = evidence.subtrees.values().sum();
-        let mut subtrees: Vec<Subtree> = evidence
-            .subtrees
-            .iter()
-            .filter(|(_, pages)| {
-                **pages >= 2 && f64::from(**pages) >= SUBTREE_SHARE * f64::from(total)
-            })
-            .map(|((a, b), pages)| Subtree {
-                a: a.clone(),
-                b: b.clone(),
-                pages: *pages,
-            })
-            .collect();
-        subtrees.sort_by(|x, y| {
-            y.pages
-                .cmp(&x.pages)
-                .then(x.a.cmp(&y.a))
-                .then(x.b.cmp(&y.b))
-        });
+        let mut subtrees = Subtree::ranked(evidence.subtrees.iter().filter(|(_, pages)| {
+            **pages >= 2 && f64::from(**pages) >= SUBTREE_SHARE * f64::from(total)
+        }));
         subtrees.truncate(MAX_SUBTREES);
         subtrees
     }

@@ -78,20 +78,6 @@ impl CopyEvidence {
         let Some((_, folders)) = self.pairs.get(&pair) else {
             return Vec::new();
         };
-        let mut subtrees: Vec<Subtree> = folders
-            .iter()
-            .map(|((a, b), pages)| Subtree {
-                a: a.clone(),
-                b: b.clone(),
-                pages: *pages,
-            })
-            .collect();
-        subtrees.sort_by(|x, y| {
-            y.pages
-                .cmp(&x.pages)
-                .then(x.a.cmp(&y.a))
-                .then(x.b.cmp(&y.b))
-        });
-        subtrees
+        Subtree::ranked(folders.iter())
     }
 }

@@ -344,6 +344,27 @@ pub struct Subtree {
     pub pages: u32,
 }
 
+impl Subtree {
+    /// Subtrees from pages counted by pair of folders, most pages first,
+    /// then by folder.
+    fn ranked<'a>(counts: impl Iterator<Item = (&'a (String, String), &'a u32)>) -> Vec<Subtree> {
+        let mut subtrees: Vec<Subtree> = counts
+            .map(|((a, b), pages)| Subtree {
+                a: a.clone(),
+                b: b.clone(),
+                pages: *pages,
+            })
+            .collect();
+        subtrees.sort_by(|x, y| {
+            y.pages
+                .cmp(&x.pages)
+                .then(x.a.cmp(&y.a))
+                .then(x.b.cmp(&y.b))
+        });
+        subtrees
+    }
+}
+
 /// Everything known of one ranked pair.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PairReport {

@@ -292,8 +292,33 @@ pub fn is_index_name(name: &str) -> bool {
     })
 }
 
+/// The longest common prefix of some URLs that ends in `/` (after the
+/// host), or the first URL's host root when they share no folder.
+pub fn folder_prefix<'a>(mut urls: impl Iterator<Item = &'a str>) -> String {
+    let Some(first) = urls.next() else {
+        return String::new();
+    };
+    let mut common = first.len();
+    for url in urls {
+        common = first
+            .bytes()
+            .zip(url.bytes())
+            .take(common)
+            .take_while(|(a, b)| a == b)
+            .count();
+    }
+    let shared = &first[..common];
+    let host_end = first.find("://").map_or(0, |at| {
+        at + 3 + first[at + 3..].find('/').unwrap_or(first.len() - at - 3)
+    });
+    match shared.rfind('/') {
+        Some(slash) if slash >= host_end => first[..=slash].to_string(),
+        _ => format!("{}/", &first[..host_end]),
+    }
+}
+
 /// How many arcs two arc lists share at their end.
-pub fn common_suffix(first: &[&str], second: &[&str]) -> usize {
+pub fn common_suffix<T: PartialEq>(first: &[T], second: &[T]) -> usize {
     first
         .iter()
         .rev()

@@ -50,7 +50,7 @@ use serde::Serialize;
 use crate::collections::{ClusterKind, Collections};
 use crate::datadir::{DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
-use crate::pages::{url_path, HostId, PageId, PageTable};
+use crate::pages::{folder_prefix, url_path, HostId, PageId, PageTable};
 use crate::similarity::{Similarity, MINHASH_FUNCTIONS};
 use crate::union_find::UnionFind;
 
@@ -500,7 +500,7 @@ impl<'a> Plan<'a> {
                 if urls.len() == 1 && range.len() == 1 && !target.ends_with('/') {
                     urls[0].to_string()
                 } else {
-                    common_folder_url(&urls)
+                    folder_prefix(urls.iter().copied())
                 }
             })
             .unwrap_or_default();
@@ -539,26 +539,6 @@ fn same_place(first: &str, second: &str) -> bool {
     };
     long.ends_with(short)
         && (long.len() == short.len() || long.as_bytes()[long.len() - short.len() - 1] == b'/')
-}
-
-/// The longest common folder of some URLs of one host, as a URL.
-fn common_folder_url(urls: &[&str]) -> String {
-    let Some(first) = urls.first() else {
-        return String::new();
-    };
-    let mut common = first.len();
-    for url in &urls[1..] {
-        common = first
-            .bytes()
-            .zip(url.bytes())
-            .take(common)
-            .take_while(|(a, b)| a == b)
-            .count();
-    }
-    match first[..common].rfind('/') {
-        Some(slash) => first[..=slash].to_string(),
-        None => first.to_string(),
-    }
 }
 
 impl fmt::Display for AvoidList {

@@ -603,19 +603,22 @@ fn collection_changes(a: &Side, b: &Side) -> CollectionChanges {
     changes
 }
 
+/// A crawl's mirrored host pairs (levels 1-5) by host names, with their
+/// level.
+pub(super) fn mirrored_pairs(side: &Side) -> BTreeMap<(String, String), Level> {
+    side.mirrors
+        .pairs
+        .iter()
+        .filter(|pair| pair.level.is_mirror())
+        .map(|pair| {
+            let name = |id| side.table.host_name(id).to_string();
+            ((name(pair.pair.a), name(pair.pair.b)), pair.level)
+        })
+        .collect()
+}
+
 fn mirror_changes(a: &Side, b: &Side) -> MirrorChanges {
-    let pairs = |side: &Side| -> BTreeMap<(String, String), Level> {
-        side.mirrors
-            .pairs
-            .iter()
-            .filter(|pair| pair.level.is_mirror())
-            .map(|pair| {
-                let name = |id| side.table.host_name(id).to_string();
-                ((name(pair.pair.a), name(pair.pair.b)), pair.level)
-            })
-            .collect()
-    };
-    let (before, after) = (pairs(a), pairs(b));
+    let (before, after) = (mirrored_pairs(a), mirrored_pairs(b));
     let mut changes = MirrorChanges {
         pairs_a: before.len() as u64,
         pairs_b: after.len() as u64,

@@ -29,7 +29,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::evolve::Side;
+use super::evolve::{mirrored_pairs, Side};
 use super::versions::{same_version, texts_by_place};
 use crate::collections::{lineage, ClusterId, ClusterKind, Collection};
 use crate::mirrors::Level;
@@ -255,13 +255,23 @@ pub fn summarise(a: &Side, b: &Side) -> Summary {
             original_pages_changed: 0,
             hosts: BTreeMap::new(),
         };
-        let mut note = |change: HostChange, entry: &mut ManualChange| {
+        let mut note = |kind: HostChangeKind,
+                        host: &str,
+                        pages: u64,
+                        detail: String,
+                        entry: &mut ManualChange| {
             entry
                 .hosts
-                .entry(change.kind.name().to_string())
+                .entry(kind.name().to_string())
                 .or_default()
-                .push(change.host.clone());
-            changes.push(change);
+                .push(host.to_string());
+            changes.push(HostChange {
+                kind,
+                host: host.to_string(),
+                manual: Some(manual.clone()),
+                pages,
+                detail,
+            });
         };
         // The original in each crawl (the principal copy of B, on its host).
         let original_b = copies_b
@@ -288,17 +298,14 @@ pub fn summarise(a: &Side, b: &Side) -> Summary {
                     HostChangeKind::Appeared
                 };
                 note(
-                    HostChange {
-                        kind,
-                        host,
-                        manual: Some(manual.clone()),
-                        pages: copy.collection.pages.len() as u64,
-                        detail: format!(
-                            "a copy of {} pages in {}",
-                            copy.collection.pages.len(),
-                            copy.collection.prefix
-                        ),
-                    },
+                    kind,
+                    &host,
+                    copy.collection.pages.len() as u64,
+                    format!(
+                        "a copy of {} pages in {}",
+                        copy.collection.pages.len(),
+                        copy.collection.prefix
+                    ),
                     &mut entry,
                 );
                 continue;
@@ -329,17 +336,14 @@ pub fn summarise(a: &Side, b: &Side) -> Summary {
                     }
                 };
                 note(
-                    HostChange {
-                        kind: HostChangeKind::VersionChanged,
-                        host: host.clone(),
-                        manual: Some(manual.clone()),
-                        pages: bytes_changed,
-                        detail: format!(
-                            "{bytes_changed} of {common} pages changed; it held the text of {} and now holds that of {}",
-                            describe(&peers_a),
-                            describe(&peers_b)
-                        ),
-                    },
+                    HostChangeKind::VersionChanged,
+                    &host,
+                    bytes_changed,
+                    format!(
+                        "{bytes_changed} of {common} pages changed; it held the text of {} and now holds that of {}",
+                        describe(&peers_a),
+                        describe(&peers_b)
+                    ),
                     &mut entry,
                 );
             } else if bytes_changed > 0 {
@@ -350,16 +354,13 @@ pub fn summarise(a: &Side, b: &Side) -> Summary {
                     HostChangeKind::Resynchronised
                 };
                 note(
-                    HostChange {
-                        kind,
-                        host: host.clone(),
-                        manual: Some(manual.clone()),
-                        pages: bytes_changed,
-                        detail: format!(
-                            "{bytes_changed} of {common} pages changed{}",
-                            if is_original { " (the original)" } else { "" }
-                        ),
-                    },
+                    kind,
+                    &host,
+                    bytes_changed,
+                    format!(
+                        "{bytes_changed} of {common} pages changed{}",
+                        if is_original { " (the original)" } else { "" }
+                    ),
                     &mut entry,
                 );
             }
@@ -380,16 +381,13 @@ pub fn summarise(a: &Side, b: &Side) -> Summary {
                     .count() as u64;
                 if behind > 0 {
                     note(
-                        HostChange {
-                            kind: HostChangeKind::Behind,
-                            host: host.clone(),
-                            manual: Some(manual.clone()),
-                            pages: behind,
-                            detail: format!(
-                                "still the original's old text on {behind} of the {} pages it changed",
-                                original_changed.len()
-                            ),
-                        },
+                        HostChangeKind::Behind,
+                        &host,
+                        behind,
+                        format!(
+                            "still the original's old text on {behind} of the {} pages it changed",
+                            original_changed.len()
+                        ),
                         &mut entry,
                     );
                 }
@@ -406,17 +404,14 @@ pub fn summarise(a: &Side, b: &Side) -> Summary {
                 HostChangeKind::Disappeared
             };
             note(
-                HostChange {
-                    kind,
-                    host,
-                    manual: Some(manual.clone()),
-                    pages: copy.collection.pages.len() as u64,
-                    detail: format!(
-                        "its copy of {} pages in {} is gone",
-                        copy.collection.pages.len(),
-                        copy.collection.prefix
-                    ),
-                },
+                kind,
+                &host,
+                copy.collection.pages.len() as u64,
+                format!(
+                    "its copy of {} pages in {} is gone",
+                    copy.collection.pages.len(),
+                    copy.collection.prefix
+                ),
                 &mut entry,
             );
         }
@@ -476,18 +471,7 @@ pub fn summarise(a: &Side, b: &Side) -> Summary {
     // Mirrored pairs whose level changed between levels of content (1, 2,
     // 3, 5): level 4 (partial) comes and goes with which sampled paths each
     // crawl fetched, so changes to or from it are left to the details.
-    let levels = |side: &Side| -> BTreeMap<(String, String), Level> {
-        side.mirrors
-            .pairs
-            .iter()
-            .filter(|pair| pair.level.is_mirror())
-            .map(|pair| {
-                let name = |id| side.table.host_name(id).to_string();
-                ((name(pair.pair.a), name(pair.pair.b)), pair.level)
-            })
-            .collect()
-    };
-    let (before, after) = (levels(a), levels(b));
+    let (before, after) = (mirrored_pairs(a), mirrored_pairs(b));
     for (pair, level) in &before {
         if let Some(now) = after
             .get(pair)

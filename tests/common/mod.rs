@@ -3,8 +3,9 @@
 #![allow(dead_code)]
 
 use std::fs::File;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
 
 use mirrorscope::corpus::warc_write::{OutRecord, WarcWriter};
 
@@ -21,6 +22,46 @@ pub fn mirrorscope(dir: &Path, args: &[&str]) -> Output {
         .env("MIRRORSCOPE_LOG", "warn")
         .output()
         .expect("the mirrorscope binary runs")
+}
+
+/// A child process killed when dropped.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Starts `mirrorscope serve` on a free loopback port; returns it and the
+/// base URL it prints.
+pub fn serve(data: &Path) -> (Running, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
+        .args([
+            "serve",
+            "--data",
+            data.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1:0",
+        ])
+        .env("MIRRORSCOPE_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the server starts");
+    let stdout = child.stdout.take().unwrap();
+    let server = Running(child);
+    let mut line = String::new();
+    BufReader::new(stdout).read_line(&mut line).unwrap();
+    let base = line
+        .trim()
+        .strip_prefix("mirrorscope: serving ")
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .trim_end_matches('/')
+        .to_string();
+    assert!(base.starts_with("http://127.0.0.1:"), "{base}");
+    (server, base)
 }
 
 pub fn stdout(output: &Output) -> String {
