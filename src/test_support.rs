@@ -101,6 +101,21 @@ pub mod manuals {
         pub fetched: &'a dyn Fn(&str) -> bool,
     }
 
+    impl<'a> HostCopy<'a> {
+        /// A copy holding the whole manual in its current version, with no
+        /// banner, every page fetched.
+        pub fn whole(host: &'a str, prefix: &'a str, ip: &'a str) -> HostCopy<'a> {
+            HostCopy {
+                host,
+                prefix,
+                ip,
+                changed: &[],
+                banner: None,
+                fetched: &all,
+            }
+        }
+    }
+
     pub fn all(_: &str) -> bool {
         true
     }

@@ -58,17 +58,13 @@ fn run_checks(devcrawl: &Path, args: &[&str]) -> Value {
     serde_json::from_str(&stdout(&output)).unwrap()
 }
 
-fn index(crawl: &Path, data: &Path) {
-    let output = mirrorscope(
-        &crate_dir(),
-        &[
-            "index",
-            crawl.to_str().unwrap(),
-            "--data",
-            data.to_str().unwrap(),
-        ],
-    );
+/// Runs `mirrorscope ARGS` and saves what it prints to `path`, for
+/// checks.py to read.
+fn saved(args: &[&str], path: PathBuf) -> PathBuf {
+    let output = mirrorscope(&crate_dir(), args);
     assert!(output.status.success(), "{}", stderr(&output));
+    std::fs::write(&path, stdout(&output)).unwrap();
+    path
 }
 
 fn figure(value: &Value) -> f64 {
@@ -92,8 +88,8 @@ fn the_development_crawl_meets_the_figures_of_its_issue() {
     assert!(built.status.success(), "{}", stderr(&built));
     let (crawl1, crawl2) = (crawls.join("crawl1"), crawls.join("crawl2"));
     let (data1, data2) = (dir.path().join("data1"), dir.path().join("data2"));
-    index(&crawl1, &data1);
-    index(&crawl2, &data2);
+    index_into(&crawl1, &data1);
+    index_into(&crawl2, &data2);
 
     // Collections, page pairs, mirrors and avoid against the truth, on both
     // crawls.
@@ -140,10 +136,10 @@ fn the_development_crawl_meets_the_figures_of_its_issue() {
     }
 
     // The avoid list as the development crawl's own checker reads it.
-    let avoid = mirrorscope(&crate_dir(), &["avoid", "--data", data1.to_str().unwrap()]);
-    assert!(avoid.status.success(), "{}", stderr(&avoid));
-    let list = dir.path().join("avoid.txt");
-    std::fs::write(&list, stdout(&avoid)).unwrap();
+    let list = saved(
+        &["avoid", "--data", data1.to_str().unwrap()],
+        dir.path().join("avoid.txt"),
+    );
     let checked = run_checks(
         &devcrawl,
         &["avoid", crawl1.to_str().unwrap(), list.to_str().unwrap()],
@@ -162,13 +158,10 @@ fn the_development_crawl_meets_the_figures_of_its_issue() {
     }
 
     // evolve names every host that changed.
-    let evolve = mirrorscope(
-        &crate_dir(),
+    let report = saved(
         &["evolve", data1.to_str().unwrap(), data2.to_str().unwrap()],
+        dir.path().join("evolve.txt"),
     );
-    assert!(evolve.status.success(), "{}", stderr(&evolve));
-    let report = dir.path().join("evolve.txt");
-    std::fs::write(&report, stdout(&evolve)).unwrap();
     let checked = run_checks(
         &devcrawl,
         &["evolve", crawl2.to_str().unwrap(), report.to_str().unwrap()],

@@ -93,16 +93,7 @@ fn evolve_reports_the_mirror_updated_dropped_and_added_and_the_revised_pages() {
     // data folder, so that cluster ids carry over.
     let later = index_shipped_crawl_into("evolve-b");
     let ids_before = clusters_by_principal(&later);
-    let output = mirrorscope(
-        &crate_dir(),
-        &[
-            "index",
-            second.to_str().unwrap(),
-            "--data",
-            later.to_str().unwrap(),
-        ],
-    );
-    assert!(output.status.success(), "{}", stderr(&output));
+    index_into(&second, &later);
     let ids_after = clusters_by_principal(&later);
     // Every cluster continues (the same principal copies) under its id.
     assert_eq!(ids_after, ids_before);
@@ -149,19 +140,7 @@ fn evolve_reports_the_mirror_updated_dropped_and_added_and_the_revised_pages() {
     // Exim one gained NL-IX's.
     let collections = &evolution["collections"];
     assert_eq!(collections["clusters_a"], collections["continued"]);
-    let copies = |key: &str| -> Vec<(String, String)> {
-        collections[key]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|copy| {
-                (
-                    copy["host"].as_str().unwrap().to_string(),
-                    copy["prefix"].as_str().unwrap().to_string(),
-                )
-            })
-            .collect()
-    };
+    let copies = |key: &str| string_pairs(&collections[key], "host", "prefix");
     assert_eq!(
         copies("copies_disappeared"),
         vec![(
@@ -253,17 +232,7 @@ fn evolve_reports_the_mirror_updated_dropped_and_added_and_the_revised_pages() {
     assert!(urls > 2000);
 
     // The summary names each change by host, the kind first.
-    let summary: Vec<(String, String)> = evolution["summary"]["hosts"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|change| {
-            (
-                change["kind"].as_str().unwrap().to_string(),
-                change["host"].as_str().unwrap().to_string(),
-            )
-        })
-        .collect();
+    let summary = string_pairs(&evolution["summary"]["hosts"], "kind", "host");
     let has = |kind: &str, host: &str| summary.contains(&(kind.to_string(), host.to_string()));
     assert!(has("disappeared", DROPPED), "{summary:?}");
     assert!(has("appeared", ADDED), "{summary:?}");

@@ -154,17 +154,7 @@ fn the_truths_mirror_pairs_are_found_classified_and_avoided() {
         .unwrap()
         .iter()
         .any(|ranker| ranker == "clusters"));
-    let folders: Vec<(String, String)> = kiel["subtrees"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|subtree| {
-            (
-                subtree["a"].as_str().unwrap().into(),
-                subtree["b"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
+    let folders = string_pairs(&kiel["subtrees"], "a", "b");
     assert!(
         folders.contains(&("/".into(), "/pub/apache/httpd/".into())),
         "{folders:?}"

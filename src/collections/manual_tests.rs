@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use super::*;
 use crate::ingest::Capture;
 use crate::similarity::SimilarityConfig;
-use crate::test_support::manuals::{all, serve, text, tree, HostCopy as Copy, Tree};
+use crate::test_support::manuals::{serve, text, tree, HostCopy as Copy, Tree};
 use crate::test_support::{capture, run};
 
 /// The web served by `copies`, analysed.
@@ -62,45 +62,16 @@ fn a_manual_whose_versions_differ_on_a_hub_is_one_cluster() {
     let hubs = ["api/index.html", "guide/index.html", "api/sub/index.html"];
     let copies = || {
         vec![
+            Copy::whole("www.example.org", "/docs/", "192.0.2.1"),
+            Copy::whole("mirror.example.net", "/docs/", "192.0.2.2"),
+            Copy::whole("copy.example.com", "/docs/", "192.0.2.5"),
             Copy {
-                host: "www.example.org",
-                prefix: "/docs/",
-                ip: "192.0.2.1",
-                changed: &[],
-                banner: None,
-                fetched: &all,
-            },
-            Copy {
-                host: "mirror.example.net",
-                prefix: "/docs/",
-                ip: "192.0.2.2",
-                changed: &[],
-                banner: None,
-                fetched: &all,
-            },
-            Copy {
-                host: "copy.example.com",
-                prefix: "/docs/",
-                ip: "192.0.2.5",
-                changed: &[],
-                banner: None,
-                fetched: &all,
-            },
-            Copy {
-                host: "old.example.com",
-                prefix: "/docs/",
-                ip: "192.0.2.3",
                 changed: &hubs,
-                banner: None,
-                fetched: &all,
+                ..Copy::whole("old.example.com", "/docs/", "192.0.2.3")
             },
             Copy {
-                host: "ftp.example.edu",
-                prefix: "/pub/manual/",
-                ip: "192.0.2.4",
                 changed: &hubs,
-                banner: None,
-                fetched: &all,
+                ..Copy::whole("ftp.example.edu", "/pub/manual/", "192.0.2.4")
             },
         ]
     };
@@ -165,59 +136,17 @@ fn a_mirror_site_with_several_manuals_keeps_them_apart() {
             (
                 &first,
                 vec![
-                    Copy {
-                        host: "first.example.org",
-                        prefix: "/docs/",
-                        ip: "192.0.2.1",
-                        changed: &[],
-                        banner: None,
-                        fetched: &all,
-                    },
-                    Copy {
-                        host: "first-mirror.example.net",
-                        prefix: "/docs/",
-                        ip: "192.0.2.2",
-                        changed: &[],
-                        banner: None,
-                        fetched: &all,
-                    },
-                    Copy {
-                        host: "mirrors.example.edu",
-                        prefix: "/pub/first/",
-                        ip: "192.0.2.9",
-                        changed: &[],
-                        banner: None,
-                        fetched: &all,
-                    },
+                    Copy::whole("first.example.org", "/docs/", "192.0.2.1"),
+                    Copy::whole("first-mirror.example.net", "/docs/", "192.0.2.2"),
+                    Copy::whole("mirrors.example.edu", "/pub/first/", "192.0.2.9"),
                 ],
             ),
             (
                 &second,
                 vec![
-                    Copy {
-                        host: "second.example.org",
-                        prefix: "/manual/",
-                        ip: "192.0.2.3",
-                        changed: &[],
-                        banner: None,
-                        fetched: &all,
-                    },
-                    Copy {
-                        host: "second-mirror.example.net",
-                        prefix: "/manual/",
-                        ip: "192.0.2.4",
-                        changed: &[],
-                        banner: None,
-                        fetched: &all,
-                    },
-                    Copy {
-                        host: "mirrors.example.edu",
-                        prefix: "/pub/second/",
-                        ip: "192.0.2.9",
-                        changed: &[],
-                        banner: None,
-                        fetched: &all,
-                    },
+                    Copy::whole("second.example.org", "/manual/", "192.0.2.3"),
+                    Copy::whole("second-mirror.example.net", "/manual/", "192.0.2.4"),
+                    Copy::whole("mirrors.example.edu", "/pub/second/", "192.0.2.9"),
                 ],
             ),
         ],
@@ -258,21 +187,10 @@ fn translations_in_sibling_folders_are_not_copies() {
         ("mirror.example.net", "192.0.2.2"),
         ("copy.example.com", "192.0.2.3"),
     ] {
+        copies.push(Copy::whole(host, "/docs/en/", ip));
         copies.push(Copy {
-            host,
-            prefix: "/docs/en/",
-            ip,
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        });
-        copies.push(Copy {
-            host,
-            prefix: "/docs/de/",
-            ip,
             changed: &german,
-            banner: None,
-            fetched: &all,
+            ..Copy::whole(host, "/docs/de/", ip)
         });
     }
     let (table, collections) = analysed(&[(&manual, copies)], &CollectionsConfig::default());
@@ -297,37 +215,12 @@ fn a_partial_mirror_of_a_sub_folder_joins_the_manual() {
     let manual = tree("partial", &[("intro", 4), ("api", 6), ("guide", 4)]);
     let only_api = |path: &str| path.starts_with("api/");
     let copies = vec![
+        Copy::whole("www.example.org", "/docs/", "192.0.2.1"),
+        Copy::whole("mirror.example.net", "/docs/", "192.0.2.2"),
+        Copy::whole("copy.example.com", "/docs/", "192.0.2.3"),
         Copy {
-            host: "www.example.org",
-            prefix: "/docs/",
-            ip: "192.0.2.1",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
-        Copy {
-            host: "mirror.example.net",
-            prefix: "/docs/",
-            ip: "192.0.2.2",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
-        Copy {
-            host: "copy.example.com",
-            prefix: "/docs/",
-            ip: "192.0.2.3",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
-        Copy {
-            host: "api.example.info",
-            prefix: "/reference/",
-            ip: "192.0.2.4",
-            changed: &[],
-            banner: None,
             fetched: &only_api,
+            ..Copy::whole("api.example.info", "/reference/", "192.0.2.4")
         },
     ];
     let (table, collections) = analysed(&[(&manual, copies)], &CollectionsConfig::default());
@@ -352,37 +245,18 @@ fn pages_of_one_copy_only_join_the_copy_of_their_tree() {
     let mirrored = |path: &str| path != "api/page5.html" && path != "intro/page3.html";
     let partial = |path: &str| path.starts_with("api/") && path != "api/page5.html";
     let copies = [
+        Copy::whole("www.example.org", "/docs/", "192.0.2.1"),
         Copy {
-            host: "www.example.org",
-            prefix: "/docs/",
-            ip: "192.0.2.1",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
-        Copy {
-            host: "mirror.example.net",
-            prefix: "/docs/",
-            ip: "192.0.2.2",
-            changed: &[],
-            banner: None,
             fetched: &mirrored,
+            ..Copy::whole("mirror.example.net", "/docs/", "192.0.2.2")
         },
         Copy {
-            host: "copy.example.com",
-            prefix: "/docs/",
-            ip: "192.0.2.3",
-            changed: &[],
-            banner: None,
             fetched: &mirrored,
+            ..Copy::whole("copy.example.com", "/docs/", "192.0.2.3")
         },
         Copy {
-            host: "part.example.info",
-            prefix: "/docs/",
-            ip: "192.0.2.4",
-            changed: &[],
-            banner: None,
             fetched: &partial,
+            ..Copy::whole("part.example.info", "/docs/", "192.0.2.4")
         },
     ];
     let mut captures: Vec<Capture> = copies
@@ -448,80 +322,33 @@ fn the_principal_copy_is_the_complete_current_original() {
     let most = |path: &str| !path.ends_with("page3.html");
     let api = |path: &str| path.starts_with("api/");
     let copies = vec![
+        Copy::whole("zz-original.example.org", "/manual/", "192.0.2.1"),
         Copy {
-            host: "zz-original.example.org",
-            prefix: "/manual/",
-            ip: "192.0.2.1",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
-        Copy {
-            host: "a.example.net",
-            prefix: "/m/",
-            ip: "192.0.2.2",
             changed: &older,
-            banner: None,
-            fetched: &all,
+            ..Copy::whole("a.example.net", "/m/", "192.0.2.2")
         },
         Copy {
-            host: "b.example.net",
-            prefix: "/m/",
-            ip: "192.0.2.3",
             changed: &older,
-            banner: None,
-            fetched: &all,
+            ..Copy::whole("b.example.net", "/m/", "192.0.2.3")
         },
         Copy {
-            host: "c.example.net",
-            prefix: "/m/",
-            ip: "192.0.2.4",
             changed: &older,
-            banner: None,
-            fetched: &all,
+            ..Copy::whole("c.example.net", "/m/", "192.0.2.4")
         },
         Copy {
-            host: "d.example.net",
-            prefix: "/m/",
-            ip: "192.0.2.5",
-            changed: &[],
             banner: Some("Mirrored by D from zz-original"),
             fetched: &most,
+            ..Copy::whole("d.example.net", "/m/", "192.0.2.5")
         },
         Copy {
-            host: "e.example.net",
-            prefix: "/m/",
-            ip: "192.0.2.6",
-            changed: &[],
-            banner: None,
             fetched: &api,
+            ..Copy::whole("e.example.net", "/m/", "192.0.2.6")
         },
-        Copy {
-            host: "f.example.net",
-            prefix: "/m/",
-            ip: "192.0.2.9",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
+        Copy::whole("f.example.net", "/m/", "192.0.2.9"),
     ];
     let other_copies = vec![
-        Copy {
-            host: "other.example.org",
-            prefix: "/t/",
-            ip: "192.0.2.7",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
-        Copy {
-            host: "other-mirror.example.net",
-            prefix: "/t/",
-            ip: "192.0.2.9",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
+        Copy::whole("other.example.org", "/t/", "192.0.2.7"),
+        Copy::whole("other-mirror.example.net", "/t/", "192.0.2.9"),
     ];
     let (table, collections) = analysed(
         &[(&manual, copies), (&other, other_copies)],
@@ -551,48 +378,13 @@ fn why_a_cluster_stays_apart_is_told_by_the_rule_that_kept_it() {
     let first = tree("first", &[("intro", 4), ("api", 6)]);
     let second = tree("second", &[("tutorial", 5)]);
     let copies = [
-        Copy {
-            host: "a.example",
-            prefix: "/docs/",
-            ip: "192.0.2.1",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
-        Copy {
-            host: "b.example",
-            prefix: "/docs/",
-            ip: "192.0.2.2",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
+        Copy::whole("a.example", "/docs/", "192.0.2.1"),
+        Copy::whole("b.example", "/docs/", "192.0.2.2"),
     ];
     let seconds = [
-        Copy {
-            host: "a.example",
-            prefix: "/docs/extra/",
-            ip: "192.0.2.1",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
-        Copy {
-            host: "c.example",
-            prefix: "/tutorial/",
-            ip: "192.0.2.3",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
-        Copy {
-            host: "d.example",
-            prefix: "/tutorial/",
-            ip: "192.0.2.4",
-            changed: &[],
-            banner: None,
-            fetched: &all,
-        },
+        Copy::whole("a.example", "/docs/extra/", "192.0.2.1"),
+        Copy::whole("c.example", "/tutorial/", "192.0.2.3"),
+        Copy::whole("d.example", "/tutorial/", "192.0.2.4"),
     ];
     let captures: Vec<Capture> = copies
         .iter()

@@ -449,23 +449,11 @@ fn hosts_of_a_small_replicated_manual_are_ranked_by_their_copies() {
     // A manual of 13 pages on three hosts, each below the 20 URLs a host
     // needs to be ranked otherwise: the copies make them a mirrored pair.
     use crate::collections::CollectionsConfig;
-    use crate::test_support::manuals::{all, serve, tree, HostCopy};
+    use crate::test_support::manuals::{serve, tree, HostCopy};
     let manual = tree("small", &[("guide", 6), ("api", 4)]);
     let captures: Vec<Capture> = ["www.small.example", "mirror.example.net", "ftp.example.edu"]
         .iter()
-        .flat_map(|&host| {
-            serve(
-                &manual,
-                &HostCopy {
-                    host,
-                    prefix: "/docs/",
-                    ip: host,
-                    changed: &[],
-                    banner: None,
-                    fetched: &all,
-                },
-            )
-        })
+        .flat_map(|&host| serve(&manual, &HostCopy::whole(host, "/docs/", host)))
         .collect();
     let (table, similarity) = run(&captures, &Default::default());
     let collections =

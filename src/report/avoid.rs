@@ -659,12 +659,9 @@ mod tests {
         fetched: &'a dyn Fn(&str) -> bool,
     ) -> HostCopy<'a> {
         HostCopy {
-            host,
-            prefix,
-            ip: host,
             changed,
-            banner: None,
             fetched,
+            ..HostCopy::whole(host, prefix, host)
         }
     }
 

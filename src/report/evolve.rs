@@ -231,14 +231,15 @@ impl Evolution {
             pages: side.table.pages.len() as u64,
             hosts: side.table.hosts.len() as u64,
         };
+        let pairs = ClusterPairs::between(a, b);
         Evolution {
             a: summary(a),
             b: summary(b),
-            summary: summarise(a, b),
+            summary: summarise(a, b, &pairs),
             shown_changes: Some(SHOWN_CHANGES),
             pages: page_changes(&a.table, &b.table),
             near_duplicates: near_duplicates(a, b),
-            collections: collection_changes(a, b),
+            collections: collection_changes(a, b, &pairs),
             mirrors: mirror_changes(a, b),
         }
     }
@@ -466,14 +467,53 @@ fn cluster_events(
     }
 }
 
-fn collection_changes(a: &Side, b: &Side) -> CollectionChanges {
-    let overlaps = lineage::overlaps(
-        &b.collections,
-        lineage::by_url(&a.table, &a.collections, &b.table),
-    );
-    let continues = lineage::continuations(&overlaps, b.collections.clusters.len(), |id| {
-        a.collections.cluster_pages(id)
-    });
+/// Each similar cluster of B with the cluster of A it continues (matched by
+/// URL, [`lineage`]), then A's clusters that none continues.
+pub(super) struct ClusterPairs {
+    /// (A's cluster, B's cluster): `(None, Some)` born, `(Some, None)` gone.
+    pub pairs: Vec<(Option<ClusterId>, Option<ClusterId>)>,
+    /// Clusters of A that a cluster of B continues.
+    pub continued: usize,
+}
+
+impl ClusterPairs {
+    fn between(a: &Side, b: &Side) -> ClusterPairs {
+        let overlaps = lineage::overlaps(
+            &b.collections,
+            lineage::by_url(&a.table, &a.collections, &b.table),
+        );
+        let continues = lineage::continuations(&overlaps, b.collections.clusters.len(), |id| {
+            a.collections.cluster_pages(id)
+        });
+        let mut pairs = Vec::new();
+        let mut continued = BTreeSet::new();
+        for (position, cluster) in b.collections.clusters.iter().enumerate() {
+            pairs.push((continues[position], Some(cluster.id)));
+            if let Some(earlier) = continues[position] {
+                continued.insert(earlier);
+            }
+        }
+        for cluster in &a.collections.clusters {
+            if !continued.contains(&cluster.id) {
+                pairs.push((Some(cluster.id), None));
+            }
+        }
+        ClusterPairs {
+            pairs,
+            continued: continued.len(),
+        }
+    }
+}
+
+/// The folder of a cluster's principal copy (empty when it has none).
+pub(super) fn principal_prefix(side: &Side, id: ClusterId) -> String {
+    side.collections
+        .cluster(id)
+        .and_then(|cluster| side.collections.collection(cluster.principal()))
+        .map_or_else(String::new, |copy| copy.prefix.clone())
+}
+
+fn collection_changes(a: &Side, b: &Side, pairs: &ClusterPairs) -> CollectionChanges {
     let copies = |side: &Side, id: ClusterId| -> BTreeMap<String, (String, String, u64)> {
         let Some(cluster) = side.collections.cluster(id) else {
             return BTreeMap::new();
@@ -490,12 +530,6 @@ fn collection_changes(a: &Side, b: &Side) -> CollectionChanges {
                 )
             })
             .collect()
-    };
-    let principal = |side: &Side, id: ClusterId| {
-        side.collections
-            .cluster(id)
-            .and_then(|cluster| side.collections.collection(cluster.principal()))
-            .map_or_else(String::new, |copy| copy.prefix.clone())
     };
     let shape = |side: &Side, id: Option<ClusterId>| {
         id.and_then(|id| side.collections.cluster(id))
@@ -514,21 +548,8 @@ fn collection_changes(a: &Side, b: &Side) -> CollectionChanges {
         clusters_b: b.collections.clusters.len() as u64,
         ..CollectionChanges::default()
     };
-    let mut pairs: Vec<(Option<ClusterId>, Option<ClusterId>)> = Vec::new();
-    let mut continued_from = BTreeSet::new();
-    for (position, cluster) in b.collections.clusters.iter().enumerate() {
-        pairs.push((continues[position], Some(cluster.id)));
-        if let Some(earlier) = continues[position] {
-            continued_from.insert(earlier);
-        }
-    }
-    for cluster in &a.collections.clusters {
-        if !continued_from.contains(&cluster.id) {
-            pairs.push((Some(cluster.id), None));
-        }
-    }
-    changes.continued = continued_from.len() as u64;
-    for (id_a, id_b) in pairs {
+    changes.continued = pairs.continued as u64;
+    for &(id_a, id_b) in &pairs.pairs {
         let in_a = id_a.map_or_else(BTreeMap::new, |id| copies(a, id));
         let in_b = id_b.map_or_else(BTreeMap::new, |id| copies(b, id));
         let (shape_a, shape_b) = (shape(a, id_a), shape(b, id_b));
@@ -589,8 +610,8 @@ fn collection_changes(a: &Side, b: &Side) -> CollectionChanges {
             id_a,
             id_b,
             principal: match id_b {
-                Some(id) => principal(b, id),
-                None => id_a.map_or_else(String::new, |id| principal(a, id)),
+                Some(id) => principal_prefix(b, id),
+                None => id_a.map_or_else(String::new, |id| principal_prefix(a, id)),
             },
             cardinality: (shape_a.0, shape_b.0),
             size: (shape_a.1, shape_b.1),

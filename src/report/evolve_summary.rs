@@ -29,9 +29,9 @@ use std::fmt;
 
 use serde::Serialize;
 
-use super::evolve::{mirrored_pairs, Side};
+use super::evolve::{mirrored_pairs, principal_prefix, ClusterPairs, Side};
 use super::versions::{same_version, texts_by_place};
-use crate::collections::{lineage, ClusterId, ClusterKind, Collection};
+use crate::collections::{ClusterId, ClusterKind, Collection};
 use crate::mirrors::Level;
 use crate::pages::url_path;
 
@@ -191,22 +191,9 @@ fn peers(copy: &CopyView, others: &[CopyView]) -> BTreeSet<String> {
         .collect()
 }
 
-pub fn summarise(a: &Side, b: &Side) -> Summary {
+pub(super) fn summarise(a: &Side, b: &Side, pairs: &ClusterPairs) -> Summary {
     let own_a = a.similarity.own_text_signatures();
     let own_b = b.similarity.own_text_signatures();
-    let overlaps = lineage::overlaps(
-        &b.collections,
-        lineage::by_url(&a.table, &a.collections, &b.table),
-    );
-    let continues = lineage::continuations(&overlaps, b.collections.clusters.len(), |id| {
-        a.collections.cluster_pages(id)
-    });
-    let principal_prefix = |side: &Side, id: ClusterId| {
-        side.collections
-            .cluster(id)
-            .and_then(|cluster| side.collections.collection(cluster.principal()))
-            .map_or_else(String::new, |copy| copy.prefix.clone())
-    };
     let hosts_of = |side: &Side| -> BTreeSet<String> {
         side.table
             .pages
@@ -218,20 +205,7 @@ pub fn summarise(a: &Side, b: &Side) -> Summary {
 
     let mut changes: Vec<HostChange> = Vec::new();
     let mut manuals: Vec<ManualChange> = Vec::new();
-    let mut continued: HashSet<ClusterId> = HashSet::new();
-    let mut pairs: Vec<(Option<ClusterId>, Option<ClusterId>)> = Vec::new();
-    for (position, cluster) in b.collections.clusters.iter().enumerate() {
-        pairs.push((continues[position], Some(cluster.id)));
-        if let Some(earlier) = continues[position] {
-            continued.insert(earlier);
-        }
-    }
-    for cluster in &a.collections.clusters {
-        if !continued.contains(&cluster.id) {
-            pairs.push((Some(cluster.id), None));
-        }
-    }
-    for (id_a, id_b) in pairs {
+    for &(id_a, id_b) in &pairs.pairs {
         let copies_a = id_a.map_or_else(Vec::new, |id| views(a, &own_a, id));
         let copies_b = id_b.map_or_else(Vec::new, |id| views(b, &own_b, id));
         if copies_a.len() < 2 && copies_b.len() < 2 {

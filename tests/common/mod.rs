@@ -64,6 +64,37 @@ pub fn serve(data: &Path) -> (Running, String) {
     (server, base)
 }
 
+/// Two string fields of every object of a JSON array, as pairs.
+pub fn string_pairs(list: &serde_json::Value, first: &str, second: &str) -> Vec<(String, String)> {
+    list.as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"))
+        .iter()
+        .map(|item| {
+            let field = |name: &str| {
+                item[name]
+                    .as_str()
+                    .unwrap_or_else(|| panic!("no string {name} in {item}"))
+                    .to_string()
+            };
+            (field(first), field(second))
+        })
+        .collect()
+}
+
+/// Indexes `crawl` into the data folder `data`.
+pub fn index_into(crawl: &Path, data: &Path) {
+    let output = mirrorscope(
+        &crate_dir(),
+        &[
+            "index",
+            crawl.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
