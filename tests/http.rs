@@ -162,7 +162,9 @@ async fn rolled_up_results_agree_with_the_flat_list_and_the_clusters() {
         folded += hits;
         match group["cluster"].as_str() {
             Some(cluster) => assert_eq!(hits, flat_per_cluster[cluster]),
-            None => assert_eq!(hits, 1),
+            // A page in no cluster, with its host's other such pages when
+            // it is the host's last entry.
+            None => assert_eq!(hits, 1 + group["site"]["more"].as_u64().unwrap_or(0)),
         }
         if !group["collection"].is_null() {
             let id = text(&group["collection"]["id"]);
@@ -250,8 +252,12 @@ async fn the_expansions_list_what_their_links_promise() {
     let collection = get(&text(&group["collection"]["href"])).await;
     assert_eq!(collection.status, StatusCode::OK);
     let matching = group["collection"]["matching_pages"].as_u64().unwrap() as usize;
-    assert_eq!(count(&collection.body, "class=\"expanded-page\""), matching);
-    assert!(collection
+    // The best ten of the others: never the entry's own page again.
+    assert_eq!(
+        count(&collection.body, "class=\"expanded-page\""),
+        (matching - 1).min(10)
+    );
+    assert!(!collection
         .body
         .contains(&format!("data-page=\"{}\"", text(&group["page_id"]))));
     assert!(
@@ -261,7 +267,11 @@ async fn the_expansions_list_what_their_links_promise() {
     // Without a query: every page of the collection.
     let id = text(&group["collection"]["id"]);
     let whole = get(&format!("/collection/{id}")).await;
-    assert!(count(&whole.body, "class=\"expanded-page\"") > matching);
+    let listed = count(&whole.body, "class=\"expanded-page\"");
+    assert!(
+        listed == 10 || !whole.body.contains("rel=\"next\""),
+        "{listed}"
+    );
 
     let replicas = get(&text(&group["replicas"]["href"])).await;
     assert_eq!(replicas.status, StatusCode::OK);
@@ -373,7 +383,16 @@ async fn the_host_page_lists_mirrors_with_levels_and_evidence() {
         .split("<li class=\"copy")
         .find(|copy| copy.contains("apache.mirror.nordu.example"))
         .unwrap();
-    assert!(nordu.contains("mirror level 1"), "{nordu}");
+    // One level everywhere: the badge gives the level the host page gives
+    // the pair of the copy's host and the principal copy's.
+    assert!(nordu.contains("mirror level 4"), "{nordu}");
+    let host = get("/host/apache.mirror.nordu.example").await;
+    assert!(
+        host.body
+            .contains("data-host=\"httpd.apache-project.example\" data-level=\"4\""),
+        "{}",
+        host.body
+    );
 }
 
 /// The search page shows what the API gives, in the same order, with the
@@ -440,7 +459,7 @@ async fn bad_input_gets_clear_400_and_404_pages() {
     assert!(
         unparsable
             .body
-            .contains("Searched for the words <q>script alert 1 script</q>"),
+            .contains("Showing results for the words <q>script alert 1 script</q>"),
         "{}",
         unparsable.body
     );
@@ -473,16 +492,20 @@ async fn bad_input_gets_clear_400_and_404_pages() {
     let long = format!("/search?q={}", "a".repeat(2000));
     assert_eq!(get(&long).await.status, StatusCode::BAD_REQUEST);
 
-    for (query, words) in [
-        ("%22open", "open"),
-        ("std%3A%3Avec", "std vec"),
-        ("unbalanced%20(", "unbalanced"),
-        ("a%20AND", "a and"),
+    // Searched as words (a stray quote, a field that does not exist), or
+    // read leniently (what is left is valid syntax).
+    for (query, words, lenient) in [
+        ("%22open", Some("open"), false),
+        ("std%3A%3Avec", Some("std vec"), false),
+        ("unbalanced%20(", None, true),
+        ("virtual%20AND", None, true),
     ] {
         let api = get(&format!("/api/search?q={query}")).await;
         assert_eq!(api.status, StatusCode::OK, "{query}");
         assert!(api.content_type.starts_with("application/json"));
-        assert_eq!(api.json()["searched_words"], words, "{query}");
+        let json = api.json();
+        assert_eq!(json["searched_words"].as_str(), words, "{query}");
+        assert_eq!(json["lenient"], lenient, "{query}");
     }
     let valid = get("/api/search?q=%22virtual%20host%22").await.json();
     assert!(valid["searched_words"].is_null());
@@ -627,4 +650,249 @@ async fn the_statistics_page_draws_its_charts_on_the_server() {
         stats.duplicates.within_crawls,
         stats.counts.exact_duplicate_pages
     );
+}
+
+/// A request with any method, with the response's headers.
+async fn request(
+    method: actix_web::http::Method,
+    path: &str,
+) -> (StatusCode, Vec<(String, String)>, String) {
+    let state = shipped_state();
+    let app =
+        test::init_service(App::new().configure(|config| configure(config, state.clone()))).await;
+    let response = test::call_service(
+        &app,
+        test::TestRequest::default()
+            .method(method)
+            .uri(path)
+            .to_request(),
+    )
+    .await;
+    let status = response.status();
+    let headers = response
+        .headers()
+        .iter()
+        .map(|(name, value)| {
+            (
+                name.as_str().to_string(),
+                value.to_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect();
+    let body = String::from_utf8_lossy(&test::read_body(response).await).into_owned();
+    (status, headers, body)
+}
+
+fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
+    headers
+        .iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.as_str())
+}
+
+/// Point 1 of issue 18: whatever is typed is searched, never refused.
+#[actix_web::test]
+async fn any_text_typed_is_searched() {
+    let odd = [
+        "std::advance",
+        "std::vector",
+        "CMAKE_CXX_FLAGS:",
+        "unbalanced (",
+        "a AND",
+        "-",
+        "\\",
+        "\"virtual host",
+        "javascript:alert(1)",
+        "<script>alert(1)</script>",
+        "https://httpd.apache-project.example/docs/2.4/vhosts/",
+        "c++",
+        "C#",
+        "title:",
+        ":",
+        "((((",
+        "))",
+        "AND OR NOT",
+        "+",
+        "+-+-",
+        "*",
+        "virtual~2",
+        "host^",
+        "[a TO",
+        "{}",
+        "'quoted'",
+        "%00",
+        "😀 emoji",
+        "field:value:other",
+        "   ",
+    ];
+    for query in odd {
+        let encoded: String = url::form_urlencoded::byte_serialize(query.as_bytes()).collect();
+        for route in ["/search", "/api/search"] {
+            let answer = get(&format!("{route}?q={encoded}")).await;
+            assert_eq!(
+                answer.status,
+                StatusCode::OK,
+                "{route} {query:?}: {}",
+                answer.body
+            );
+        }
+    }
+    // Syntax that parses keeps working: a phrase, an exclusion.
+    let phrase = get("/api/search?q=%22virtual+host%22").await.json();
+    assert_eq!(phrase["lenient"], false);
+    assert!(phrase["searched_words"].is_null());
+    let lenient = get("/api/search?q=virtual+host+AND").await.json();
+    assert!(lenient["total_hits"].as_u64().unwrap() > 0, "{lenient}");
+    // A stray quote: the words are searched, and the page says so quietly.
+    let quote = get("/search?q=%22virtual+host").await;
+    assert!(quote
+        .body
+        .contains("Showing results for the words <q>virtual host</q>"));
+}
+
+/// `c++`, `c#` and `c` are different words of the index.
+#[actix_web::test]
+async fn languages_with_a_suffix_are_different_terms() {
+    assert_eq!(
+        mirrorscope::index::query_words("C++ and C# or c"),
+        "c++ and c# or c"
+    );
+    assert_eq!(
+        mirrorscope::index::escape_language_suffixes("c++ +must"),
+        "c\\+\\+ +must"
+    );
+}
+
+/// Point 4: an expansion shows ten rows, pages in the URL, never repeats
+/// its entry's own page, and ends with Close.
+#[actix_web::test]
+async fn expansions_are_bounded_and_paged() {
+    let answer = get("/api/search?q=module").await.json();
+    let group = answer["groups"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|group| group["collection"]["matching_pages"].as_u64().unwrap_or(0) > 12)
+        .expect("an entry whose collection has more than 12 matching pages")
+        .clone();
+    let own = text(&group["page_id"]);
+    let more = group["collection"]["matching_pages"].as_u64().unwrap() as usize - 1;
+    let first = get(&text(&group["collection"]["href"])).await;
+    assert_eq!(count(&first.body, "class=\"expanded-page\""), 10);
+    assert!(first.body.contains("class=\"expansion-step\" rel=\"next\""));
+    assert!(first.body.contains("class=\"expansion-close\""));
+    let mut seen = BTreeSet::new();
+    let pages = more.div_ceil(10);
+    for page in 1..=pages {
+        let answer = get(&format!(
+            "{}&page={page}",
+            text(&group["collection"]["href"])
+        ))
+        .await;
+        assert_eq!(answer.status, StatusCode::OK);
+        for row in answer
+            .body
+            .split("<li class=\"expanded-page\" data-page=\"")
+            .skip(1)
+        {
+            let id = row.split('"').next().unwrap().to_string();
+            assert_ne!(id, own, "the entry's own page is not listed again");
+            assert!(seen.insert(id), "no row twice");
+        }
+    }
+    assert_eq!(seen.len(), more, "every other matching page, once");
+    // Held open in the search URL, page 2 of it, with a link back.
+    let id = text(&group["collection"]["id"]);
+    let page = get(&format!("/search?q=module&expand=c{id}p2")).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains(&format!("data-expand=\"c{id}p2\"")));
+    assert!(page.body.contains("class=\"expansion-step\" rel=\"prev\""));
+    // Beyond the last page: the last.
+    let beyond = get(&format!("{}&page=999", text(&group["collection"]["href"]))).await;
+    assert_eq!(beyond.status, StatusCode::OK);
+    assert!(!beyond.body.contains("rel=\"next\""));
+}
+
+/// Point 7: counts of entries and time; past the last page goes to the last;
+/// singular words for one.
+#[actix_web::test]
+async fn counts_paging_and_plurals() {
+    let json = get("/api/search?q=module").await.json();
+    let pages = json["pages"].as_u64().unwrap();
+    assert!(json["total_groups"].as_u64().unwrap() > 10);
+    assert!(json["took_ms"].as_f64().unwrap() >= 0.0);
+    let page = get("/search?q=module").await;
+    assert!(page.body.contains(&format!(
+        "{} entries for {} matching pages",
+        json["total_groups"], json["total_hits"]
+    )));
+    assert!(page.body.contains(" ms</p>"));
+    let (status, headers, _) =
+        request(actix_web::http::Method::GET, "/search?q=module&page=999").await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        header(&headers, "location"),
+        Some(format!("/search?q=module&page={pages}").as_str())
+    );
+    for body in [page.body, get("/").await.body] {
+        for wrong in [
+            " 1 pages",
+            " 1 copies",
+            " 1 more matching pages",
+            " 1 entries",
+            " 1 hosts",
+        ] {
+            assert!(!body.contains(wrong), "{wrong}");
+        }
+    }
+    // The home page counts what /stats counts.
+    let home = get("/").await.body;
+    let stats = get("/api/search?q=").await;
+    assert_eq!(stats.status, StatusCode::OK);
+    let manifest = get("/stats").await.body;
+    let clusters = manifest
+        .split("pages in ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .unwrap()
+        .to_string();
+    assert!(
+        home.contains(&format!("{clusters} clusters of copies")),
+        "{clusters}"
+    );
+}
+
+/// Point 11: HEAD on every route, 405 with Allow for other methods, the
+/// site's own error page (with its headers) for a path actix cannot decode,
+/// and an icon.
+#[actix_web::test]
+async fn every_route_answers_head_and_names_its_methods() {
+    use actix_web::http::Method;
+    for path in [
+        "/",
+        "/search?q=module",
+        "/api/search?q=module",
+        "/stats",
+        "/healthz",
+        "/static/style.css",
+        "/static/app.js",
+        "/favicon.ico",
+        "/page/0",
+    ] {
+        let (status, headers, _) = request(Method::HEAD, path).await;
+        assert_eq!(status, StatusCode::OK, "HEAD {path}");
+        assert!(header(&headers, "content-security-policy").is_some());
+        let (status, headers, body) = request(Method::POST, path).await;
+        assert_eq!(status, StatusCode::METHOD_NOT_ALLOWED, "POST {path}");
+        assert_eq!(header(&headers, "allow"), Some("GET, HEAD"));
+        assert!(body.contains("POST is not answered here"));
+        assert!(header(&headers, "content-security-policy").is_some());
+    }
+    let (status, headers, body) = request(Method::GET, "/page/%FF%FE").await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert!(header(&headers, "content-security-policy").is_some());
+    assert!(body.contains("there is no page"), "{body}");
+    let (status, headers, _) = request(Method::GET, "/favicon.ico").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(header(&headers, "content-type"), Some("image/x-icon"));
 }

@@ -40,7 +40,7 @@ use crate::similarity::{Similarity, SimilarityCounts};
 use crate::store::{ContentKey, PageStore, StoreError};
 
 /// Version of the generation format written by this build.
-pub const GENERATION_FORMAT: u32 = 7;
+pub const GENERATION_FORMAT: u32 = 8;
 /// How many generations are kept on disk, the current one included.
 const GENERATIONS_KEPT: usize = 3;
 

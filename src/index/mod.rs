@@ -11,6 +11,7 @@
 //! replication).
 
 mod schema;
+mod tokenizer;
 
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
@@ -28,6 +29,7 @@ use crate::similarity::Similarity;
 use crate::store::PageStore;
 
 pub use schema::{Fields, IndexField, PageDocument, NONE};
+pub use tokenizer::{text_analyzer, words as query_terms, TEXT_TOKENIZER};
 
 /// The folder of a generation that holds the index.
 pub const INDEX_DIR: &str = "index";
@@ -133,6 +135,7 @@ pub fn build(
     })?;
     let (schema, fields) = schema::build();
     let index = Index::create_in_dir(dir, schema).map_err(tantivy_error)?;
+    tokenizer::register(&index);
     let threads = config.threads();
     let writer = index
         .writer_with_num_threads::<TantivyDocument>(
@@ -172,6 +175,7 @@ pub fn build(
             unreadable.fetch_add(pages.len() as u64, Ordering::Relaxed);
             return Ok(());
         };
+        let (own, chrome) = similarity.split_chrome(&first.title, &text);
         for &index in pages.iter() {
             let page = &table.pages[index as usize];
             let fact = &facts[index as usize];
@@ -181,8 +185,10 @@ pub fn build(
                 cluster: fact.cluster,
                 replication: fact.replication,
                 inlinks_from_other_hosts: fact.inlinks_from_other_hosts,
+                host_id: u64::from(page.host.0),
                 title: &page.title,
-                body: &text,
+                body: &own,
+                chrome: &chrome,
                 url: &page.url,
                 host: table.host_name(page.host),
             });
@@ -322,6 +328,9 @@ fn folder_bytes(dir: &Path) -> u64 {
         .unwrap_or(0)
 }
 
+/// The weight of a match in site chrome against one in the page's own text.
+const CHROME_BOOST: f32 = 0.2;
+
 /// An opened index: the searcher of one generation and its query parser.
 pub struct SearchIndex {
     path: PathBuf,
@@ -338,6 +347,7 @@ impl SearchIndex {
             source,
         };
         let index = Index::open_in_dir(dir).map_err(tantivy_error)?;
+        tokenizer::register(&index);
         let fields = Fields::of(&index.schema()).map_err(|detail| IndexError::Tantivy {
             path: dir.to_path_buf(),
             source: tantivy::TantivyError::SchemaError(detail),
@@ -353,6 +363,7 @@ impl SearchIndex {
             vec![
                 fields.get(IndexField::Title),
                 fields.get(IndexField::Body),
+                fields.get(IndexField::Chrome),
                 fields.get(IndexField::Url),
             ],
         );
@@ -360,6 +371,9 @@ impl SearchIndex {
         parser.set_conjunction_by_default();
         parser.set_field_boost(fields.get(IndexField::Title), 2.0);
         parser.set_field_boost(fields.get(IndexField::Url), 0.5);
+        // Site chrome still finds a page (a word only in its menu), but
+        // weighs little: every page of the site has it.
+        parser.set_field_boost(fields.get(IndexField::Chrome), CHROME_BOOST);
         Ok(SearchIndex {
             path: dir.to_path_buf(),
             reader,
@@ -381,50 +395,116 @@ impl SearchIndex {
     }
 
     /// Parses a user's query (tantivy's syntax: words, "phrases", `+must`,
-    /// `-not`, `field:value`, AND/OR). Text that is not valid in that syntax
-    /// (`std::vec`, an unbalanced quote, a pasted URL) is still searched: its
-    /// words, each required, as if they had been typed alone.
+    /// `-not`, `field:value`, AND/OR). Any text is searched:
+    ///
+    /// 1. as typed, when it is valid syntax (`c++` and `c#` are words: the
+    ///    `++` of a word is escaped before parsing);
+    /// 2. else read leniently (tantivy drops what it cannot read: a stray
+    ///    operator, an unbalanced parenthesis) when all that is left is valid
+    ///    and still names a word: phrases, `+` and `-` keep working;
+    /// 3. else as its words, each required, as if they had been typed alone
+    ///    (`std::vector` names no field, a pasted URL, an unbalanced quote).
     pub fn parse(&self, query: &str) -> ParsedQuery {
-        match self.parser.parse_query(query) {
-            Ok(parsed) => ParsedQuery {
-                query: parsed,
-                words: None,
-            },
-            Err(error) => {
-                let words = query_words(query);
-                tracing::debug!(query, reason = %describe_query_error(&error), words, "query searched as words");
-                let query = if words.is_empty() {
-                    Box::new(tantivy::query::EmptyQuery) as Box<dyn Query>
-                } else {
-                    self.parser
-                        .parse_query(&words)
-                        .unwrap_or_else(|_| Box::new(tantivy::query::EmptyQuery))
-                };
-                ParsedQuery {
-                    query,
-                    words: Some(words),
+        let escaped = escape_language_suffixes(query);
+        let error = match self.parser.parse_query(&escaped) {
+            Ok(parsed) => {
+                return ParsedQuery {
+                    query: parsed,
+                    reading: Reading::AsTyped,
                 }
             }
+            Err(error) => error,
+        };
+        let (lenient, errors) = self.parser.parse_query_lenient(&escaped);
+        let only_syntax = errors
+            .iter()
+            .all(|error| matches!(error, tantivy::query::QueryParserError::SyntaxError(_)));
+        if only_syntax && names_a_term(&*lenient) && !has_unbalanced_quote(query) {
+            tracing::debug!(query, reason = %describe_query_error(&error), "query read leniently");
+            return ParsedQuery {
+                query: lenient,
+                reading: Reading::Lenient,
+            };
+        }
+        let words = query_words(query);
+        tracing::debug!(query, reason = %describe_query_error(&error), words, "query searched as words");
+        let query = if words.is_empty() {
+            Box::new(tantivy::query::EmptyQuery) as Box<dyn Query>
+        } else {
+            self.parser
+                .parse_query(&escape_language_suffixes(&words))
+                .unwrap_or_else(|_| Box::new(tantivy::query::EmptyQuery))
+        };
+        ParsedQuery {
+            query,
+            reading: Reading::Words(words),
         }
     }
+}
+
+/// How a query's text was read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reading {
+    /// As typed: valid query syntax.
+    AsTyped,
+    /// Leniently: what was not valid syntax was left out.
+    Lenient,
+    /// As these words, each required.
+    Words(String),
 }
 
 /// A parsed query.
 pub struct ParsedQuery {
     pub query: Box<dyn Query>,
-    /// When the text was not valid query syntax: the words searched instead.
-    pub words: Option<String>,
+    pub reading: Reading,
 }
 
-/// The words of a text (runs of letters and digits), lower-cased (the index
-/// is, and so `AND`, `OR` and `NOT` are words, not operators) and
-/// space-separated: a query of plain words, which the parser always accepts.
+/// Whether a query looks up at least one term (a lenient reading that lost
+/// every word would find nothing, or everything).
+fn names_a_term(query: &dyn Query) -> bool {
+    let mut any = false;
+    query.query_terms(&mut |_, _| any = true);
+    any
+}
+
+/// An odd number of double quotes: tantivy reads the rest of the text as a
+/// phrase or drops it; the words are what the searcher meant.
+fn has_unbalanced_quote(query: &str) -> bool {
+    query.matches('"').count() % 2 == 1
+}
+
+/// `c++` as `c\+\+`: in tantivy's syntax `+` is the "must" operator, so a
+/// word's closing `++` is escaped to reach the tokenizer, which keeps it
+/// (`index::tokenizer`). A leading `+` stays an operator.
+pub fn escape_language_suffixes(query: &str) -> String {
+    let mut escaped = String::with_capacity(query.len() + 4);
+    let mut previous: Option<char> = None;
+    let mut rest = query;
+    while let Some(character) = rest.chars().next() {
+        let after_word = previous.is_some_and(char::is_alphanumeric);
+        if after_word && rest.starts_with("++") {
+            let next = rest[2..].chars().next();
+            if next.is_none_or(|next| !next.is_alphanumeric() && next != '+') {
+                escaped.push_str("\\+\\+");
+                rest = &rest[2..];
+                previous = Some('+');
+                continue;
+            }
+        }
+        escaped.push(character);
+        previous = Some(character);
+        rest = &rest[character.len_utf8()..];
+    }
+    escaped
+}
+
+/// The words of a text (as the index tokenizes them: runs of letters and
+/// digits, with a closing `++` or `#`), lower-cased (so `AND`, `OR` and
+/// `NOT` are words, not operators) and space-separated: a query of plain
+/// words, which the parser always accepts once [`escape_language_suffixes`]
+/// has escaped it.
 pub fn query_words(text: &str) -> String {
-    text.split(|c: char| !c.is_alphanumeric())
-        .filter(|word| !word.is_empty())
-        .map(str::to_lowercase)
-        .collect::<Vec<_>>()
-        .join(" ")
+    tokenizer::words(text).join(" ")
 }
 
 fn describe_query_error(error: &tantivy::query::QueryParserError) -> String {

@@ -5,7 +5,11 @@ use tantivy::schema::{
 };
 use tantivy::TantivyDocument;
 
+use super::tokenizer::TEXT_TOKENIZER;
 use crate::pages::PageId;
+
+/// Fields of the index.
+const FIELDS: usize = 11;
 
 /// The value of `collection_id` and `cluster_id` for a page in none.
 pub const NONE: u64 = u64::MAX;
@@ -28,17 +32,23 @@ pub enum IndexField {
     InlinksFromOtherHosts,
     /// The title (stemmed English words, stored).
     Title,
-    /// The visible text (stemmed English words with positions, stored for
-    /// snippets).
+    /// The page's own visible text: its lines that are not site chrome
+    /// (stemmed English words with positions, stored for snippets).
     Body,
+    /// The lines of the visible text the similarity stage set aside as site
+    /// chrome (menus, sidebars, footers): searched, with a low weight, never
+    /// shown.
+    Chrome,
     /// The URL (its words, stored).
     Url,
     /// The host name (one term: `host:www.example.org`, stored).
     Host,
+    /// The host's id in the page table (fast: results crowd by host).
+    HostId,
 }
 
 impl IndexField {
-    pub const ALL: [IndexField; 9] = [
+    pub const ALL: [IndexField; FIELDS] = [
         IndexField::PageId,
         IndexField::CollectionId,
         IndexField::ClusterId,
@@ -46,8 +56,10 @@ impl IndexField {
         IndexField::InlinksFromOtherHosts,
         IndexField::Title,
         IndexField::Body,
+        IndexField::Chrome,
         IndexField::Url,
         IndexField::Host,
+        IndexField::HostId,
     ];
 
     /// The field's name in the schema (and in queries: `title:apache`).
@@ -60,8 +72,10 @@ impl IndexField {
             IndexField::InlinksFromOtherHosts => "inlinks_from_other_hosts",
             IndexField::Title => "title",
             IndexField::Body => "body",
+            IndexField::Chrome => "chrome",
             IndexField::Url => "url",
             IndexField::Host => "host",
+            IndexField::HostId => "host_id",
         }
     }
 
@@ -73,7 +87,7 @@ impl IndexField {
 /// The tantivy handles of the fields, by [`IndexField`].
 #[derive(Debug, Clone)]
 pub struct Fields {
-    handles: [Field; 9],
+    handles: [Field; FIELDS],
 }
 
 /// One page's values, as indexed.
@@ -83,8 +97,10 @@ pub struct PageDocument<'a> {
     pub cluster: u64,
     pub replication: u64,
     pub inlinks_from_other_hosts: u64,
+    pub host_id: u64,
     pub title: &'a str,
     pub body: &'a str,
+    pub chrome: &'a str,
     pub url: &'a str,
     pub host: &'a str,
 }
@@ -97,7 +113,7 @@ impl Fields {
     /// The handles of an existing index's schema; why not, when a field is
     /// missing (an index written by another build).
     pub fn of(schema: &Schema) -> Result<Fields, String> {
-        let mut handles = [Field::from_field_id(0); 9];
+        let mut handles = [Field::from_field_id(0); FIELDS];
         for field in IndexField::ALL {
             handles[field.position()] = schema
                 .get_field(field.name())
@@ -118,6 +134,10 @@ impl Fields {
         );
         document.add_text(self.get(IndexField::Title), values.title);
         document.add_text(self.get(IndexField::Body), values.body);
+        if !values.chrome.is_empty() {
+            document.add_text(self.get(IndexField::Chrome), values.chrome);
+        }
+        document.add_u64(self.get(IndexField::HostId), values.host_id);
         document.add_text(self.get(IndexField::Url), values.url);
         document.add_text(self.get(IndexField::Host), values.host);
         document
@@ -128,27 +148,28 @@ impl Fields {
 pub fn build() -> (Schema, Fields) {
     let mut builder = Schema::builder();
     let text = |tokenizer: &str| {
-        TextOptions::default()
-            .set_indexing_options(
-                TextFieldIndexing::default()
-                    .set_tokenizer(tokenizer)
-                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
-            )
-            .set_stored()
+        TextOptions::default().set_indexing_options(
+            TextFieldIndexing::default()
+                .set_tokenizer(tokenizer)
+                .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+        )
     };
-    let mut handles = [Field::from_field_id(0); 9];
+    let mut handles = [Field::from_field_id(0); FIELDS];
     for field in IndexField::ALL {
         let name = field.name();
         handles[field.position()] = match field {
             IndexField::PageId | IndexField::CollectionId | IndexField::ClusterId => {
                 builder.add_u64_field(name, FAST | INDEXED)
             }
-            IndexField::Replication | IndexField::InlinksFromOtherHosts => {
+            IndexField::Replication | IndexField::InlinksFromOtherHosts | IndexField::HostId => {
                 builder.add_u64_field(name, FAST)
             }
             // Positions everywhere: phrase queries search every default field.
-            IndexField::Title | IndexField::Body => builder.add_text_field(name, text("en_stem")),
-            IndexField::Url => builder.add_text_field(name, text("default")),
+            IndexField::Title | IndexField::Body => {
+                builder.add_text_field(name, text(TEXT_TOKENIZER).set_stored())
+            }
+            IndexField::Chrome => builder.add_text_field(name, text(TEXT_TOKENIZER)),
+            IndexField::Url => builder.add_text_field(name, text("default").set_stored()),
             IndexField::Host => builder.add_text_field(name, STRING | STORED),
         };
     }

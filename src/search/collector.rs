@@ -41,6 +41,7 @@ struct Columns {
     collection: Arc<dyn ColumnValues<u64>>,
     cluster: Arc<dyn ColumnValues<u64>>,
     replication: Arc<dyn ColumnValues<u64>>,
+    host: Arc<dyn ColumnValues<u64>>,
     boost: Option<f32>,
 }
 
@@ -56,6 +57,7 @@ impl Columns {
             collection: column(segment, IndexField::CollectionId, NONE)?,
             cluster: column(segment, IndexField::ClusterId, NONE)?,
             replication: column(segment, IndexField::Replication, 1)?,
+            host: column(segment, IndexField::HostId, 0)?,
             boost,
         })
     }
@@ -84,12 +86,18 @@ impl Columns {
     }
 
     #[inline]
+    fn host(&self, doc: DocId) -> u32 {
+        self.host.get_val(doc) as u32
+    }
+
+    #[inline]
     fn hit(&self, doc: DocId, score: Score) -> Hit {
         Hit {
             score: self.score(doc, score),
             page: self.page(doc),
             collection: self.collection(doc),
             cluster: self.cluster(doc),
+            host: self.host(doc),
             doc: DocAddress::new(self.segment, doc),
         }
     }
@@ -216,11 +224,13 @@ impl SegmentCollector for FoldSegmentCollector {
             score,
             cluster,
             collection,
+            || columns.host(doc),
             || Hit {
                 score,
                 page: columns.page(doc),
                 collection,
                 cluster,
+                host: columns.host(doc),
                 doc: DocAddress::new(columns.segment, doc),
             },
             |cluster| principals.get(&cluster).copied(),

@@ -1,6 +1,10 @@
-//! The two expansions of an entry (cho-2000 §5.2): Collection rolls the
+//! The expansions of an entry (cho-2000 §5.2): Collection rolls the
 //! collection down to every page of it that matches the query; Replica lists
-//! every copy of the collection, with the copy of the matched page on each.
+//! every copy of the collection, with the copy of the matched page on each;
+//! a host's other matching pages in no cluster fold under its last entry
+//! ("more from this site"). Each shows [`EXPANSION_ROWS`] rows at a time, in
+//! pages (Solr's `expand.rows`, Elasticsearch's `inner_hits` size and from),
+//! and never lists the page its entry already shows.
 
 use std::collections::HashMap;
 
@@ -14,8 +18,54 @@ use super::collector::HitCollector;
 use super::view::{encode, plain, PageLink, ReplicaLink, SnippetPart};
 use super::{Engine, Result, SearchError};
 use crate::collections::{ClusterId, ClusterKind, CollectionId};
-use crate::index::IndexField;
-use crate::pages::PageId;
+use crate::index::{IndexField, NONE};
+use crate::pages::{HostId, PageId};
+
+/// Rows an expansion shows at a time.
+pub const EXPANSION_ROWS: usize = 10;
+
+/// Which rows of an expansion are shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct Paging {
+    /// From 1.
+    pub page: usize,
+    pub pages: usize,
+    /// Rows in all (the entry's own page left out).
+    pub rows: usize,
+    /// The first and last row shown, from 1 (0 and 0 when none is).
+    pub first: usize,
+    pub last: usize,
+}
+
+impl Paging {
+    /// Page `page` of `rows` rows, brought within the pages there are.
+    pub fn of(rows: usize, page: usize) -> Paging {
+        let pages = rows.div_ceil(EXPANSION_ROWS).max(1);
+        let page = page.clamp(1, pages);
+        let first = (page - 1) * EXPANSION_ROWS;
+        let last = (first + EXPANSION_ROWS).min(rows);
+        Paging {
+            page,
+            pages,
+            rows,
+            first: if rows == 0 { 0 } else { first + 1 },
+            last,
+        }
+    }
+
+    /// Rows to skip before the shown ones.
+    pub fn skip(&self) -> usize {
+        self.first.saturating_sub(1)
+    }
+
+    pub fn has_next(&self) -> bool {
+        self.page < self.pages
+    }
+
+    pub fn has_previous(&self) -> bool {
+        self.page > 1
+    }
+}
 
 /// A page of a Collection expansion.
 #[derive(Debug, Clone, Serialize)]
@@ -40,22 +90,48 @@ pub struct CollectionView {
     /// Pages of the collection.
     pub size: usize,
     pub query: String,
+    /// Pages of the collection matching the query (all of them without a
+    /// query), the entry's own page included.
     pub matching_pages: usize,
+    /// The entry's own page, left out of the rows.
+    pub excluded: Option<String>,
+    pub paging: Paging,
     pub pages: Vec<ExpandedPage>,
     /// More pages matched than an expansion lists (`search.max_expansion_pages`).
     pub truncated: bool,
     pub replicas: Option<ReplicaLink>,
 }
 
-/// One copy in a Replica expansion.
+/// More from a site: a host's matching pages in no cluster beyond those its
+/// entries show.
+#[derive(Debug, Clone, Serialize)]
+pub struct SiteView {
+    pub host_id: String,
+    pub host: String,
+    pub query: String,
+    /// The host's pages in no cluster that match, its entries' included.
+    pub matching_pages: usize,
+    /// The pages its entries show, left out of the rows.
+    pub excluded: Vec<String>,
+    pub paging: Paging,
+    pub pages: Vec<ExpandedPage>,
+    pub truncated: bool,
+}
+
+/// One copy in a Replica expansion: a host and folder holding the
+/// collection (fragments of one copy, collections of the cluster under the
+/// same folder of the same host, are one row).
 #[derive(Debug, Clone, Serialize)]
 pub struct CopyView {
+    /// Its largest collection (the principal when the row holds it).
     pub collection: String,
     pub host: String,
     pub root: String,
     pub prefix: String,
     pub pages: usize,
-    /// The principal copy (most in-links from other hosts, then newest).
+    /// Collections of the cluster the row holds.
+    pub parts: usize,
+    /// The principal copy.
     pub principal: bool,
     /// As many pages as the cluster's largest copy.
     pub complete: bool,
@@ -67,16 +143,16 @@ pub struct CopyView {
     pub hit_copy: Option<PageLink>,
     /// The Collection expansion of this copy, when it has matching pages.
     pub href: Option<String>,
-    /// How it mirrors the principal copy (bharat-broder-1999 levels);
-    /// `None` for the principal copy and copies on its host.
+    /// How its host mirrors the principal copy's host: the level of the
+    /// pair on the host page (bharat-broder-1999); `None` on the principal's
+    /// host and for hosts the mirror stage did not pair.
     pub mirroring: Option<Mirroring>,
 }
 
-/// How a copy mirrors the principal copy (its folder against the
-/// principal's, [`crate::mirrors::CopyLevel`]).
+/// How a copy's host mirrors the principal copy's host.
 #[derive(Debug, Clone, Serialize)]
 pub struct Mirroring {
-    /// `1`..`5`, `mismatch` or `untested`.
+    /// `1`..`5` or `none`, as the host page gives it.
     pub level: String,
     pub meaning: String,
     /// The page of the copy's host, with its mirrored hosts.
@@ -88,15 +164,67 @@ pub struct Mirroring {
 pub struct ReplicaView {
     pub cluster: String,
     pub kind: ClusterKind,
+    /// Copies: rows of host and folder.
     pub cardinality: usize,
     pub size: u32,
-    pub extended: bool,
+    /// Some copy is partial (a partial mirror or another version).
+    pub differ: bool,
     pub query: String,
     /// The page the entry showed, when the link named one.
     pub hit: Option<PageLink>,
+    pub paging: Paging,
+    /// The rows shown, the principal copy first.
     pub copies: Vec<CopyView>,
     /// Copies of the hit page that are in none of these collections.
     pub other_copies: Vec<PageLink>,
+}
+
+/// A cluster's collections grouped into copies: by host, and on one host
+/// by folder (a collection under another's folder is a fragment of it).
+fn copy_rows(engine: &Engine, cluster: &crate::collections::Cluster) -> Vec<Vec<CollectionId>> {
+    let collections = &engine.collections;
+    let mut members: Vec<&crate::collections::Collection> = cluster
+        .collections
+        .iter()
+        .filter_map(|&id| collections.collection(id))
+        .collect();
+    // Host, then the shortest folder first so that it takes in those below.
+    members.sort_by(|first, second| {
+        (first.host, first.prefix.len(), &first.prefix, first.id).cmp(&(
+            second.host,
+            second.prefix.len(),
+            &second.prefix,
+            second.id,
+        ))
+    });
+    let mut rows: Vec<(crate::pages::HostId, String, Vec<CollectionId>)> = Vec::new();
+    for member in members {
+        let holder = rows.iter_mut().find(|(host, prefix, _)| {
+            *host == member.host && member.prefix.starts_with(prefix.as_str())
+        });
+        match holder {
+            Some((_, _, ids)) => ids.push(member.id),
+            None => rows.push((member.host, member.prefix.clone(), vec![member.id])),
+        }
+    }
+    let principal = cluster.principal();
+    let size = |ids: &[CollectionId]| -> usize {
+        ids.iter()
+            .filter_map(|&id| collections.collection(id))
+            .map(|collection| collection.pages.len())
+            .sum()
+    };
+    let mut rows: Vec<Vec<CollectionId>> = rows.into_iter().map(|(_, _, ids)| ids).collect();
+    // The principal first, then the larger copies, then cluster order.
+    rows.sort_by_key(|ids| (!ids.contains(&principal), std::cmp::Reverse(size(ids))));
+    for ids in &mut rows {
+        // The row is named by its principal or its largest collection.
+        ids.sort_by_key(|&id| {
+            let pages = collections.collection(id).map_or(0, |c| c.pages.len());
+            (id != principal, std::cmp::Reverse(pages), id)
+        });
+    }
+    rows
 }
 
 impl Engine {
@@ -111,52 +239,111 @@ impl Engine {
         ])
     }
 
-    /// The Collection expansion of collection `id` for `query`.
-    pub fn collection(&self, id: CollectionId, query: &str) -> Result<CollectionView> {
+    /// The rows of page `page` of the documents matching `query` under
+    /// `filter`, best first, pages in `exclude` left out; with the number of
+    /// matching documents (excluded ones included).
+    fn ranked_rows(
+        &self,
+        query_text: &str,
+        filter: impl FnOnce(Box<dyn Query>) -> BooleanQuery,
+        exclude: &[PageId],
+        page: usize,
+    ) -> Result<(usize, Paging, Vec<ExpandedPage>, bool)> {
+        let parsed = self.parse(query_text).query;
+        let searcher = self.index.searcher();
+        let snippets = self.snippet_generator(&searcher, &*parsed)?;
+        let filtered = filter(parsed);
+        let count = searcher.search(&filtered, &tantivy::collector::Count)?;
+        // The excluded pages are entries' own, which matched.
+        let rows = count
+            .saturating_sub(exclude.len())
+            .min(self.config.max_expansion_pages);
+        let paging = Paging::of(rows, page);
+        let limit = (paging.skip() + EXPANSION_ROWS + exclude.len()).min(count.max(1));
+        let hits = searcher.search(&filtered, &TopDocs::with_limit(limit).order_by_score())?;
+        let mut pages = Vec::new();
+        for (score, address) in hits {
+            let hit = super::view::hit_at(&searcher, address, score)?;
+            if exclude.contains(&hit.page) {
+                continue;
+            }
+            pages.push((score, address, hit.page));
+        }
+        let mut shown = Vec::new();
+        for (score, address, page) in pages.into_iter().skip(paging.skip()).take(EXPANSION_ROWS) {
+            let view = self.shown(&searcher, &snippets, address, page)?;
+            shown.push(ExpandedPage {
+                page: PageLink {
+                    page_id: page.to_string(),
+                    link: super::view::followable(&view.url),
+                    url: view.url,
+                    title: view.title,
+                    host: view.host,
+                },
+                snippet: plain(&view.parts),
+                snippet_parts: view.parts,
+                score,
+            });
+        }
+        Ok((
+            count,
+            paging,
+            shown,
+            count > self.config.max_expansion_pages,
+        ))
+    }
+
+    /// The Collection expansion of collection `id` for `query`: page `page`
+    /// of its matching pages, best first (of all its pages in URL order
+    /// without a query), page `exclude` (the entry's own) left out.
+    pub fn collection(
+        &self,
+        id: CollectionId,
+        query: &str,
+        page: usize,
+        exclude: Option<PageId>,
+    ) -> Result<CollectionView> {
         let collection = self
             .collections
             .collection(id)
             .ok_or_else(|| SearchError::NotFound(format!("there is no collection {id}")))?;
         let query_text = self.check_query(query)?;
-        let limit = self.config.max_expansion_pages;
-        let mut pages = Vec::new();
-        let matching_pages;
-        if query_text.is_empty() {
-            matching_pages = collection.pages.len();
-            for &page in collection.pages.iter().take(limit) {
-                if let Some(link) = self.page_link(page) {
-                    pages.push(ExpandedPage {
-                        page: link,
+        let exclude: Vec<PageId> = exclude
+            .filter(|page| collection.pages.binary_search(page).is_ok())
+            .into_iter()
+            .collect();
+        let (matching_pages, paging, pages, truncated) = if query_text.is_empty() {
+            let listed: Vec<PageId> = collection
+                .pages
+                .iter()
+                .copied()
+                .filter(|page| !exclude.contains(page))
+                .take(self.config.max_expansion_pages)
+                .collect();
+            let paging = Paging::of(listed.len(), page);
+            let pages = listed
+                .iter()
+                .skip(paging.skip())
+                .take(EXPANSION_ROWS)
+                .filter_map(|&page| {
+                    Some(ExpandedPage {
+                        page: self.page_link(page)?,
                         snippet: String::new(),
                         snippet_parts: Vec::new(),
                         score: 0.0,
-                    });
-                }
-            }
+                    })
+                })
+                .collect();
+            let truncated = collection.pages.len() - exclude.len() > listed.len();
+            (collection.pages.len(), paging, pages, truncated)
         } else {
-            let parsed = self.parse(query_text).query;
-            let searcher = self.index.searcher();
-            let snippets = self.snippet_generator(&searcher, &*parsed)?;
-            let filtered = self.filtered(parsed, IndexField::CollectionId, u64::from(id.0));
-            let top = TopDocs::with_limit(collection.pages.len().clamp(1, limit)).order_by_score();
-            let (count, hits) = searcher.search(&filtered, &(tantivy::collector::Count, top))?;
-            matching_pages = count;
-            for (score, address) in hits {
-                let hit = super::view::hit_at(&searcher, address, score)?;
-                let shown = self.shown(&searcher, &snippets, address, hit.page)?;
-                pages.push(ExpandedPage {
-                    page: PageLink {
-                        page_id: hit.page.to_string(),
-                        url: shown.url,
-                        title: shown.title,
-                        host: shown.host,
-                    },
-                    snippet: plain(&shown.parts),
-                    snippet_parts: shown.parts,
-                    score,
-                });
-            }
-        }
+            self.ranked_rows(
+                query_text,
+                |parsed| self.filtered(parsed, IndexField::CollectionId, u64::from(id.0)),
+                &exclude,
+                page,
+            )?
+        };
         let replicas = self.replica_link(collection.cluster, collection.root, &encode(query));
         Ok(CollectionView {
             id: id.to_string(),
@@ -170,16 +357,78 @@ impl Engine {
             prefix: collection.prefix.clone(),
             size: collection.pages.len(),
             query: query.to_string(),
-            truncated: matching_pages > pages.len(),
             matching_pages,
+            excluded: exclude.first().map(ToString::to_string),
+            paging,
             pages,
+            truncated,
             replicas,
         })
     }
 
-    /// The Replica expansion of cluster `id`, with each copy's copy of page
-    /// `hit` and its pages matching `query`.
-    pub fn replicas(&self, id: ClusterId, query: &str, hit: Option<PageId>) -> Result<ReplicaView> {
+    /// More from a site: page `page` of the pages of `host` in no cluster
+    /// that match `query`, best first, the pages its entries show left out.
+    pub fn site(
+        &self,
+        host: HostId,
+        query: &str,
+        page: usize,
+        exclude: &[PageId],
+    ) -> Result<SiteView> {
+        let name = self
+            .table
+            .hosts
+            .get(host.0 as usize)
+            .ok_or_else(|| SearchError::NotFound(format!("there is no host {host}")))?;
+        let query_text = self.check_query(query)?;
+        if query_text.is_empty() {
+            return Err(SearchError::BadRequest(
+                "more from a site needs a query (q)".into(),
+            ));
+        }
+        let fields = self.index.fields();
+        let host_term = Term::from_field_text(fields.get(IndexField::Host), name);
+        let alone = Term::from_field_u64(fields.get(IndexField::ClusterId), NONE);
+        let (matching_pages, paging, pages, truncated) = self.ranked_rows(
+            query_text,
+            |parsed| {
+                BooleanQuery::new(vec![
+                    (Occur::Must, parsed),
+                    (
+                        Occur::Must,
+                        Box::new(TermQuery::new(host_term, IndexRecordOption::Basic)),
+                    ),
+                    (
+                        Occur::Must,
+                        Box::new(TermQuery::new(alone, IndexRecordOption::Basic)),
+                    ),
+                ])
+            },
+            exclude,
+            page,
+        )?;
+        Ok(SiteView {
+            host_id: host.to_string(),
+            host: name.to_string(),
+            query: query.to_string(),
+            matching_pages,
+            excluded: exclude.iter().map(ToString::to_string).collect(),
+            paging,
+            pages,
+            truncated,
+        })
+    }
+
+    /// The Replica expansion of cluster `id`: page `page` of its copies, the
+    /// principal first, each with its copy of page `hit` and its pages
+    /// matching `query`.
+    pub fn replicas(
+        &self,
+        id: ClusterId,
+        query: &str,
+        hit: Option<PageId>,
+        page: usize,
+    ) -> Result<ReplicaView> {
         let cluster = self
             .collections
             .cluster(id)
@@ -211,61 +460,86 @@ impl Engine {
         };
         let hit_copies: &[PageId] = hit.map_or(&[], |page| self.copies_of(page));
         let q = encode(query);
-        let mut listed: Vec<PageId> = Vec::new();
-        let copies = cluster
+        let principal_host = self
             .collections
-            .iter()
-            .filter_map(|&collection_id| {
-                let collection = self.collections.collection(collection_id)?;
-                let host_name = self.table.host_name(collection.host);
-                let mirroring = self
-                    .mirrors()
-                    .copy_level(collection_id)
-                    .map(|copy| Mirroring {
-                        level: copy.level.to_string(),
-                        meaning: copy.level.meaning().to_string(),
+            .collection(cluster.principal())
+            .map(|collection| collection.host);
+        let rows = copy_rows(self, cluster);
+        let paging = Paging::of(rows.len(), page);
+        let mut listed: Vec<PageId> = Vec::new();
+        let mut copies = Vec::new();
+        for ids in rows.iter().skip(paging.skip()).take(EXPANSION_ROWS) {
+            let members: Vec<&crate::collections::Collection> = ids
+                .iter()
+                .filter_map(|&id| self.collections.collection(id))
+                .collect();
+            let Some(named) = members.first() else {
+                continue;
+            };
+            let host_name = self.table.host_name(named.host);
+            let mirroring = principal_host
+                .filter(|&principal| principal != named.host)
+                .map(|principal| {
+                    let level = self
+                        .mirrors()
+                        .pair(named.host, principal)
+                        .map(|report| report.level);
+                    Mirroring {
+                        level: level.map_or("none", |level| level.name()).to_string(),
+                        meaning: level
+                            .map_or(
+                                "not paired with the principal copy's host by the mirror stage",
+                                |level| level.meaning(),
+                            )
+                            .to_string(),
                         href: format!("/host/{}", encode(host_name)),
-                    });
-                let hit_copy = hit.and_then(|page| {
-                    if collection.pages.binary_search(&page).is_ok() {
-                        return Some(page);
                     }
-                    hit_copies
-                        .iter()
-                        .copied()
-                        .find(|copy| collection.pages.binary_search(copy).is_ok())
                 });
-                listed.extend(hit_copy);
-                let matching_pages = matching
-                    .as_ref()
-                    .map(|counts| counts.get(&collection_id).copied().unwrap_or(0));
-                Some(CopyView {
-                    collection: collection_id.to_string(),
-                    host: self.table.host_name(collection.host).to_string(),
-                    root: self
-                        .table
-                        .page(collection.root)
-                        .map(|page| page.url.clone())
-                        .unwrap_or_default(),
-                    prefix: collection.prefix.clone(),
-                    pages: collection.pages.len(),
-                    principal: collection_id == cluster.principal(),
-                    complete: collection.pages.len() >= cluster.size as usize,
-                    crawled: collection
-                        .pages
-                        .iter()
-                        .filter_map(|&page| self.table.page(page).map(|row| row.date.as_str()))
-                        .max()
-                        .unwrap_or_default()
-                        .to_string(),
-                    href: (cluster.kind == ClusterKind::Collection && matching_pages != Some(0))
-                        .then(|| format!("/collection/{collection_id}?q={q}")),
-                    matching_pages,
-                    hit_copy: hit_copy.and_then(|page| self.page_link(page)),
-                    mirroring,
-                })
-            })
-            .collect();
+            let holds = |page: &PageId| {
+                members
+                    .iter()
+                    .any(|member| member.pages.binary_search(page).is_ok())
+            };
+            let hit_copy = hit.and_then(|page| {
+                if holds(&page) {
+                    return Some(page);
+                }
+                hit_copies.iter().copied().find(|copy| holds(copy))
+            });
+            listed.extend(hit_copy);
+            let matching_pages = matching.as_ref().map(|counts| {
+                ids.iter()
+                    .map(|id| counts.get(id).copied().unwrap_or(0))
+                    .sum::<u32>()
+            });
+            let pages: usize = members.iter().map(|member| member.pages.len()).sum();
+            copies.push(CopyView {
+                collection: named.id.to_string(),
+                host: host_name.to_string(),
+                root: self
+                    .table
+                    .page(named.root)
+                    .map(|page| page.url.clone())
+                    .unwrap_or_default(),
+                prefix: named.prefix.clone(),
+                pages,
+                parts: members.len(),
+                principal: ids.contains(&cluster.principal()),
+                complete: pages >= cluster.size as usize,
+                crawled: members
+                    .iter()
+                    .flat_map(|member| member.pages.iter())
+                    .filter_map(|&page| self.table.page(page).map(|row| row.date.as_str()))
+                    .max()
+                    .unwrap_or_default()
+                    .to_string(),
+                href: (cluster.kind == ClusterKind::Collection && matching_pages != Some(0))
+                    .then(|| format!("/collection/{}?q={q}", named.id)),
+                matching_pages,
+                hit_copy: hit_copy.and_then(|page| self.page_link(page)),
+                mirroring,
+            });
+        }
         let other_copies = hit_copies
             .iter()
             .filter(|&&copy| {
@@ -273,16 +547,26 @@ impl Engine {
                     && !listed.contains(&copy)
                     && self.collections.cluster_of(copy) != Some(id)
             })
+            .take(EXPANSION_ROWS)
             .filter_map(|&copy| self.page_link(copy))
             .collect();
+        let differ = rows.iter().any(|ids| {
+            let pages: usize = ids
+                .iter()
+                .filter_map(|&id| self.collections.collection(id))
+                .map(|collection| collection.pages.len())
+                .sum();
+            pages < cluster.size as usize
+        });
         Ok(ReplicaView {
             cluster: id.to_string(),
             kind: cluster.kind,
-            cardinality: cluster.cardinality(),
+            cardinality: rows.len(),
             size: cluster.size,
-            extended: cluster.extended,
+            differ,
             query: query.to_string(),
             hit: hit.and_then(|page| self.page_link(page)),
+            paging,
             copies,
             other_copies,
         })

@@ -14,6 +14,7 @@ mod expand;
 mod host;
 mod page;
 pub mod rollup;
+mod suggest;
 mod view;
 
 use std::path::PathBuf;
@@ -28,17 +29,22 @@ use tantivy::{DocAddress, Score, Searcher, SegmentReader, TantivyDocument};
 
 use crate::collections::{ClusterId, CollectionId, Collections};
 use crate::datadir::{DataDir, DataError, Manifest};
-use crate::index::{IndexError, IndexField, SearchIndex, INDEX_DIR};
+use crate::index::{IndexError, IndexField, Reading, SearchIndex, INDEX_DIR};
 use crate::mirrors::Mirrors;
 use crate::pages::{PageId, PageTable};
 use crate::similarity::Similarity;
 use crate::store::PageStore;
 
 pub use collector::replication_boost;
-pub use expand::{CollectionView, CopyView, Mirroring, ReplicaView};
+pub use expand::{
+    CollectionView, CopyView, ExpandedPage, Mirroring, Paging, ReplicaView, SiteView,
+    EXPANSION_ROWS,
+};
 pub use host::{is_host_name, HostMirrorView, HostView, TestView};
 pub use page::{CopyEvidence, PageView};
-pub use view::{CollectionLink, PageLink, ReplicaLink, ResultGroup, Results, SnippetPart};
+pub use view::{
+    followable, CollectionLink, PageLink, ReplicaLink, ResultGroup, Results, SiteLink, SnippetPart,
+};
 
 /// Result groups per page of results.
 pub const GROUPS_PER_PAGE: usize = 10;
@@ -266,6 +272,13 @@ impl Engine {
 
     /// Runs a search: rolled-up groups, or the flat list of hits.
     pub fn search(&self, request: &SearchRequest) -> Result<Results> {
+        let started = std::time::Instant::now();
+        let mut results = self.search_untimed(request)?;
+        results.took_ms = started.elapsed().as_secs_f64() * 1000.0;
+        Ok(results)
+    }
+
+    fn search_untimed(&self, request: &SearchRequest) -> Result<Results> {
         let query_text = self.check_query(&request.query)?;
         if request.page == 0 || request.page > self.config.max_page {
             return Err(SearchError::BadRequest(format!(
@@ -278,16 +291,24 @@ impl Engine {
             page: request.page,
             pages: 0,
             total_hits: 0,
+            total_groups: 0,
+            took_ms: 0.0,
+            suggestion: None,
             rollup: request.rollup,
             rank: request.rank,
             searched_words: None,
+            lenient: false,
             groups: Vec::new(),
         };
         if query_text.is_empty() {
             return Ok(results);
         }
         let parsed = self.parse(query_text);
-        results.searched_words = parsed.words;
+        match parsed.reading {
+            Reading::AsTyped => {}
+            Reading::Lenient => results.lenient = true,
+            Reading::Words(words) => results.searched_words = Some(words),
+        }
         let query = parsed.query;
         let searcher = self.index.searcher();
         let boost = (request.rank == Rank::Replication).then_some(self.config.replication_boost);
@@ -306,6 +327,7 @@ impl Engine {
                 )?
                 .finish();
             results.total_hits = folded.total_hits;
+            results.total_groups = folded.total_groups;
             results.pages = folded.total_groups.div_ceil(GROUPS_PER_PAGE as u64) as usize;
             for group in folded.groups.iter().skip(offset) {
                 results.groups.push(self.group_view(
@@ -325,12 +347,16 @@ impl Engine {
                 )?,
             };
             results.total_hits = count as u64;
+            results.total_groups = count as u64;
             results.pages = count.div_ceil(GROUPS_PER_PAGE);
             for (score, address) in hits {
                 results
                     .groups
                     .push(self.flat_view(&searcher, &snippets, score, address)?);
             }
+        }
+        if results.total_groups < suggest::SUGGEST_BELOW {
+            results.suggestion = self.suggest(query_text, &searcher);
         }
         Ok(results)
     }
@@ -409,6 +435,11 @@ pub fn parse_page_id(text: &str) -> Option<PageId> {
 /// Parses a collection id from a route.
 pub fn parse_collection_id(text: &str) -> Option<CollectionId> {
     parse_id(text).map(CollectionId)
+}
+
+/// Parses a host id from a route.
+pub fn parse_host_id(text: &str) -> Option<crate::pages::HostId> {
+    parse_id(text).map(crate::pages::HostId)
 }
 
 /// Parses a cluster id from a route.

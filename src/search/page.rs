@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use super::view::PageLink;
+use super::view::{PageLink, SnippetPart};
 use super::{Engine, Result, SearchError};
 use crate::collections::ClusterKind;
 use crate::index;
@@ -69,14 +69,15 @@ pub struct PageView {
     /// WARC-Date of the capture.
     pub crawled: String,
     pub crawl: String,
+    /// The WARC file's name (never its folder on the server).
     pub warc_file: String,
     pub warc_offset: u64,
     pub encoding: String,
     pub body_bytes: u64,
     pub revisit_of: Option<String>,
     pub inlinks_from_other_hosts: u32,
-    /// Visible text, one line per rendered line.
-    pub lines: Vec<String>,
+    /// Visible text, one line per rendered line, the query's words marked.
+    pub lines: Vec<Vec<SnippetPart>>,
     pub text_truncated: bool,
     /// The stored body could not be read back.
     pub body_missing: bool,
@@ -87,8 +88,11 @@ pub struct PageView {
 }
 
 impl Engine {
-    /// The page view of page `id`.
-    pub fn page(&self, id: PageId) -> Result<PageView> {
+    /// The page view of page `id`, the words of `query` marked in its text.
+    pub fn page(&self, id: PageId, query: &str) -> Result<PageView> {
+        let query_text = self.check_query(query)?;
+        let marked = self.marked_terms(query_text);
+        let mut analyzer = index::text_analyzer();
         let page = self
             .table
             .page(id)
@@ -111,7 +115,7 @@ impl Engine {
                 text_truncated = true;
                 break;
             }
-            lines.push(line.to_string());
+            lines.push(mark(&mut analyzer, &marked, line));
         }
         let copies_all = self.copies_of(id);
         let copies = copies_all
@@ -164,7 +168,9 @@ impl Engine {
                 .get(page.crawl as usize)
                 .map(|crawl| crawl.id.clone())
                 .unwrap_or_default(),
-            warc_file: page.location.file.clone(),
+            warc_file: std::path::Path::new(&page.location.file)
+                .file_name()
+                .map_or_else(String::new, |name| name.to_string_lossy().into_owned()),
             warc_offset: page.location.offset,
             encoding: page.encoding.clone(),
             body_bytes: page.body_bytes,
@@ -178,4 +184,65 @@ impl Engine {
             grouping,
         })
     }
+}
+
+impl Engine {
+    /// The index terms of a query's title and body words (stems), to mark.
+    fn marked_terms(&self, query_text: &str) -> std::collections::HashSet<String> {
+        let mut terms = std::collections::HashSet::new();
+        if query_text.is_empty() {
+            return terms;
+        }
+        let fields = self.index.fields();
+        let text_fields = [
+            fields.get(index::IndexField::Title),
+            fields.get(index::IndexField::Body),
+        ];
+        let parsed = self.parse(query_text).query;
+        parsed.query_terms(&mut |term, _| {
+            if text_fields.contains(&term.field()) {
+                if let Some(text) = term.value().as_str() {
+                    terms.insert(text.to_string());
+                }
+            }
+        });
+        terms
+    }
+}
+
+/// A line of text in parts, the words whose index term is in `terms` marked.
+fn mark(
+    analyzer: &mut tantivy::tokenizer::TextAnalyzer,
+    terms: &std::collections::HashSet<String>,
+    line: &str,
+) -> Vec<SnippetPart> {
+    let mut parts = Vec::new();
+    let mut position = 0;
+    if !terms.is_empty() {
+        let mut stream = analyzer.token_stream(line);
+        while stream.advance() {
+            let token = stream.token();
+            if !terms.contains(&token.text) || token.offset_from < position {
+                continue;
+            }
+            if token.offset_from > position {
+                parts.push(SnippetPart {
+                    text: line[position..token.offset_from].to_string(),
+                    highlighted: false,
+                });
+            }
+            parts.push(SnippetPart {
+                text: line[token.offset_from..token.offset_to].to_string(),
+                highlighted: true,
+            });
+            position = token.offset_to;
+        }
+    }
+    if position < line.len() {
+        parts.push(SnippetPart {
+            text: line[position..].to_string(),
+            highlighted: false,
+        });
+    }
+    parts
 }

@@ -4,6 +4,11 @@
 //! larger collection become one entry (their cluster is of kind `page`), and a
 //! page with no copies stays as it is.
 //!
+//! Pages in no cluster crowd by host, as web search engines do: a host
+//! shows at most [`ENTRIES_PER_HOST`] of them as entries, and its other
+//! matching pages in no cluster fold under the last of those ("more from
+//! this site"), so one unreplicated manual cannot fill a results page.
+//!
 //! Every matching document is folded, not just the first screenful, so the
 //! groups of every results page are complete and disjoint and their counts
 //! are exact. The fold runs inside the index's collector, segment by
@@ -13,7 +18,6 @@
 //! best ones.
 
 use std::collections::hash_map::Entry;
-use std::collections::BinaryHeap;
 
 use rustc_hash::FxHashMap;
 use tantivy::DocAddress;
@@ -28,8 +32,13 @@ pub struct Hit {
     pub page: PageId,
     pub collection: Option<CollectionId>,
     pub cluster: Option<ClusterId>,
+    /// The page's host id.
+    pub host: u32,
     pub doc: DocAddress,
 }
+
+/// Entries one host's pages in no cluster may have.
+pub const ENTRIES_PER_HOST: usize = 2;
 
 impl Hit {
     /// Higher score first; among equal scores, the lower page id (URL order),
@@ -55,6 +64,11 @@ pub struct Group {
     pub hits: u32,
     /// Matching pages of the shown page's collection (itself included).
     pub collection_hits: u32,
+    /// On the last entry of a host's pages in no cluster: its other such
+    /// matching pages, folded under it (counted in `hits`).
+    pub site_more: u32,
+    /// On that entry: the pages the host's entries show.
+    pub site_shown: Vec<PageId>,
 }
 
 /// One similar cluster's hits so far.
@@ -104,30 +118,6 @@ impl Accumulator {
     }
 }
 
-/// A hit ordered worst first, so that a max-heap of them pops the worst.
-#[derive(Debug, Clone, Copy)]
-struct Worst(Hit);
-
-impl Ord for Worst {
-    fn cmp(&self, other: &Worst) -> std::cmp::Ordering {
-        rank(&self.0, &other.0)
-    }
-}
-
-impl PartialOrd for Worst {
-    fn partial_cmp(&self, other: &Worst) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Worst {
-    fn eq(&self, other: &Worst) -> bool {
-        self.cmp(other).is_eq()
-    }
-}
-
-impl Eq for Worst {}
-
 /// Better hits first.
 fn rank(first: &Hit, second: &Hit) -> std::cmp::Ordering {
     if first.beats(second) {
@@ -156,10 +146,67 @@ pub struct Fold {
     /// The cluster of the last clustered hit, and its slot: documents are in
     /// URL order, so the pages of one collection come one after another.
     last: Option<(ClusterId, u32)>,
-    /// Pages in no cluster, each a group of its own.
-    singles: u64,
-    /// The best `wanted` of them, the worst on top.
-    best_singles: BinaryHeap<Worst>,
+    /// Pages in no cluster, by host: each host's best ones.
+    sites: Vec<Site>,
+    /// Where each host is in `sites`.
+    site_slots: FxHashMap<u32, u32>,
+    /// The host of the last hit in no cluster, and its slot (URL order
+    /// keeps a host's pages together).
+    last_site: Option<(u32, u32)>,
+}
+
+/// One host's matching pages in no cluster so far.
+#[derive(Debug, Clone, Copy)]
+struct Site {
+    count: u32,
+    /// The best of them, best first.
+    top: [Option<Hit>; ENTRIES_PER_HOST],
+}
+
+impl Site {
+    fn new() -> Site {
+        Site {
+            count: 0,
+            top: [None; ENTRIES_PER_HOST],
+        }
+    }
+
+    /// Whether a hit of this score may be among the best.
+    #[inline]
+    fn may_enter(&self, score: f32) -> bool {
+        match self.top[ENTRIES_PER_HOST - 1] {
+            None => true,
+            Some(last) => score.total_cmp(&last.score).is_ge(),
+        }
+    }
+
+    fn offer(&mut self, hit: Hit) {
+        let mut carried = hit;
+        for slot in self.top.iter_mut() {
+            match slot {
+                None => {
+                    *slot = Some(carried);
+                    return;
+                }
+                Some(kept) => {
+                    if carried.beats(kept) {
+                        std::mem::swap(kept, &mut carried);
+                    }
+                }
+            }
+        }
+    }
+
+    fn merge(&mut self, other: Site) {
+        self.count += other.count;
+        for hit in other.top.into_iter().flatten() {
+            self.offer(hit);
+        }
+    }
+
+    fn shown(&self) -> usize {
+        self.top.iter().flatten().count()
+    }
 }
 
 /// What a results page needs of a search's groups.
@@ -184,27 +231,37 @@ impl Fold {
             clusters: Vec::new(),
             cluster_slots: FxHashMap::default(),
             last: None,
-            singles: 0,
-            best_singles: BinaryHeap::new(),
+            sites: Vec::new(),
+            site_slots: FxHashMap::default(),
+            last_site: None,
         }
     }
 
     /// Adds one hit. `principal` gives a cluster's principal collection; it
     /// is asked once per cluster.
     pub fn add(&mut self, hit: Hit, principal: impl FnOnce(ClusterId) -> Option<CollectionId>) {
-        self.add_lazily(hit.score, hit.cluster, hit.collection, || hit, principal);
+        self.add_lazily(
+            hit.score,
+            hit.cluster,
+            hit.collection,
+            || hit.host,
+            || hit,
+            principal,
+        );
     }
 
     /// Adds one hit of which only the score, cluster and collection are
-    /// known yet; `hit` gives the rest, and is called only when the hit may
-    /// be a group's best (most hits score below their group's best, or below
-    /// the best `wanted` pages in no cluster, and are only counted).
+    /// known yet; `host` gives its host (asked only for a hit in no
+    /// cluster), `hit` the rest, called only when the hit may be a group's
+    /// best (most hits score below their group's best, or below their host's
+    /// best pages in no cluster, and are only counted).
     #[inline]
     pub fn add_lazily(
         &mut self,
         score: f32,
         cluster: Option<ClusterId>,
         collection: Option<CollectionId>,
+        host: impl FnOnce() -> u32,
         hit: impl FnOnce() -> Hit,
         principal: impl FnOnce(ClusterId) -> Option<CollectionId>,
     ) {
@@ -243,14 +300,23 @@ impl Fold {
                 }
             }
             None => {
-                self.singles += 1;
-                let may_enter = self.best_singles.len() < self.wanted
-                    || self
-                        .best_singles
-                        .peek()
-                        .is_some_and(|worst| not_below(&worst.0));
-                if may_enter {
-                    self.offer_single(Worst(hit()));
+                let host = host();
+                let slot = match self.last_site {
+                    Some((last, slot)) if last == host => slot,
+                    _ => {
+                        let next = self.sites.len() as u32;
+                        let slot = *self.site_slots.entry(host).or_insert(next);
+                        if slot == next {
+                            self.sites.push(Site::new());
+                        }
+                        self.last_site = Some((host, slot));
+                        slot
+                    }
+                };
+                let site = &mut self.sites[slot as usize];
+                site.count += 1;
+                if site.may_enter(score) {
+                    site.offer(hit());
                 }
             }
         }
@@ -265,16 +331,6 @@ impl Fold {
                 self.clusters.push((cluster, new()));
                 entry.insert(slot);
                 slot
-            }
-        }
-    }
-
-    fn offer_single(&mut self, hit: Worst) {
-        if self.best_singles.len() < self.wanted {
-            self.best_singles.push(hit);
-        } else if let Some(mut worst) = self.best_singles.peek_mut() {
-            if hit < *worst {
-                *worst = hit;
             }
         }
     }
@@ -295,10 +351,17 @@ impl Fold {
                 self.clusters[slot as usize].1.merge(accumulator);
             }
         }
-        self.singles += other.singles;
-        for hit in other.best_singles {
-            self.offer_single(hit);
+        for (host, slot) in other.site_slots {
+            let site = other.sites[slot as usize];
+            let next = self.sites.len() as u32;
+            let mine = *self.site_slots.entry(host).or_insert(next);
+            if mine == next {
+                self.sites.push(site);
+            } else {
+                self.sites[mine as usize].merge(site);
+            }
         }
+        self.last_site = None;
     }
 
     /// The best `wanted` groups, best first, and the totals.
@@ -316,18 +379,37 @@ impl Fold {
                 score: accumulator.best.score,
                 hits: accumulator.hits,
                 collection_hits: collection_hits(&shown),
+                site_more: 0,
+                site_shown: Vec::new(),
             };
             (accumulator.best, group)
         });
-        let singles = self.best_singles.iter().map(|&Worst(hit)| {
-            let group = Group {
-                shown: hit,
-                score: hit.score,
-                hits: 1,
-                collection_hits: collection_hits(&hit),
-            };
-            (hit, group)
+        let singles = self.sites.iter().flat_map(|site| {
+            let shown = site.shown();
+            let more = site.count - shown as u32;
+            site.top
+                .iter()
+                .flatten()
+                .enumerate()
+                .map(move |(place, &hit)| {
+                    let last = place + 1 == shown;
+                    let site_more = if last { more } else { 0 };
+                    let group = Group {
+                        shown: hit,
+                        score: hit.score,
+                        hits: 1 + site_more,
+                        collection_hits: 1,
+                        site_more,
+                        site_shown: if last && more > 0 {
+                            site.top.iter().flatten().map(|hit| hit.page).collect()
+                        } else {
+                            Vec::new()
+                        },
+                    };
+                    (hit, group)
+                })
         });
+        let single_groups: u64 = self.sites.iter().map(|site| site.shown() as u64).sum();
         let mut ranked: Vec<(Hit, Group)> = clustered.chain(singles).collect();
         if ranked.len() > self.wanted {
             if self.wanted == 0 {
@@ -342,7 +424,7 @@ impl Fold {
         ranked.sort_unstable_by(|first, second| rank(&first.0, &second.0));
         Folded {
             groups: ranked.into_iter().map(|(_, group)| group).collect(),
-            total_groups: self.clusters.len() as u64 + self.singles,
+            total_groups: self.clusters.len() as u64 + single_groups,
             total_hits: self.hits,
         }
     }
@@ -374,8 +456,13 @@ mod tests {
             page: PageId(page),
             collection: collection.map(CollectionId),
             cluster: cluster.map(ClusterId),
+            host: page,
             doc: DocAddress::new(0, page),
         }
+    }
+
+    fn on(host: u32, hit: Hit) -> Hit {
+        Hit { host, ..hit }
     }
 
     /// cho Figure 14: the TechWeb pages on www.techweb.com (collection 0,
@@ -488,23 +575,51 @@ mod tests {
                 sofar.best_of_principal = Some(*hit);
             }
         }
-        let mut folded: Vec<(Hit, Group)> = groups
-            .into_values()
-            .map(|sofar| {
-                let shown = sofar.best_of_principal.unwrap_or(sofar.best);
-                let collection_hits = shown
-                    .collection
-                    .and_then(|collection| per_collection.get(&collection).copied())
-                    .unwrap_or(1);
+        let mut folded: Vec<(Hit, Group)> = Vec::new();
+        let mut sites: HashMap<u32, Vec<Hit>> = HashMap::new();
+        for (key, sofar) in groups {
+            if let Key::Page(_) = key {
+                sites.entry(sofar.best.host).or_default().push(sofar.best);
+                continue;
+            }
+            let shown = sofar.best_of_principal.unwrap_or(sofar.best);
+            let collection_hits = shown
+                .collection
+                .and_then(|collection| per_collection.get(&collection).copied())
+                .unwrap_or(1);
+            let group = Group {
+                shown,
+                score: sofar.best.score,
+                hits: sofar.hits,
+                collection_hits,
+                site_more: 0,
+                site_shown: Vec::new(),
+            };
+            folded.push((sofar.best, group));
+        }
+        for mut pages in sites.into_values() {
+            pages.sort_by(rank);
+            let kept = pages.len().min(ENTRIES_PER_HOST);
+            let more = (pages.len() - kept) as u32;
+            let shown_pages: Vec<PageId> = pages.iter().take(kept).map(|hit| hit.page).collect();
+            for (place, hit) in pages.into_iter().take(kept).enumerate() {
+                let last = place + 1 == kept;
+                let site_more = if last { more } else { 0 };
                 let group = Group {
-                    shown,
-                    score: sofar.best.score,
-                    hits: sofar.hits,
-                    collection_hits,
+                    shown: hit,
+                    score: hit.score,
+                    hits: 1 + site_more,
+                    collection_hits: 1,
+                    site_more,
+                    site_shown: if last && more > 0 {
+                        shown_pages.clone()
+                    } else {
+                        Vec::new()
+                    },
                 };
-                (sofar.best, group)
-            })
-            .collect();
+                folded.push((hit, group));
+            }
+        }
         folded.sort_by(|(first, _), (second, _)| rank(first, second));
         folded.into_iter().map(|(_, group)| group).collect()
     }
@@ -533,16 +648,21 @@ mod tests {
     fn a_bounded_fold_gives_the_first_groups_and_totals_of_the_whole_fold() {
         // 400 hits: a third in no cluster (each its own group), the rest in
         // 11 clusters of 2 collections each; scores with many ties.
+        // Pages in no cluster are on 40 hosts (a page's host: page / 10).
         let hits: Vec<Hit> = (0..400u32)
             .map(|page| {
                 let cluster = (page % 3 != 0).then_some(page % 11);
                 let collection = cluster.map(|cluster| cluster * 2 + page % 2);
-                hit(((page * 7919) % 23) as f32, page, collection, cluster)
+                on(
+                    page / 10,
+                    hit(((page * 7919) % 23) as f32, page, collection, cluster),
+                )
             })
             .collect();
         let principal = |cluster: ClusterId| Some(CollectionId(cluster.0 * 2 + 1));
         let whole = reference_fold(&hits, principal);
-        assert_eq!(whole.len(), 134 + 11);
+        // 134 pages in no cluster, 3 or 4 on each host: two entries a host.
+        assert_eq!(whole.len(), 40 * 2 + 11);
         for segments in [1, 3] {
             for wanted in [1, 10, 20, 150, 1000] {
                 let folded = fold_in_segments(&hits, segments, wanted, principal);
@@ -554,6 +674,35 @@ mod tests {
                     "{segments} segments, {wanted} wanted"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_host_shows_two_pages_in_no_cluster_and_folds_the_rest_under_the_second() {
+        let hits = [
+            on(1, hit(9.0, 10, None, None)),
+            on(1, hit(3.0, 11, None, None)),
+            on(1, hit(8.0, 12, None, None)),
+            on(1, hit(7.0, 13, None, None)),
+            on(2, hit(7.5, 20, None, None)),
+            // A replicated page of host 1 is its cluster's entry, not crowded.
+            on(1, hit(6.0, 14, Some(0), Some(0))),
+        ];
+        let groups = fold(&hits, |_| Some(CollectionId(0)));
+        let shown: Vec<(u32, u32, u32)> = groups
+            .iter()
+            .map(|group| (group.shown.page.0, group.hits, group.site_more))
+            .collect();
+        assert_eq!(
+            shown,
+            vec![(10, 1, 0), (12, 3, 2), (20, 1, 0), (14, 1, 0)],
+            "the first two of host 1, then host 2, then the cluster"
+        );
+        assert_eq!(groups, reference_fold(&hits, |_| Some(CollectionId(0))));
+        for segments in [1, 2, 3] {
+            let folded = fold_in_segments(&hits, segments, 2, |_| Some(CollectionId(0)));
+            assert_eq!(folded.total_groups, 4);
+            assert_eq!(folded.groups, &groups[..2]);
         }
     }
 

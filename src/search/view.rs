@@ -21,11 +21,21 @@ pub struct Results {
     pub pages: usize,
     /// Matching pages.
     pub total_hits: u64,
+    /// Entries in all (groups when rolled up, hits when flat).
+    pub total_groups: u64,
+    /// Time the search took, in milliseconds.
+    pub took_ms: f64,
+    /// A query with each word the index does not know replaced by the
+    /// closest one it knows well, when the query found little.
+    pub suggestion: Option<String>,
     pub rollup: bool,
     pub rank: Rank,
     /// When the query was not valid query syntax: the words searched
     /// instead (each required).
     pub searched_words: Option<String>,
+    /// The query was not valid query syntax and was read leniently: what
+    /// could not be read was left out.
+    pub lenient: bool,
     pub groups: Vec<ResultGroup>,
 }
 
@@ -41,6 +51,8 @@ pub struct SnippetPart {
 pub struct ResultGroup {
     pub page_id: String,
     pub url: String,
+    /// The URL, when it is one a browser may follow (http or https).
+    pub link: Option<String>,
     pub title: String,
     pub host: String,
     /// Plain text around the matched words.
@@ -60,6 +72,20 @@ pub struct ResultGroup {
     pub collection: Option<CollectionLink>,
     /// The Replica expansion, when the page's collection has copies.
     pub replicas: Option<ReplicaLink>,
+    /// More from this site, on the last entry of a host's pages in no
+    /// cluster when it has more that match.
+    pub site: Option<SiteLink>,
+}
+
+/// The "more from this site" link of an entry.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SiteLink {
+    pub host_id: String,
+    /// Matching pages of the host in no cluster besides its entries.
+    pub more: u32,
+    /// The pages the host's entries show (left out of the expansion).
+    pub shown: Vec<String>,
+    pub href: String,
 }
 
 /// The Collection link of an entry.
@@ -92,6 +118,8 @@ pub struct ReplicaLink {
 pub struct PageLink {
     pub page_id: String,
     pub url: String,
+    /// The URL, when a browser may follow it (http or https).
+    pub link: Option<String>,
     pub title: String,
     pub host: String,
 }
@@ -101,36 +129,51 @@ pub(super) fn encode(query: &str) -> String {
     url::form_urlencoded::byte_serialize(query.as_bytes()).collect()
 }
 
+/// The ellipsis marking where a snippet's text is cut.
+const ELLIPSIS: &str = "…";
+
 /// The parts of a snippet, or the start of the text when the body did not
-/// match (a title or URL match).
+/// match (a title or URL match); an ellipsis where the text is cut, lines
+/// joined by " · ".
 pub(super) fn snippet_parts(snippet: &Snippet, body: &str, limit: usize) -> Vec<SnippetPart> {
+    let plain_part = |text: &str| SnippetPart {
+        text: text.replace('\n', " · "),
+        highlighted: false,
+    };
     if snippet.is_empty() {
         let start: String = body.chars().take(limit).collect();
+        let start = start.trim_end();
         if start.is_empty() {
             return Vec::new();
         }
-        return vec![SnippetPart {
-            text: start,
-            highlighted: false,
-        }];
+        let mut text = start.to_string();
+        if start.len() < body.trim_end().len() {
+            text = format!("{} {ELLIPSIS}", cut_at_word(&text));
+        }
+        return vec![plain_part(&text)];
     }
     let fragment = snippet.fragment();
+    let range = snippet.fragment_range();
     let mut parts = Vec::new();
+    if range.start > 0
+        && !body
+            .get(..range.start)
+            .is_some_and(|before| before.ends_with('\n'))
+    {
+        parts.push(plain_part(&format!("{ELLIPSIS} ")));
+    }
     let mut position = 0;
-    for range in snippet.highlighted() {
+    for highlighted in snippet.highlighted() {
         let (start, end) = (
-            range.start.min(fragment.len()),
-            range.end.min(fragment.len()),
+            highlighted.start.min(fragment.len()),
+            highlighted.end.min(fragment.len()),
         );
         if start < position || !fragment.is_char_boundary(start) || !fragment.is_char_boundary(end)
         {
             continue;
         }
         if start > position {
-            parts.push(SnippetPart {
-                text: fragment[position..start].to_string(),
-                highlighted: false,
-            });
+            parts.push(plain_part(&fragment[position..start]));
         }
         parts.push(SnippetPart {
             text: fragment[start..end].to_string(),
@@ -139,12 +182,31 @@ pub(super) fn snippet_parts(snippet: &Snippet, body: &str, limit: usize) -> Vec<
         position = end;
     }
     if position < fragment.len() {
-        parts.push(SnippetPart {
-            text: fragment[position..].to_string(),
-            highlighted: false,
-        });
+        parts.push(plain_part(&fragment[position..]));
+    }
+    if range.end < body.trim_end().len()
+        && !body
+            .get(range.end..)
+            .is_some_and(|after| after.starts_with('\n'))
+    {
+        parts.push(plain_part(&format!(" {ELLIPSIS}")));
     }
     parts
+}
+
+/// `text` without a last word that may have been cut.
+fn cut_at_word(text: &str) -> &str {
+    match text.rfind(char::is_whitespace) {
+        Some(space) if space > text.len() / 2 => text[..space].trim_end(),
+        _ => text,
+    }
+}
+
+/// A URL a results page may link to: http and https only (never
+/// `javascript:` or `data:`, whatever a crawl holds).
+pub fn followable(url: &str) -> Option<String> {
+    let parsed = url::Url::parse(url).ok()?;
+    matches!(parsed.scheme(), "http" | "https").then(|| parsed.to_string())
 }
 
 pub(super) fn plain(parts: &[SnippetPart]) -> String {
@@ -210,13 +272,25 @@ impl Engine {
             (size > 1 && group.collection_hits > 1).then(|| CollectionLink {
                 id: id.to_string(),
                 matching_pages: group.collection_hits,
-                href: format!("/collection/{id}?q={q}"),
+                href: format!("/collection/{id}?q={q}&not={}", hit.page),
             })
+        });
+        let site = (group.site_more > 0).then(|| {
+            let shown: Vec<String> = group.site_shown.iter().map(ToString::to_string).collect();
+            SiteLink {
+                host_id: hit.host.to_string(),
+                more: group.site_more,
+                href: format!("/site/{}?q={q}&not={}", hit.host, shown.join(",")),
+                shown,
+            }
         });
         let replicas = hit
             .cluster
             .and_then(|id| self.replica_link(id, hit.page, &q));
-        Ok(self.result_group(shown, group.score, group.hits, hit, collection, replicas))
+        let mut entry =
+            self.result_group(shown, group.score, group.hits, hit, collection, replicas);
+        entry.site = site;
+        Ok(entry)
     }
 
     /// A hit of the flat list as shown: its own group, without expansions.
@@ -243,6 +317,7 @@ impl Engine {
     ) -> ResultGroup {
         ResultGroup {
             page_id: shown.page.to_string(),
+            link: followable(&shown.url),
             url: shown.url,
             title: shown.title,
             host: shown.host,
@@ -254,6 +329,7 @@ impl Engine {
             collection_id: hit.collection.map(|id| id.to_string()),
             collection,
             replicas,
+            site: None,
         }
     }
 
@@ -273,6 +349,7 @@ impl Engine {
         let row = self.table.page(page)?;
         Some(PageLink {
             page_id: page.to_string(),
+            link: followable(&row.url),
             url: row.url.clone(),
             title: if row.title.trim().is_empty() {
                 row.url.clone()
@@ -298,6 +375,7 @@ pub(super) fn hit_at(searcher: &Searcher, address: DocAddress, score: Score) -> 
         page: PageId(value(IndexField::PageId)?.unwrap_or_default() as u32),
         collection: value(IndexField::CollectionId)?.map(|id| CollectionId(id as u32)),
         cluster: value(IndexField::ClusterId)?.map(|id| ClusterId(id as u32)),
+        host: value(IndexField::HostId)?.unwrap_or_default() as u32,
         doc: address,
     })
 }

@@ -131,21 +131,35 @@ impl Fingerprint {
         let mut chunks: Vec<u64> = self
             .lines
             .chunks(per_chunk)
-            .map(|lines| {
-                if per_chunk == 1 {
-                    return lines[0];
-                }
-                let mut hash = per_chunk as u64;
-                for line in lines {
-                    hash = (hash ^ line).wrapping_mul(COMBINE).rotate_left(31);
-                }
-                fmix64(hash)
-            })
+            .map(|lines| chunk_hash(lines, per_chunk))
             .collect();
         chunks.sort_unstable();
         chunks.dedup();
         chunks
     }
+}
+
+/// The hash of one chunk of `per_chunk` consecutive line hashes (the last
+/// chunk of a text may hold fewer): the line's own hash for one-line chunks.
+pub fn chunk_hash(lines: &[u64], per_chunk: usize) -> u64 {
+    if per_chunk <= 1 {
+        return lines[0];
+    }
+    let mut hash = per_chunk as u64;
+    for line in lines {
+        hash = (hash ^ line).wrapping_mul(COMBINE).rotate_left(31);
+    }
+    fmix64(hash)
+}
+
+/// The hash [`Fingerprint::lines`] gives one line of text, or `None` when
+/// it has no word (and so is no line of the fingerprint).
+pub fn line_hash(line: &str) -> Option<u64> {
+    let mut words = Vec::new();
+    let mut lines = Vec::new();
+    tokenize(line, &mut words, &mut lines);
+    // A line without `\n` yields at most one hash.
+    lines.first().copied()
 }
 
 const COMBINE: u64 = 0x9E37_79B9_7F4A_7C15;

@@ -34,7 +34,8 @@ use crate::pages::{HostId, PageId, PageTable};
 use crate::union_find::UnionFind;
 pub use chunks::required_shared;
 pub use fingerprint::{
-    Fingerprint, MEGASHINGLES, MINHASH_FUNCTIONS, SHINGLE_WORDS, SUPERSHINGLES, SUPERSHINGLE_WIDTH,
+    chunk_hash, line_hash, Fingerprint, MEGASHINGLES, MINHASH_FUNCTIONS, SHINGLE_WORDS,
+    SUPERSHINGLES, SUPERSHINGLE_WIDTH,
 };
 
 /// The pairwise test behind trivial clusters.
@@ -544,6 +545,57 @@ pub struct Evidence {
 }
 
 impl Similarity {
+    /// Splits a page's extracted text (lines joined by `\n`) into its own
+    /// lines and the lines this stage set aside as site chrome (a chunk of
+    /// them is in [`Similarity::boilerplate`]), each kept in order and joined
+    /// by `\n`. Snippets come from the own text; lines without a word stay
+    /// with it (they belong to no chunk). The title is the fingerprint's first
+    /// line, so it is given to chunk the lines as the fingerprint did.
+    pub fn split_chrome(&self, title: &str, text: &str) -> (String, String) {
+        if self.boilerplate.is_empty() {
+            return (text.to_string(), String::new());
+        }
+        let lines: Vec<&str> = text.split('\n').collect();
+        let title_lines = title
+            .split('\n')
+            .filter_map(line_hash)
+            .map(|hash| (None, hash));
+        let hashed: Vec<(Option<usize>, u64)> = title_lines
+            .chain(
+                lines
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(index, line)| Some((Some(index), line_hash(line)?))),
+            )
+            .collect();
+        let per_chunk = self.config.chunk_lines.max(1);
+        let mut chrome = vec![false; lines.len()];
+        for group in hashed.chunks(per_chunk) {
+            let hashes: Vec<u64> = group.iter().map(|&(_, hash)| hash).collect();
+            if self
+                .boilerplate
+                .binary_search(&chunk_hash(&hashes, per_chunk))
+                .is_ok()
+            {
+                for &(index, _) in group {
+                    if let Some(index) = index {
+                        chrome[index] = true;
+                    }
+                }
+            }
+        }
+        let mut own = String::with_capacity(text.len());
+        let mut set_aside = String::new();
+        for (line, is_chrome) in lines.iter().zip(chrome) {
+            let target = if is_chrome { &mut set_aside } else { &mut own };
+            if !target.is_empty() {
+                target.push('\n');
+            }
+            target.push_str(line);
+        }
+        (own, set_aside)
+    }
+
     /// Why this similarity cannot belong to a table of `pages` pages, if so.
     pub fn problem(&self, pages: usize) -> Option<String> {
         if self.fingerprints.len() != pages

@@ -27,6 +27,7 @@ pub use error::{ApiError, AppError};
 pub use params::{Expanded, Params};
 pub use pool::{PoolError, SearchPool};
 pub use state::AppState;
+pub use views::plural;
 
 /// The policy every response carries: nothing but this site's own style,
 /// script and requests; no frames, no plugins, no form posts elsewhere.
@@ -49,22 +50,41 @@ pub(crate) fn html(status: StatusCode, body: String) -> HttpResponse {
         .body(body)
 }
 
-/// Registers the state and every route.
+/// Registers the state and every route. Each answers GET and HEAD; any
+/// other method gets 405 with `Allow`.
 pub fn configure(config: &mut web::ServiceConfig, state: web::Data<AppState>) {
-    config
-        .app_data(state)
-        .route("/", web::get().to(routes::home))
-        .route("/search", web::get().to(routes::search))
-        .route("/api/search", web::get().to(routes::api_search))
-        .route("/collection/{id}", web::get().to(routes::collection))
-        .route("/replicas/{cluster}", web::get().to(routes::replicas))
-        .route("/page/{id}", web::get().to(routes::page))
-        .route("/host/{name}", web::get().to(routes::host))
-        .route("/stats", web::get().to(routes::stats))
-        .route("/healthz", web::get().to(routes::healthz))
-        .route("/static/style.css", web::get().to(routes::stylesheet))
-        .route("/static/app.js", web::get().to(routes::script))
-        .default_service(web::to(routes::not_found));
+    config.app_data(state);
+    route(config, "/", routes::home);
+    route(config, "/search", routes::search);
+    route(config, "/api/search", routes::api_search);
+    route(config, "/collection/{id}", routes::collection);
+    route(config, "/replicas/{cluster}", routes::replicas);
+    route(config, "/site/{host}", routes::site);
+    route(config, "/page/{id}", routes::page);
+    route(config, "/host/{name}", routes::host);
+    route(config, "/stats", routes::stats);
+    route(config, "/healthz", routes::healthz);
+    route(config, "/static/style.css", routes::stylesheet);
+    route(config, "/static/app.js", routes::script);
+    route(config, "/favicon.ico", routes::favicon);
+    config.default_service(web::to(routes::not_found));
+}
+
+/// The methods every route answers.
+pub const ALLOWED_METHODS: &str = "GET, HEAD";
+
+fn route<F, Args>(config: &mut web::ServiceConfig, path: &str, handler: F)
+where
+    F: actix_web::Handler<Args> + Clone,
+    Args: actix_web::FromRequest + 'static,
+    F::Output: actix_web::Responder + 'static,
+{
+    config.service(
+        web::resource(path)
+            .route(web::get().to(handler.clone()))
+            .route(web::head().to(handler))
+            .default_service(web::to(routes::method_not_allowed)),
+    );
 }
 
 /// How `serve` runs.

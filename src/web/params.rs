@@ -2,7 +2,7 @@
 //! the site's own 400 page naming it.
 
 use crate::collections::{ClusterId, CollectionId};
-use crate::pages::PageId;
+use crate::pages::{HostId, PageId};
 use crate::search::{self, Rank, SearchRequest};
 
 use super::error::AppError;
@@ -10,38 +10,87 @@ use super::error::AppError;
 /// Most expansions one search URL may hold open.
 const MAX_EXPANDED: usize = 20;
 
-/// An expansion held open in a search URL (`expand=c12,r3-40`): the
-/// Collection expansion of a collection, or the Replica expansion of a
-/// cluster with its hit page.
+/// What an expansion expands: the Collection expansion of a collection,
+/// the Replica expansion of a cluster with its hit page, or more from a
+/// site (a host's other matching pages in no cluster).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Expanded {
+pub enum Target {
     Collection(CollectionId),
     Replicas(ClusterId, Option<PageId>),
+    Site(HostId),
+}
+
+/// An expansion held open in a search URL (`expand=c12,r3-40p2,s7`): its
+/// target and which page of its rows is shown (`p2`; the first when absent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Expanded {
+    pub target: Target,
+    /// From 1.
+    pub page: usize,
+}
+
+impl Target {
+    /// Its token in `expand`, for the first page.
+    pub fn token(&self) -> String {
+        match self {
+            Target::Collection(id) => format!("c{id}"),
+            Target::Replicas(id, None) => format!("r{id}"),
+            Target::Replicas(id, Some(hit)) => format!("r{id}-{hit}"),
+            Target::Site(host) => format!("s{host}"),
+        }
+    }
+
+    fn parse(token: &str) -> Option<Target> {
+        if let Some(id) = token.strip_prefix('c') {
+            return search::parse_collection_id(id).map(Target::Collection);
+        }
+        if let Some(id) = token.strip_prefix('s') {
+            return search::parse_host_id(id).map(Target::Site);
+        }
+        let rest = token.strip_prefix('r')?;
+        match rest.split_once('-') {
+            Some((cluster, hit)) => Some(Target::Replicas(
+                search::parse_cluster_id(cluster)?,
+                Some(search::parse_page_id(hit)?),
+            )),
+            None => Some(Target::Replicas(search::parse_cluster_id(rest)?, None)),
+        }
+    }
 }
 
 impl Expanded {
+    pub fn first(target: Target) -> Expanded {
+        Expanded { target, page: 1 }
+    }
+
     /// Its token in `expand`.
     pub fn token(&self) -> String {
-        match self {
-            Expanded::Collection(id) => format!("c{id}"),
-            Expanded::Replicas(id, None) => format!("r{id}"),
-            Expanded::Replicas(id, Some(hit)) => format!("r{id}-{hit}"),
+        match self.page {
+            1 => self.target.token(),
+            page => format!("{}p{page}", self.target.token()),
         }
     }
 
     fn parse(token: &str) -> Option<Expanded> {
-        if let Some(id) = token.strip_prefix('c') {
-            return search::parse_collection_id(id).map(Expanded::Collection);
-        }
-        let rest = token.strip_prefix('r')?;
-        match rest.split_once('-') {
-            Some((cluster, hit)) => Some(Expanded::Replicas(
-                search::parse_cluster_id(cluster)?,
-                Some(search::parse_page_id(hit)?),
-            )),
-            None => Some(Expanded::Replicas(search::parse_cluster_id(rest)?, None)),
-        }
+        let (target, page) = match token.rsplit_once('p') {
+            Some((target, page)) => (target, parse_page(page)?),
+            None => (token, 1),
+        };
+        Some(Expanded {
+            target: Target::parse(target)?,
+            page,
+        })
     }
+}
+
+/// A page number of an expansion: decimal, from 1, at most 100,000.
+fn parse_page(text: &str) -> Option<usize> {
+    if text.is_empty() || text.len() > 6 || !text.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    text.parse()
+        .ok()
+        .filter(|page| (1..=100_000).contains(page))
 }
 
 /// The parameters of any route.
@@ -53,6 +102,8 @@ pub struct Params {
     pub rank: Option<String>,
     pub expand: Option<String>,
     pub hit: Option<String>,
+    /// Pages an expansion leaves out (its entry's own).
+    pub not: Option<String>,
 }
 
 impl Params {
@@ -69,6 +120,7 @@ impl Params {
                 "rank" => params.rank = Some(value),
                 "expand" => params.expand = Some(value),
                 "hit" => params.hit = Some(value),
+                "not" => params.not = Some(value),
                 _ => {}
             }
         }
@@ -112,7 +164,38 @@ impl Params {
         })
     }
 
-    /// The expansions held open, in order, without repeats.
+    /// The page of an expansion's own route (`page`, from 1).
+    pub fn expansion_page(&self) -> Result<usize, AppError> {
+        match self.page.as_deref() {
+            None | Some("") => Ok(1),
+            Some(text) => parse_page(text).ok_or_else(|| {
+                AppError::BadRequest(format!(
+                    "page must be a number from 1 to 100000, not {text:?}"
+                ))
+            }),
+        }
+    }
+
+    /// The pages an expansion leaves out (`not=12,40`), at most
+    /// [`MAX_EXPANDED`].
+    pub fn excluded(&self) -> Result<Vec<PageId>, AppError> {
+        let Some(list) = self.not.as_deref() else {
+            return Ok(Vec::new());
+        };
+        let pages: Option<Vec<PageId>> = list
+            .split(',')
+            .filter(|id| !id.is_empty())
+            .map(search::parse_page_id)
+            .collect();
+        match pages {
+            Some(pages) if pages.len() <= MAX_EXPANDED => Ok(pages),
+            _ => Err(AppError::BadRequest(format!(
+                "not takes up to {MAX_EXPANDED} page ids separated by commas, not {list:?}"
+            ))),
+        }
+    }
+
+    /// The expansions held open, in order, one per target.
     pub fn expanded(&self) -> Result<Vec<Expanded>, AppError> {
         let Some(list) = self.expand.as_deref() else {
             return Ok(Vec::new());
@@ -121,10 +204,13 @@ impl Params {
         for token in list.split(',').filter(|token| !token.is_empty()) {
             let parsed = Expanded::parse(token).ok_or_else(|| {
                 AppError::BadRequest(format!(
-                    "expand takes c<collection> and r<cluster>[-<page>] separated by commas, not {token:?}"
+                    "expand takes c<collection>, r<cluster>[-<page>] and s<host>, each with an optional p<page>, separated by commas, not {token:?}"
                 ))
             })?;
-            if !expanded.contains(&parsed) {
+            if !expanded
+                .iter()
+                .any(|open: &Expanded| open.target == parsed.target)
+            {
                 expanded.push(parsed);
             }
         }
@@ -153,19 +239,32 @@ mod tests {
 
     #[test]
     fn expansions_round_trip_and_bad_tokens_are_refused() {
-        let params = Params::parse("q=a+b&expand=c12%2Cr3-40,r5,c12");
+        let params = Params::parse("q=a+b&expand=c12%2Cr3-40p2,r5,c12p3,s7p10");
         assert_eq!(params.q, "a b");
         let expanded = params.expanded().unwrap();
         assert_eq!(
             expanded,
             vec![
-                Expanded::Collection(CollectionId(12)),
-                Expanded::Replicas(ClusterId(3), Some(PageId(40))),
-                Expanded::Replicas(ClusterId(5), None),
-            ]
+                Expanded::first(Target::Collection(CollectionId(12))),
+                Expanded {
+                    target: Target::Replicas(ClusterId(3), Some(PageId(40))),
+                    page: 2
+                },
+                Expanded::first(Target::Replicas(ClusterId(5), None)),
+                Expanded {
+                    target: Target::Site(HostId(7)),
+                    page: 10
+                },
+            ],
+            "one expansion per target: the first c12 wins"
         );
         let tokens: Vec<String> = expanded.iter().map(Expanded::token).collect();
-        assert_eq!(tokens, ["c12", "r3-40", "r5"]);
+        assert_eq!(tokens, ["c12", "r3-40p2", "r5", "s7p10"]);
+        assert_eq!(
+            Params::parse("not=12,40").excluded().unwrap(),
+            [PageId(12), PageId(40)]
+        );
+        assert!(Params::parse("not=12,x").excluded().is_err());
         for bad in [
             "x1",
             "c",
@@ -175,6 +274,11 @@ mod tests {
             "r-4",
             "c99999999999",
             "c+1",
+            "c1p0",
+            "c1p",
+            "c1p1000001",
+            "s",
+            "sp2",
         ] {
             assert!(
                 Params::parse(&format!("expand={bad}")).expanded().is_err(),

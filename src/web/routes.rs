@@ -6,13 +6,14 @@ use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 
 use super::error::{ApiError, AppError};
-use super::params::{Expanded, Params};
+use super::params::{Expanded, Params, Target};
 use super::state::AppState;
 use super::views::{
-    CollectionPage, Entry, ErrorPage, Expansion, HomePage, HostPage, PagePage, Pager, ReplicasPage,
-    SearchPage, StatsPage,
+    CollectionPage, Entry, ErrorPage, Expansion, ExpansionNav, HomePage, HostPage, PagePage, Pager,
+    ReplicasPage, SearchPage, SitePage, StatsPage, Step,
 };
-use crate::search::{self, Engine, Rank, Results, SearchRequest};
+use crate::pages::PageId;
+use crate::search::{self, Engine, Paging, Rank, Results, SearchRequest};
 
 type Html = Result<HttpResponse, AppError>;
 
@@ -48,7 +49,8 @@ pub async fn home(state: web::Data<AppState>) -> Html {
         generation: engine.generation().to_string(),
         pages: manifest.counts.pages,
         hosts: manifest.counts.hosts,
-        clusters: manifest.collections.clusters,
+        trivial_clusters: manifest.similarity.trivial_clusters,
+        collection_clusters: manifest.collections.collection_clusters,
         collections: manifest.collections.collections,
         examples: examples(&engine),
     })
@@ -62,8 +64,18 @@ fn search_href(
     rank: Rank,
     expand: &[String],
 ) -> String {
+    search_href_for(&request.query, page, rollup, rank, expand)
+}
+
+fn search_href_for(
+    query: &str,
+    page: usize,
+    rollup: bool,
+    rank: Rank,
+    expand: &[String],
+) -> String {
     let mut serializer = url::form_urlencoded::Serializer::new(String::new());
-    serializer.append_pair("q", &request.query);
+    serializer.append_pair("q", query);
     if page > 1 {
         serializer.append_pair("page", &page.to_string());
     }
@@ -92,45 +104,162 @@ fn pager(request: &SearchRequest, results: &Results) -> Pager {
     }
 }
 
+/// An expansion's own page: its route with `q`, `page` and what it needs.
+fn expansion_src(target: Target, query: &str, page: usize, exclude: &[String]) -> String {
+    let mut serializer = url::form_urlencoded::Serializer::new(String::new());
+    serializer.append_pair("q", query);
+    let path = match target {
+        Target::Collection(id) => format!("/collection/{id}"),
+        Target::Replicas(id, hit) => {
+            if let Some(hit) = hit {
+                serializer.append_pair("hit", &hit.to_string());
+            }
+            format!("/replicas/{id}")
+        }
+        Target::Site(host) => format!("/site/{host}"),
+    };
+    if page > 1 {
+        serializer.append_pair("page", &page.to_string());
+    }
+    if !exclude.is_empty() {
+        serializer.append_pair("not", &exclude.join(","));
+    }
+    format!("{path}?{}", serializer.finish())
+}
+
+/// Previous, next and close of an expansion; `href` gives where a link to
+/// another state of it goes without the script (`None`: closed).
+fn expansion_nav(
+    expanded: Expanded,
+    paging: &Paging,
+    query: &str,
+    exclude: &[String],
+    href: impl Fn(Option<Expanded>) -> String,
+) -> ExpansionNav {
+    let step = |page: usize| {
+        let moved = Expanded {
+            target: expanded.target,
+            page,
+        };
+        Step {
+            href: href(Some(moved)),
+            src: expansion_src(expanded.target, query, page, exclude),
+            token: moved.token(),
+        }
+    };
+    ExpansionNav {
+        token: Expanded {
+            target: expanded.target,
+            page: paging.page,
+        }
+        .token(),
+        previous: paging.has_previous().then(|| step(paging.page - 1)),
+        next: paging.has_next().then(|| step(paging.page + 1)),
+        close: href(None),
+        heading: 3,
+    }
+}
+
 /// Builds the entries of a results page, with the expansions `open` names
 /// rendered under the entries they belong to.
-fn entries(engine: &Engine, results: &Results, open: &[Expanded]) -> Result<Vec<Entry>, AppError> {
+fn entries(
+    engine: &Engine,
+    request: &SearchRequest,
+    results: &Results,
+    open: &[Expanded],
+) -> Result<Vec<Entry>, AppError> {
+    // The results page with `expanded`'s token replaced by `now` (removed
+    // when `None`).
+    let href = |expanded: Expanded, now: Option<Expanded>| {
+        let expand: Vec<String> = open
+            .iter()
+            .filter_map(|other| {
+                if other.target == expanded.target {
+                    now.map(|now| now.token())
+                } else {
+                    Some(other.token())
+                }
+            })
+            .collect();
+        search_href(request, results.page, request.rollup, request.rank, &expand)
+    };
     let mut entries = Vec::with_capacity(results.groups.len());
     for group in &results.groups {
+        let page = search::parse_page_id(&group.page_id);
         let collection = group
             .collection
             .as_ref()
-            .and_then(|link| search::parse_collection_id(&link.id));
+            .and_then(|link| search::parse_collection_id(&link.id))
+            .map(Target::Collection);
         let replicas = group.replicas.as_ref().and_then(|link| {
-            let cluster = search::parse_cluster_id(&link.cluster)?;
-            Some(Expanded::Replicas(
-                cluster,
-                search::parse_page_id(&group.page_id),
+            Some(Target::Replicas(
+                search::parse_cluster_id(&link.cluster)?,
+                page,
             ))
         });
-        let collection = collection.map(Expanded::Collection);
+        let site = group
+            .site
+            .as_ref()
+            .and_then(|link| search::parse_host_id(&link.host_id))
+            .map(Target::Site);
         let mut expansions = Vec::new();
-        for expanded in open {
-            if Some(*expanded) == collection {
-                if let Expanded::Collection(id) = expanded {
-                    let view = engine.collection(*id, &results.query)?;
-                    expansions.push((expanded.token(), Expansion::Collection(view)));
+        for &expanded in open {
+            let target = Some(expanded.target);
+            let query = &results.query;
+            if target == collection {
+                if let Target::Collection(id) = expanded.target {
+                    let view = engine.collection(id, query, expanded.page, page)?;
+                    let exclude: Vec<String> = view.excluded.iter().cloned().collect();
+                    let nav = expansion_nav(expanded, &view.paging, query, &exclude, |now| {
+                        href(expanded, now)
+                    });
+                    expansions.push((Expansion::Collection(view), nav));
                 }
-            } else if Some(*expanded) == replicas {
-                if let Expanded::Replicas(id, hit) = expanded {
-                    let view = engine.replicas(*id, &results.query, *hit)?;
-                    expansions.push((expanded.token(), Expansion::Replicas(view)));
+            } else if target == replicas {
+                if let Target::Replicas(id, hit) = expanded.target {
+                    let view = engine.replicas(id, query, hit, expanded.page)?;
+                    let nav = expansion_nav(expanded, &view.paging, query, &[], |now| {
+                        href(expanded, now)
+                    });
+                    expansions.push((Expansion::Replicas(view), nav));
+                }
+            } else if target == site {
+                if let (Target::Site(host), Some(link)) = (expanded.target, &group.site) {
+                    let exclude: Vec<PageId> = link
+                        .shown
+                        .iter()
+                        .filter_map(|id| search::parse_page_id(id))
+                        .collect();
+                    let view = engine.site(host, query, expanded.page, &exclude)?;
+                    let nav = expansion_nav(expanded, &view.paging, query, &link.shown, |now| {
+                        href(expanded, now)
+                    });
+                    expansions.push((Expansion::Site(view), nav));
                 }
             }
         }
+        let stored_href = stored_href(&group.page_id, &results.query);
         entries.push(Entry {
+            title_href: group.link.clone().unwrap_or_else(|| stored_href.clone()),
+            stored_href,
             group: group.clone(),
-            collection_token: collection.map(|expanded| expanded.token()),
-            replica_token: replicas.map(|expanded| expanded.token()),
+            collection_token: collection.map(|target| target.token()),
+            replica_token: replicas.map(|target| target.token()),
+            site_token: site.map(|target| target.token()),
             open: expansions,
         });
     }
     Ok(entries)
+}
+
+/// A page's stored copy, with the query whose words it marks.
+fn stored_href(page_id: &str, query: &str) -> String {
+    if query.trim().is_empty() {
+        return format!("/page/{page_id}");
+    }
+    let mut serializer = url::form_urlencoded::Serializer::new(String::new());
+    serializer.append_pair("q", query);
+    format!("/page/{page_id}?{}", serializer.finish())
 }
 
 pub async fn search(state: web::Data<AppState>, http: HttpRequest) -> Html {
@@ -140,11 +269,21 @@ pub async fn search(state: web::Data<AppState>, http: HttpRequest) -> Html {
     let engine = state.engine();
     let page = state
         .pool()
-        .run(move || -> Result<SearchPage, AppError> {
+        .run(move || -> Result<Result<SearchPage, String>, AppError> {
             let results = engine.search(&request)?;
-            let entries = entries(&engine, &results, &open)?;
+            if results.page > results.pages && results.pages > 0 {
+                // Past the last page: go to the last one.
+                return Ok(Err(search_href(
+                    &request,
+                    results.pages,
+                    request.rollup,
+                    request.rank,
+                    &[],
+                )));
+            }
+            let entries = entries(&engine, &request, &results, &open)?;
             let expand: Vec<String> = open.iter().map(Expanded::token).collect();
-            Ok(SearchPage {
+            Ok(Ok(SearchPage {
                 pager: pager(&request, &results),
                 toggle_rollup: search_href(&request, 1, !request.rollup, request.rank, &[]),
                 toggle_rank: search_href(
@@ -157,12 +296,20 @@ pub async fn search(state: web::Data<AppState>, http: HttpRequest) -> Html {
                     },
                     &expand,
                 ),
+                suggestion_href: results.suggestion.as_ref().map(|suggestion| {
+                    search_href_for(suggestion, 1, request.rollup, request.rank, &[])
+                }),
                 results,
                 entries,
-            })
+            }))
         })
         .await??;
-    render(&page)
+    match page {
+        Ok(page) => render(&page),
+        Err(last) => Ok(super::with_headers(HttpResponse::SeeOther())
+            .insert_header((actix_web::http::header::LOCATION, last))
+            .finish()),
+    }
 }
 
 pub async fn api_search(
@@ -176,49 +323,113 @@ pub async fn api_search(
     Ok(super::with_headers(HttpResponse::Ok()).json(results))
 }
 
-pub async fn collection(
-    state: web::Data<AppState>,
-    path: web::Path<String>,
-    http: HttpRequest,
-) -> Html {
-    let id = search::parse_collection_id(&path)
-        .ok_or_else(|| AppError::NotFound(format!("there is no collection {:?}", path.as_str())))?;
+/// The results page an expansion's own page goes back to.
+fn back_to_results(query: &str) -> String {
+    search_href_for(query, 1, true, Rank::Relevance, &[])
+}
+
+/// A route's `{name}` segment as sent (still percent-encoded): a malformed
+/// one is then refused by the id's own parser with the site's 404 page.
+fn segment<'r>(http: &'r HttpRequest, name: &str) -> &'r str {
+    http.match_info().query(name)
+}
+
+pub async fn collection(state: web::Data<AppState>, http: HttpRequest) -> Html {
+    let path = segment(&http, "id");
+    let id = search::parse_collection_id(path)
+        .ok_or_else(|| AppError::NotFound(format!("there is no collection {path:?}")))?;
     let params = Params::parse(http.query_string());
+    let page = params.expansion_page()?;
+    let exclude = params.excluded()?;
     let engine = state.engine();
     let view = state
         .pool()
-        .run(move || engine.collection(id, &params.q))
+        .run(move || engine.collection(id, &params.q, page, exclude.first().copied()))
         .await??;
-    render(&CollectionPage { view })
+    let expanded = Expanded::first(Target::Collection(id));
+    let exclude: Vec<String> = view.excluded.iter().cloned().collect();
+    let nav = standalone_nav(expanded, &view.paging, &view.query, &exclude);
+    render(&CollectionPage { view, nav })
 }
 
-pub async fn replicas(
-    state: web::Data<AppState>,
-    path: web::Path<String>,
-    http: HttpRequest,
-) -> Html {
-    let id = search::parse_cluster_id(&path)
-        .ok_or_else(|| AppError::NotFound(format!("there is no cluster {:?}", path.as_str())))?;
+/// The controls of an expansion on its own page: its other pages, and back
+/// to the results.
+fn standalone_nav(
+    expanded: Expanded,
+    paging: &Paging,
+    query: &str,
+    exclude: &[String],
+) -> ExpansionNav {
+    let mut nav = expansion_nav(expanded, paging, query, exclude, |now| match now {
+        Some(now) => expansion_src(now.target, query, now.page, exclude),
+        None => back_to_results(query),
+    });
+    nav.heading = 2;
+    nav
+}
+
+pub async fn replicas(state: web::Data<AppState>, http: HttpRequest) -> Html {
+    let path = segment(&http, "cluster");
+    let id = search::parse_cluster_id(path)
+        .ok_or_else(|| AppError::NotFound(format!("there is no cluster {path:?}")))?;
     let params = Params::parse(http.query_string());
     let hit = params.hit()?;
+    let page = params.expansion_page()?;
     let engine = state.engine();
     let view = state
         .pool()
-        .run(move || engine.replicas(id, &params.q, hit))
+        .run(move || engine.replicas(id, &params.q, hit, page))
         .await??;
-    render(&ReplicasPage { view })
+    let nav = standalone_nav(
+        Expanded::first(Target::Replicas(id, hit)),
+        &view.paging,
+        &view.query,
+        &[],
+    );
+    render(&ReplicasPage { view, nav })
 }
 
-pub async fn page(state: web::Data<AppState>, path: web::Path<String>) -> Html {
-    let id = search::parse_page_id(&path)
-        .ok_or_else(|| AppError::NotFound(format!("there is no page {:?}", path.as_str())))?;
+pub async fn site(state: web::Data<AppState>, http: HttpRequest) -> Html {
+    let path = segment(&http, "host");
+    let host = search::parse_host_id(path)
+        .ok_or_else(|| AppError::NotFound(format!("there is no host {path:?}")))?;
+    let params = Params::parse(http.query_string());
+    let page = params.expansion_page()?;
+    let exclude = params.excluded()?;
     let engine = state.engine();
-    let view = state.pool().run(move || engine.page(id)).await??;
-    render(&PagePage { view })
+    let view = state
+        .pool()
+        .run(move || engine.site(host, &params.q, page, &exclude))
+        .await??;
+    let nav = standalone_nav(
+        Expanded::first(Target::Site(host)),
+        &view.paging,
+        &view.query,
+        &view.excluded,
+    );
+    render(&SitePage { view, nav })
 }
 
-pub async fn host(state: web::Data<AppState>, path: web::Path<String>) -> Html {
-    let name = path.into_inner();
+pub async fn page(state: web::Data<AppState>, http: HttpRequest) -> Html {
+    let path = segment(&http, "id");
+    let id = search::parse_page_id(path)
+        .ok_or_else(|| AppError::NotFound(format!("there is no page {path:?}")))?;
+    let params = Params::parse(http.query_string());
+    let engine = state.engine();
+    let query = params.q.clone();
+    let view = state
+        .pool()
+        .run(move || engine.page(id, &params.q))
+        .await??;
+    render(&PagePage { view, query })
+}
+
+pub async fn host(state: web::Data<AppState>, http: HttpRequest) -> Html {
+    let raw = segment(&http, "name");
+    let name = percent_encoding::percent_decode_str(raw)
+        .decode_utf8()
+        .map_err(|_| AppError::NotFound(format!("there is no host {raw:?}")))?
+        .into_owned();
     if !search::is_host_name(&name) {
         return Err(AppError::NotFound(format!("there is no host {name:?}")));
     }
@@ -258,6 +469,37 @@ pub async fn script() -> HttpResponse {
         "text/javascript; charset=utf-8",
         include_str!("../../static/app.js"),
     )
+}
+
+/// The site's icon: the brand's two letters' colour as a 16-pixel square.
+pub async fn favicon() -> HttpResponse {
+    super::with_headers(HttpResponse::Ok())
+        .content_type("image/x-icon")
+        .insert_header(("Cache-Control", "public, max-age=86400"))
+        .body(&include_bytes!("../../static/favicon.ico")[..])
+}
+
+/// Any method but GET and HEAD.
+pub async fn method_not_allowed(http: HttpRequest) -> HttpResponse {
+    let page = ErrorPage {
+        status: 405,
+        title: "Method not allowed".into(),
+        message: format!(
+            "{} is not answered here; this site answers {}",
+            http.method(),
+            super::ALLOWED_METHODS
+        ),
+        query: String::new(),
+    };
+    let mut response = match page.render() {
+        Ok(body) => super::html(StatusCode::METHOD_NOT_ALLOWED, body),
+        Err(_) => super::with_headers(HttpResponse::MethodNotAllowed()).finish(),
+    };
+    response.headers_mut().insert(
+        actix_web::http::header::ALLOW,
+        actix_web::http::header::HeaderValue::from_static(super::ALLOWED_METHODS),
+    );
+    response
 }
 
 pub async fn not_found(http: HttpRequest) -> HttpResponse {

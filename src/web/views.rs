@@ -3,7 +3,9 @@
 
 use askama::Template;
 
-use crate::search::{CollectionView, HostView, PageView, ReplicaView, ResultGroup, Results};
+use crate::search::{
+    CollectionView, HostView, PageView, ReplicaView, ResultGroup, Results, SiteView,
+};
 
 /// The links of a results page: previous, numbered, next.
 pub struct Pager {
@@ -16,15 +18,86 @@ pub struct Pager {
 pub enum Expansion {
     Collection(CollectionView),
     Replicas(ReplicaView),
+    Site(SiteView),
+}
+
+/// A link to another page of an expansion's rows.
+pub struct Step {
+    /// Where it goes without the script: the results page with that page of
+    /// the expansion open, or the expansion's own page.
+    pub href: String,
+    /// The expansion's own page, which the script fetches.
+    pub src: String,
+    /// The expansion's `expand` token on that page.
+    pub token: String,
+}
+
+/// The controls at the end of an expansion.
+pub struct ExpansionNav {
+    /// The expansion's `expand` token as shown.
+    pub token: String,
+    pub previous: Option<Step>,
+    pub next: Option<Step>,
+    /// Where Close goes: the results without this expansion.
+    pub close: String,
+    /// The level of the expansion's heading: 3 under an entry, 2 on its
+    /// own page.
+    pub heading: u8,
 }
 
 /// One entry and the expansions open under it.
 pub struct Entry {
     pub group: ResultGroup,
-    /// `expand` tokens of its two links.
+    /// The URL its title links to: the original page when it may be
+    /// followed, else the stored copy.
+    pub title_href: String,
+    /// Its stored copy, with the query to highlight.
+    pub stored_href: String,
+    /// `expand` tokens of its links.
     pub collection_token: Option<String>,
     pub replica_token: Option<String>,
-    pub open: Vec<(String, Expansion)>,
+    pub site_token: Option<String>,
+    pub open: Vec<(Expansion, ExpansionNav)>,
+}
+
+/// A count the templates give [`plural`] (askama passes values by
+/// reference).
+pub trait Counted {
+    fn value(&self) -> u64;
+}
+
+impl Counted for u64 {
+    fn value(&self) -> u64 {
+        *self
+    }
+}
+
+impl Counted for u32 {
+    fn value(&self) -> u64 {
+        u64::from(*self)
+    }
+}
+
+impl Counted for usize {
+    fn value(&self) -> u64 {
+        *self as u64
+    }
+}
+
+impl<T: Counted + ?Sized> Counted for &T {
+    fn value(&self) -> u64 {
+        (**self).value()
+    }
+}
+
+/// "1 page", "2 pages".
+pub fn plural(count: impl Counted, one: &str, many: &str) -> String {
+    let count = count.value();
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{count} {many}")
+    }
 }
 
 #[derive(Template)]
@@ -33,7 +106,10 @@ pub struct HomePage {
     pub generation: String,
     pub pages: u64,
     pub hosts: u64,
-    pub clusters: u64,
+    /// Clusters of copies of a page (as `/stats` counts them).
+    pub trivial_clusters: u64,
+    /// Clusters of collections and the collections in them.
+    pub collection_clusters: u64,
     pub collections: u64,
     pub examples: Vec<String>,
 }
@@ -48,24 +124,37 @@ pub struct SearchPage {
     pub toggle_rollup: String,
     /// The same search ranked the other way.
     pub toggle_rank: String,
+    /// The suggested query's results.
+    pub suggestion_href: Option<String>,
 }
 
 #[derive(Template)]
 #[template(path = "collection.html")]
 pub struct CollectionPage {
     pub view: CollectionView,
+    pub nav: ExpansionNav,
 }
 
 #[derive(Template)]
 #[template(path = "replicas.html")]
 pub struct ReplicasPage {
     pub view: ReplicaView,
+    pub nav: ExpansionNav,
+}
+
+#[derive(Template)]
+#[template(path = "site.html")]
+pub struct SitePage {
+    pub view: SiteView,
+    pub nav: ExpansionNav,
 }
 
 #[derive(Template)]
 #[template(path = "page.html")]
 pub struct PagePage {
     pub view: PageView,
+    /// The query whose words are marked in the text.
+    pub query: String,
 }
 
 #[derive(Template)]
@@ -142,7 +231,13 @@ impl HomePage {
 
 impl PagePage {
     pub fn query(&self) -> &str {
-        ""
+        &self.query
+    }
+}
+
+impl SitePage {
+    pub fn query(&self) -> &str {
+        &self.view.query
     }
 }
 
