@@ -17,7 +17,7 @@ use tantivy::Term;
 use super::collector::HitCollector;
 use super::view::{encode, plain, PageLink, ReplicaLink, SnippetPart};
 use super::{Engine, Result, SearchError};
-use crate::collections::{ClusterId, ClusterKind, CollectionId};
+use crate::collections::{Cluster, ClusterId, ClusterKind, Collection, CollectionId, Collections};
 use crate::index::{IndexField, NONE};
 use crate::pages::{HostId, PageId};
 
@@ -118,6 +118,16 @@ pub struct SiteView {
     pub truncated: bool,
 }
 
+/// A page of an expansion's rows, and what they were taken from.
+struct Rows {
+    /// Matching pages, the excluded included.
+    matching_pages: usize,
+    paging: Paging,
+    pages: Vec<ExpandedPage>,
+    /// More matched than an expansion may list.
+    truncated: bool,
+}
+
 /// One copy in a Replica expansion: a host and folder holding the
 /// collection (fragments of one copy, collections of the cluster under the
 /// same folder of the same host, are one row).
@@ -179,11 +189,18 @@ pub struct ReplicaView {
     pub other_copies: Vec<PageLink>,
 }
 
+/// One copy: its collections (the principal or the largest first, which
+/// names the row) and their pages in all.
+struct CopyRow<'c> {
+    members: Vec<&'c Collection>,
+    pages: usize,
+}
+
 /// A cluster's collections grouped into copies: by host, and on one host
-/// by folder (a collection under another's folder is a fragment of it).
-fn copy_rows(engine: &Engine, cluster: &crate::collections::Cluster) -> Vec<Vec<CollectionId>> {
-    let collections = &engine.collections;
-    let mut members: Vec<&crate::collections::Collection> = cluster
+/// by folder (a collection under another's folder is a fragment of it); the
+/// principal copy first, then the larger ones.
+fn copy_rows<'c>(collections: &'c Collections, cluster: &Cluster) -> Vec<CopyRow<'c>> {
+    let mut members: Vec<&Collection> = cluster
         .collections
         .iter()
         .filter_map(|&id| collections.collection(id))
@@ -197,70 +214,84 @@ fn copy_rows(engine: &Engine, cluster: &crate::collections::Cluster) -> Vec<Vec<
             second.id,
         ))
     });
-    let mut rows: Vec<(crate::pages::HostId, String, Vec<CollectionId>)> = Vec::new();
+    let mut rows: Vec<CopyRow> = Vec::new();
     for member in members {
-        let holder = rows.iter_mut().find(|(host, prefix, _)| {
-            *host == member.host && member.prefix.starts_with(prefix.as_str())
+        let holder = rows.iter_mut().find(|row| {
+            row.members[0].host == member.host && member.prefix.starts_with(&row.members[0].prefix)
         });
         match holder {
-            Some((_, _, ids)) => ids.push(member.id),
-            None => rows.push((member.host, member.prefix.clone(), vec![member.id])),
+            Some(row) => {
+                row.members.push(member);
+                row.pages += member.pages.len();
+            }
+            None => rows.push(CopyRow {
+                members: vec![member],
+                pages: member.pages.len(),
+            }),
         }
     }
     let principal = cluster.principal();
-    let size = |ids: &[CollectionId]| -> usize {
-        ids.iter()
-            .filter_map(|&id| collections.collection(id))
-            .map(|collection| collection.pages.len())
-            .sum()
-    };
-    let mut rows: Vec<Vec<CollectionId>> = rows.into_iter().map(|(_, _, ids)| ids).collect();
-    // The principal first, then the larger copies, then cluster order.
-    rows.sort_by_key(|ids| (!ids.contains(&principal), std::cmp::Reverse(size(ids))));
-    for ids in &mut rows {
-        // The row is named by its principal or its largest collection.
-        ids.sort_by_key(|&id| {
-            let pages = collections.collection(id).map_or(0, |c| c.pages.len());
-            (id != principal, std::cmp::Reverse(pages), id)
+    let holds_principal = |row: &CopyRow| row.members.iter().any(|member| member.id == principal);
+    rows.sort_by_key(|row| (!holds_principal(row), std::cmp::Reverse(row.pages)));
+    for row in &mut rows {
+        row.members.sort_by_key(|member| {
+            (
+                member.id != principal,
+                std::cmp::Reverse(member.pages.len()),
+                member.id,
+            )
         });
     }
     rows
 }
 
 impl Engine {
-    fn filtered(&self, query: Box<dyn Query>, field: IndexField, value: u64) -> BooleanQuery {
-        let term = Term::from_field_u64(self.index.fields().get(field), value);
-        BooleanQuery::new(vec![
-            (Occur::Must, query),
-            (
-                Occur::Must,
-                Box::new(TermQuery::new(term, IndexRecordOption::Basic)),
-            ),
-        ])
+    /// The term of a u64 field (an id) for a filter.
+    fn id_term(&self, field: IndexField, value: u64) -> Term {
+        Term::from_field_u64(self.index.fields().get(field), value)
     }
 
-    /// The rows of page `page` of the documents matching `query` under
-    /// `filter`, best first, pages in `exclude` left out; with the number of
-    /// matching documents (excluded ones included).
+    /// `query` restricted to the documents holding every one of `filters`.
+    fn filtered(&self, query: Box<dyn Query>, filters: Vec<Term>) -> BooleanQuery {
+        let mut clauses = vec![(Occur::Must, query)];
+        for term in filters {
+            clauses.push((
+                Occur::Must,
+                Box::new(TermQuery::new(term, IndexRecordOption::Basic)) as Box<dyn Query>,
+            ));
+        }
+        BooleanQuery::new(clauses)
+    }
+
+    /// The rows of page `page` of the documents matching `query` and
+    /// holding every one of `filters`, best first, pages in `exclude` left out.
     fn ranked_rows(
         &self,
         query_text: &str,
-        filter: impl FnOnce(Box<dyn Query>) -> BooleanQuery,
+        filters: Vec<Term>,
         exclude: &[PageId],
         page: usize,
-    ) -> Result<(usize, Paging, Vec<ExpandedPage>, bool)> {
+    ) -> Result<Rows> {
         let parsed = self.parse(query_text).query;
         let searcher = self.index.searcher();
         let snippets = self.snippet_generator(&searcher, &*parsed)?;
-        let filtered = filter(parsed);
-        let count = searcher.search(&filtered, &tantivy::collector::Count)?;
+        let filtered = self.filtered(parsed, filters);
+        // Enough of the best for the page asked; a page past the last is
+        // brought back to the last, whose rows are among them.
+        let listable = self.config.max_expansion_pages + exclude.len();
+        let limit = (page.saturating_mul(EXPANSION_ROWS) + exclude.len()).clamp(1, listable);
+        let (count, hits) = searcher.search(
+            &filtered,
+            &(
+                tantivy::collector::Count,
+                TopDocs::with_limit(limit).order_by_score(),
+            ),
+        )?;
         // The excluded pages are entries' own, which matched.
         let rows = count
             .saturating_sub(exclude.len())
             .min(self.config.max_expansion_pages);
         let paging = Paging::of(rows, page);
-        let limit = (paging.skip() + EXPANSION_ROWS + exclude.len()).min(count.max(1));
-        let hits = searcher.search(&filtered, &TopDocs::with_limit(limit).order_by_score())?;
         let mut pages = Vec::new();
         for (score, address) in hits {
             let hit = super::view::hit_at(&searcher, address, score)?;
@@ -285,12 +316,12 @@ impl Engine {
                 score,
             });
         }
-        Ok((
-            count,
+        Ok(Rows {
+            matching_pages: count,
             paging,
-            shown,
-            count > self.config.max_expansion_pages,
-        ))
+            pages: shown,
+            truncated: count > self.config.max_expansion_pages,
+        })
     }
 
     /// The Collection expansion of collection `id` for `query`: page `page`
@@ -312,7 +343,7 @@ impl Engine {
             .filter(|page| collection.pages.binary_search(page).is_ok())
             .into_iter()
             .collect();
-        let (matching_pages, paging, pages, truncated) = if query_text.is_empty() {
+        let rows = if query_text.is_empty() {
             let listed: Vec<PageId> = collection
                 .pages
                 .iter()
@@ -334,12 +365,16 @@ impl Engine {
                     })
                 })
                 .collect();
-            let truncated = collection.pages.len() - exclude.len() > listed.len();
-            (collection.pages.len(), paging, pages, truncated)
+            Rows {
+                matching_pages: collection.pages.len(),
+                paging,
+                pages,
+                truncated: collection.pages.len() - exclude.len() > listed.len(),
+            }
         } else {
             self.ranked_rows(
                 query_text,
-                |parsed| self.filtered(parsed, IndexField::CollectionId, u64::from(id.0)),
+                vec![self.id_term(IndexField::CollectionId, u64::from(id.0))],
                 &exclude,
                 page,
             )?
@@ -357,11 +392,11 @@ impl Engine {
             prefix: collection.prefix.clone(),
             size: collection.pages.len(),
             query: query.to_string(),
-            matching_pages,
+            matching_pages: rows.matching_pages,
             excluded: exclude.first().map(ToString::to_string),
-            paging,
-            pages,
-            truncated,
+            paging: rows.paging,
+            pages: rows.pages,
+            truncated: rows.truncated,
             replicas,
         })
     }
@@ -386,24 +421,10 @@ impl Engine {
                 "more from a site needs a query (q)".into(),
             ));
         }
-        let fields = self.index.fields();
-        let host_term = Term::from_field_text(fields.get(IndexField::Host), name);
-        let alone = Term::from_field_u64(fields.get(IndexField::ClusterId), NONE);
-        let (matching_pages, paging, pages, truncated) = self.ranked_rows(
+        let host_term = Term::from_field_text(self.index.fields().get(IndexField::Host), name);
+        let rows = self.ranked_rows(
             query_text,
-            |parsed| {
-                BooleanQuery::new(vec![
-                    (Occur::Must, parsed),
-                    (
-                        Occur::Must,
-                        Box::new(TermQuery::new(host_term, IndexRecordOption::Basic)),
-                    ),
-                    (
-                        Occur::Must,
-                        Box::new(TermQuery::new(alone, IndexRecordOption::Basic)),
-                    ),
-                ])
-            },
+            vec![host_term, self.id_term(IndexField::ClusterId, NONE)],
             exclude,
             page,
         )?;
@@ -411,11 +432,11 @@ impl Engine {
             host_id: host.to_string(),
             host: name.to_string(),
             query: query.to_string(),
-            matching_pages,
+            matching_pages: rows.matching_pages,
             excluded: exclude.iter().map(ToString::to_string).collect(),
-            paging,
-            pages,
-            truncated,
+            paging: rows.paging,
+            pages: rows.pages,
+            truncated: rows.truncated,
         })
     }
 
@@ -443,7 +464,10 @@ impl Engine {
             None
         } else {
             let parsed = self.parse(query_text).query;
-            let filtered = self.filtered(parsed, IndexField::ClusterId, u64::from(id.0));
+            let filtered = self.filtered(
+                parsed,
+                vec![self.id_term(IndexField::ClusterId, u64::from(id.0))],
+            );
             let hits = self.index.searcher().search(
                 &filtered,
                 &HitCollector {
@@ -464,18 +488,13 @@ impl Engine {
             .collections
             .collection(cluster.principal())
             .map(|collection| collection.host);
-        let rows = copy_rows(self, cluster);
+        let rows = copy_rows(&self.collections, cluster);
         let paging = Paging::of(rows.len(), page);
         let mut listed: Vec<PageId> = Vec::new();
         let mut copies = Vec::new();
-        for ids in rows.iter().skip(paging.skip()).take(EXPANSION_ROWS) {
-            let members: Vec<&crate::collections::Collection> = ids
-                .iter()
-                .filter_map(|&id| self.collections.collection(id))
-                .collect();
-            let Some(named) = members.first() else {
-                continue;
-            };
+        for row in rows.iter().skip(paging.skip()).take(EXPANSION_ROWS) {
+            let members = &row.members;
+            let named = members[0];
             let host_name = self.table.host_name(named.host);
             let mirroring = principal_host
                 .filter(|&principal| principal != named.host)
@@ -508,11 +527,12 @@ impl Engine {
             });
             listed.extend(hit_copy);
             let matching_pages = matching.as_ref().map(|counts| {
-                ids.iter()
-                    .map(|id| counts.get(id).copied().unwrap_or(0))
+                members
+                    .iter()
+                    .map(|member| counts.get(&member.id).copied().unwrap_or(0))
                     .sum::<u32>()
             });
-            let pages: usize = members.iter().map(|member| member.pages.len()).sum();
+            let pages = row.pages;
             copies.push(CopyView {
                 collection: named.id.to_string(),
                 host: host_name.to_string(),
@@ -524,7 +544,7 @@ impl Engine {
                 prefix: named.prefix.clone(),
                 pages,
                 parts: members.len(),
-                principal: ids.contains(&cluster.principal()),
+                principal: named.id == cluster.principal(),
                 complete: pages >= cluster.size as usize,
                 crawled: members
                     .iter()
@@ -550,14 +570,7 @@ impl Engine {
             .take(EXPANSION_ROWS)
             .filter_map(|&copy| self.page_link(copy))
             .collect();
-        let differ = rows.iter().any(|ids| {
-            let pages: usize = ids
-                .iter()
-                .filter_map(|&id| self.collections.collection(id))
-                .map(|collection| collection.pages.len())
-                .sum();
-            pages < cluster.size as usize
-        });
+        let differ = rows.iter().any(|row| row.pages < cluster.size as usize);
         Ok(ReplicaView {
             cluster: id.to_string(),
             kind: cluster.kind,

@@ -216,33 +216,18 @@ fn mark(
     terms: &std::collections::HashSet<String>,
     line: &str,
 ) -> Vec<SnippetPart> {
-    let mut parts = Vec::new();
-    let mut position = 0;
+    let mut ranges = Vec::new();
     if !terms.is_empty() {
         let mut stream = analyzer.token_stream(line);
         while stream.advance() {
             let token = stream.token();
-            if !terms.contains(&token.text) || token.offset_from < position {
-                continue;
+            if terms.contains(&token.text) {
+                ranges.push(token.offset_from..token.offset_to);
             }
-            if token.offset_from > position {
-                parts.push(SnippetPart {
-                    text: line[position..token.offset_from].to_string(),
-                    highlighted: false,
-                });
-            }
-            parts.push(SnippetPart {
-                text: line[token.offset_from..token.offset_to].to_string(),
-                highlighted: true,
-            });
-            position = token.offset_to;
         }
     }
-    if position < line.len() {
-        parts.push(SnippetPart {
-            text: line[position..].to_string(),
-            highlighted: false,
-        });
-    }
-    parts
+    super::view::marked_parts(line, ranges.into_iter(), |text| SnippetPart {
+        text: text.to_string(),
+        highlighted: false,
+    })
 }

@@ -162,34 +162,46 @@ pub(super) fn snippet_parts(snippet: &Snippet, body: &str, limit: usize) -> Vec<
     {
         parts.push(plain_part(&format!("{ELLIPSIS} ")));
     }
-    let mut position = 0;
-    for highlighted in snippet.highlighted() {
-        let (start, end) = (
-            highlighted.start.min(fragment.len()),
-            highlighted.end.min(fragment.len()),
-        );
-        if start < position || !fragment.is_char_boundary(start) || !fragment.is_char_boundary(end)
-        {
-            continue;
-        }
-        if start > position {
-            parts.push(plain_part(&fragment[position..start]));
-        }
-        parts.push(SnippetPart {
-            text: fragment[start..end].to_string(),
-            highlighted: true,
-        });
-        position = end;
-    }
-    if position < fragment.len() {
-        parts.push(plain_part(&fragment[position..]));
-    }
+    parts.extend(marked_parts(
+        fragment,
+        snippet.highlighted().iter().cloned(),
+        plain_part,
+    ));
     if range.end < body.trim_end().len()
         && !body
             .get(range.end..)
             .is_some_and(|after| after.starts_with('\n'))
     {
         parts.push(plain_part(&format!(" {ELLIPSIS}")));
+    }
+    parts
+}
+
+/// `text` in parts, the byte `ranges` (in order; overlapping or misplaced
+/// ones skipped) highlighted, the text between them made by `plain`.
+pub(super) fn marked_parts(
+    text: &str,
+    ranges: impl Iterator<Item = std::ops::Range<usize>>,
+    plain: impl Fn(&str) -> SnippetPart,
+) -> Vec<SnippetPart> {
+    let mut parts = Vec::new();
+    let mut position = 0;
+    for range in ranges {
+        let (start, end) = (range.start.min(text.len()), range.end.min(text.len()));
+        if start < position || !text.is_char_boundary(start) || !text.is_char_boundary(end) {
+            continue;
+        }
+        if start > position {
+            parts.push(plain(&text[position..start]));
+        }
+        parts.push(SnippetPart {
+            text: text[start..end].to_string(),
+            highlighted: true,
+        });
+        position = end;
+    }
+    if position < text.len() {
+        parts.push(plain(&text[position..]));
     }
     parts
 }
