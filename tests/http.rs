@@ -896,3 +896,53 @@ async fn every_route_answers_head_and_names_its_methods() {
     assert_eq!(status, StatusCode::OK);
     assert_eq!(header(&headers, "content-type"), Some("image/x-icon"));
 }
+
+/// Point 2: on the shipped crawl, no snippet on the first page of ten common
+/// queries holds a line the similarity stage set aside as site chrome.
+#[actix_web::test]
+async fn snippets_hold_no_site_chrome() {
+    use mirrorscope::datadir::DataDir;
+    use mirrorscope::pages::PageId;
+    let data = DataDir::open(shipped_data()).unwrap();
+    let config = data.config().unwrap();
+    let store = data.store_for_reading(&config).unwrap();
+    let generation = data.generation().unwrap();
+    let table = generation.page_table().unwrap();
+    let similarity = generation.similarity(&table).unwrap();
+    assert!(!similarity.boilerplate.is_empty());
+    let mut checked = 0;
+    for query in [
+        "install",
+        "configuration",
+        "module",
+        "logging",
+        "security",
+        "proxy",
+        "database",
+        "template",
+        "cache",
+        "error",
+    ] {
+        let answer = get(&format!("/api/search?q={query}")).await.json();
+        for group in answer["groups"].as_array().unwrap() {
+            let snippet = text(&group["snippet"]);
+            let id: u32 = text(&group["page_id"]).parse().unwrap();
+            let page = table.page(PageId(id)).unwrap();
+            let body = mirrorscope::index::page_text(&store, page).unwrap();
+            let (_, chrome) = similarity.split_chrome(&page.title, &body);
+            let chrome: BTreeSet<&str> = chrome.lines().map(str::trim).collect();
+            // The snippet's lines are joined by " · "; a cut one ends or
+            // starts with an ellipsis.
+            for line in snippet.split(" · ") {
+                let line = line.trim_matches(|c: char| c == '…' || c.is_whitespace());
+                assert!(
+                    !chrome.contains(line),
+                    "{query}: the snippet of {} holds the chrome line {line:?}: {snippet}",
+                    page.url
+                );
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 100, "snippet lines checked: {checked}");
+}
