@@ -2,8 +2,10 @@
 //! (chromedriver), against `mirrorscope serve` on a free loopback port.
 //! Clicks a Collection link and a Replica link, checks the expansions appear
 //! in place and in the URL, goes back, and saves a screenshot to
-//! `target/browser-artifacts/`. Without Chromium the test is skipped, except
-//! under CI (`CI=true`), where a missing browser is a failure.
+//! `target/browser-artifacts/`. A second test runs axe-core (WCAG 2.2 A and
+//! AA rules) on every kind of page at desktop and phone widths. Without
+//! Chromium (or axe-core) a test is skipped, except under CI (`CI=true`),
+//! where a missing tool is a failure; `.ci/run` installs them.
 
 mod common;
 
@@ -11,6 +13,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -168,6 +171,24 @@ impl Browser {
         )
     }
 
+    /// Runs `script` with WebDriver's callback as its last argument and
+    /// returns what it passes to the callback.
+    fn run_async(&self, script: &str) -> Value {
+        self.command(
+            "POST",
+            "/execute/async",
+            Some(json!({"script": script, "args": []})),
+        )
+    }
+
+    fn resize(&self, width: u32, height: u32) {
+        self.command(
+            "POST",
+            "/window/rect",
+            Some(json!({"width": width, "height": height})),
+        );
+    }
+
     fn click(&self, css: &str) {
         let found = self.command(
             "POST",
@@ -215,25 +236,54 @@ impl Drop for Browser {
     }
 }
 
-#[test]
-fn collection_and_replica_links_expand_in_place_in_chromium() {
+/// A tool a test needs: found, or `None` after saying why the test is
+/// skipped. Under CI a missing tool fails the test instead.
+fn required(tool: Option<PathBuf>, what: &str, install: &str) -> Option<PathBuf> {
+    if tool.is_none() {
+        assert!(
+            std::env::var("CI").as_deref() != Ok("true"),
+            "CI=true but {what} is missing (.ci/run installs it)"
+        );
+        eprintln!("skipped: no {what} ({install})");
+    }
+    tool
+}
+
+/// Chromium and chromedriver, when both are installed.
+fn chromium() -> Option<(PathBuf, PathBuf)> {
     let chromium = find_program(
         "CHROMIUM",
         &["/usr/bin/chromium", "/usr/bin/chromium-browser"],
     );
     let chromedriver = find_program("CHROMEDRIVER", &["/usr/bin/chromedriver"]);
-    let (Some(chromium), Some(chromedriver)) = (chromium, chromedriver) else {
-        assert!(
-            std::env::var("CI").as_deref() != Ok("true"),
-            "CI=true but Chromium or chromedriver is missing (.ci/run installs them)"
-        );
-        eprintln!("skipped: no Chromium/chromedriver (apt-get install chromium chromium-driver)");
+    let install = "apt-get install chromium chromium-driver";
+    let chromium = required(chromium, "Chromium", install)?;
+    let chromedriver = required(chromedriver, "chromedriver", install)?;
+    Some((chromium, chromedriver))
+}
+
+/// The shipped crawl, indexed once for the tests of this file.
+fn shipped_data() -> &'static Path {
+    static DATA: OnceLock<PathBuf> = OnceLock::new();
+    DATA.get_or_init(|| common::index_shipped_crawl_into("browser"))
+}
+
+/// A browser on a server of the shipped crawl; `name` keeps each test's
+/// browser profile apart.
+fn session(name: &str) -> Option<(Running, String, Browser)> {
+    let (chromium, chromedriver) = chromium()?;
+    let data = shipped_data();
+    let (server, base) = serve(data);
+    let profile = data.parent().unwrap().join(format!("chromium-{name}"));
+    let browser = Browser::start(&chromium, &chromedriver, &profile);
+    Some((server, base, browser))
+}
+
+#[test]
+fn collection_and_replica_links_expand_in_place_in_chromium() {
+    let Some((_server, base, browser)) = session("expand") else {
         return;
     };
-    let data = common::index_shipped_crawl_into("browser");
-    let (_server, base) = serve(&data);
-    let profile = data.parent().unwrap().join("chromium-profile");
-    let browser = Browser::start(&chromium, &chromedriver, &profile);
 
     browser.go(&format!("{base}/search?q=virtual+host"));
     browser.wait_for(
@@ -343,11 +393,7 @@ fn collection_and_replica_links_expand_in_place_in_chromium() {
 
     // On a phone: nothing scrolls sideways, on results with both
     // expansions open, an expansion's own page, a host page and a stored copy.
-    browser.command(
-        "POST",
-        "/window/rect",
-        Some(json!({"width": 390, "height": 844})),
-    );
+    browser.resize(390, 844);
     let width = browser.run("return window.innerWidth;");
     assert!(width.as_u64().unwrap() <= 400, "{width}");
     let mut phone_pages = vec![shared.as_str().unwrap().to_string()];
@@ -373,5 +419,126 @@ fn collection_and_replica_links_expand_in_place_in_chromium() {
     }
     browser.screenshot(
         &Path::new(env!("CARGO_MANIFEST_DIR")).join("target/browser-artifacts/search-phone.png"),
+    );
+}
+
+/// axe-core's script: `AXE_CORE_JS`, or where `.ci/run` installs it.
+fn axe_core() -> Option<String> {
+    let path = find_program(
+        "AXE_CORE_JS",
+        &[concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/target/axe/node_modules/axe-core/axe.min.js"
+        )],
+    );
+    let path = required(path, "axe-core", "npm install --prefix target/axe axe-core")?;
+    Some(std::fs::read_to_string(path).expect("axe-core's script reads"))
+}
+
+/// The WCAG 2.2 A and AA violations axe-core finds on the page as it is
+/// now, one line each: rule, impact, help and the first elements.
+fn axe_violations(browser: &Browser, axe: &str, page: &str) -> Vec<String> {
+    browser.wait_for("the page", "return document.readyState === 'complete';");
+    browser.run(&format!("{axe}\n;return typeof axe === 'object';"));
+    let found = browser.run_async(
+        "const done = arguments[arguments.length - 1];
+         axe.run(document, {runOnly: {type: 'tag',
+             values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa']}})
+           .then(result => done(result.violations.map(v =>
+               v.id + ' (' + v.impact + '): ' + v.help + ' at ' +
+               v.nodes.slice(0, 3).map(n => n.target.join(' ')).join(', '))))
+           .catch(error => done(['axe-core failed: ' + error]));",
+    );
+    found
+        .as_array()
+        .unwrap_or_else(|| panic!("axe-core answered {found}"))
+        .iter()
+        .map(|line| format!("{page}: {}", line.as_str().unwrap_or_default()))
+        .collect()
+}
+
+/// WCAG 2.2 AA, as axe-core checks it, on every kind of page the site has,
+/// at a desktop and a phone width: results with expansions opened in place
+/// and rendered by the server, an expansion's own pages (collection,
+/// replicas, site), a host, a stored copy, statistics, a query with a
+/// suggestion and nothing found, and the error page.
+#[test]
+fn every_kind_of_page_passes_axe_core() {
+    let Some(axe) = axe_core() else {
+        return;
+    };
+    let Some((_server, base, browser)) = session("axe") else {
+        return;
+    };
+
+    // The pages' addresses, read off the results of two queries.
+    let search = format!("{base}/search?q=virtual+host");
+    browser.go(&search);
+    let links = browser.run(
+        "const first = document.querySelector('li.result');
+         return [first.querySelector('a.collection-link').href,
+                 first.querySelector('a.replica-link').href,
+                 first.querySelector('a.stored').href];",
+    );
+    let mut pages: Vec<String> = links
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|link| link.as_str().unwrap().to_string())
+        .collect();
+    let crowded = ["install", "module", "configuration"]
+        .iter()
+        .map(|query| format!("{base}/search?q={query}"))
+        .find(|page| {
+            browser.go(page);
+            browser.run("return document.querySelector('a.site-link') !== null;") == json!(true)
+        })
+        .expect("a query of the shipped crawl with a 'More from this site' entry");
+    let site = browser.run("return document.querySelector('a.site-link').href;");
+    pages.push(site.as_str().unwrap().to_string());
+    browser.go(&pages[1]);
+    let host = browser.run("return document.querySelector('main a[href^=\"/host/\"]').href;");
+    pages.push(host.as_str().unwrap().to_string());
+    pages.extend(
+        ["/", "/stats", "/search?q=virtual+hsot", "/no/such/page"]
+            .iter()
+            .map(|path| format!("{base}{path}")),
+    );
+
+    let mut violations = Vec::new();
+    for (width, height) in [(1366, 900), (390, 844)] {
+        browser.resize(width, height);
+        let at = |page: &str| format!("{width}px {}", page.trim_start_matches(&base));
+
+        // Expansions opened in place by the script, then the same URL
+        // rendered by the server.
+        browser.go(&search);
+        browser.click("li.result a.collection-link");
+        browser.click("li.result a.replica-link");
+        browser.wait_for(
+            "both expansions",
+            "return document.querySelectorAll('li.result .collection-expansion, li.result .replica-expansion').length === 2
+                 && document.querySelectorAll('[aria-busy=\"true\"]').length === 0;",
+        );
+        let opened = browser.run("return location.href;");
+        let opened = opened.as_str().unwrap().to_string();
+        violations.extend(axe_violations(&browser, &axe, &at("in place")));
+        browser.go(&crowded);
+        browser.click("a.site-link");
+        browser.wait_for(
+            "the site expansion",
+            "return document.querySelectorAll('.site-expansion').length === 1;",
+        );
+        violations.extend(axe_violations(&browser, &axe, &at("site in place")));
+
+        for page in std::iter::once(&opened).chain(&pages) {
+            browser.go(page);
+            violations.extend(axe_violations(&browser, &axe, &at(page)));
+        }
+    }
+    assert!(
+        violations.is_empty(),
+        "axe-core, WCAG 2.2 AA:\n{}",
+        violations.join("\n")
     );
 }
