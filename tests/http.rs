@@ -946,3 +946,70 @@ async fn snippets_hold_no_site_chrome() {
     }
     assert!(checked > 100, "snippet lines checked: {checked}");
 }
+
+/// Words are looked up in a page's title, own text and URL; site chrome
+/// is searched too only when fewer than a results page's worth of pages say
+/// them there, and an expansion reads the query as its search did.
+#[actix_web::test]
+async fn own_text_first_then_chrome_when_it_finds_little() {
+    use mirrorscope::datadir::DataDir;
+    use mirrorscope::search::CHROME_BELOW;
+
+    let common = get("/api/search?q=install").await.json();
+    assert_eq!(common["chrome_searched"], false);
+    assert!(common["total_hits"].as_u64().unwrap() >= CHROME_BELOW);
+
+    // A word of some site's chrome that few pages say themselves, found
+    // on pages of a collection through their chrome.
+    let data = DataDir::open(shipped_data()).unwrap();
+    let config = data.config().unwrap();
+    let store = data.store_for_reading(&config).unwrap();
+    let generation = data.generation().unwrap();
+    let table = generation.page_table().unwrap();
+    let similarity = generation.similarity(&table).unwrap();
+    let mut tried = BTreeSet::new();
+    let mut found = None;
+    'pages: for page in table.pages.iter().step_by(7) {
+        let Some(body) = mirrorscope::index::page_text(&store, page) else {
+            continue;
+        };
+        let (_, chrome) = similarity.split_chrome(&page.title, &body);
+        for word in mirrorscope::index::query_words(&chrome).split(' ') {
+            if tried.len() >= 400 {
+                break 'pages;
+            }
+            let plain = word.len() >= 4 && word.chars().all(|c| c.is_ascii_lowercase());
+            if !plain || !tried.insert(word.to_string()) {
+                continue;
+            }
+            let answer = get(&format!("/api/search?q={word}")).await.json();
+            let expandable = answer["groups"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|group| group["collection"]["matching_pages"].as_u64().unwrap_or(0) > 1);
+            if answer["chrome_searched"] == true {
+                if let Some(group) = expandable {
+                    found = Some((word.to_string(), group.clone()));
+                    break 'pages;
+                }
+            }
+        }
+    }
+    let (word, group) = found.expect("a chrome word of the shipped crawl found through chrome");
+    let page = get(&format!("/search?q={word}")).await;
+    assert!(
+        page.body
+            .contains("site menus and footers were searched too"),
+        "{word}"
+    );
+    // The Collection expansion lists the pages its link counts, read the
+    // same way (with chrome).
+    let matching = group["collection"]["matching_pages"].as_u64().unwrap() as usize;
+    let collection = get(&text(&group["collection"]["href"])).await;
+    assert_eq!(
+        count(&collection.body, "class=\"expanded-page\""),
+        (matching - 1).min(10),
+        "{word}"
+    );
+}

@@ -331,12 +331,24 @@ fn folder_bytes(dir: &Path) -> u64 {
 /// The weight of a match in site chrome against one in the page's own text.
 const CHROME_BOOST: f32 = 0.2;
 
-/// An opened index: the searcher of one generation and its query parser.
+/// The fields a query looks in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// A page's title, own text and URL: what the page itself says.
+    OwnText,
+    /// Its site's chrome too (menus, sidebars, footers), weighed down by
+    /// [`CHROME_BOOST`]: for queries whose words few pages say themselves.
+    WithChrome,
+}
+
+/// An opened index: the searcher of one generation and its query parsers,
+/// one for each [`Scope`].
 pub struct SearchIndex {
     path: PathBuf,
     reader: IndexReader,
     fields: Fields,
-    parser: QueryParser,
+    own_text: QueryParser,
+    with_chrome: QueryParser,
 }
 
 impl SearchIndex {
@@ -358,27 +370,14 @@ impl SearchIndex {
             .reload_policy(ReloadPolicy::Manual)
             .try_into()
             .map_err(tantivy_error)?;
-        let mut parser = QueryParser::for_index(
-            &index,
-            vec![
-                fields.get(IndexField::Title),
-                fields.get(IndexField::Body),
-                fields.get(IndexField::Chrome),
-                fields.get(IndexField::Url),
-            ],
-        );
-        // Every word must match, as users of web search engines expect.
-        parser.set_conjunction_by_default();
-        parser.set_field_boost(fields.get(IndexField::Title), 2.0);
-        parser.set_field_boost(fields.get(IndexField::Url), 0.5);
-        // Site chrome still finds a page (a word only in its menu), but
-        // weighs little: every page of the site has it.
-        parser.set_field_boost(fields.get(IndexField::Chrome), CHROME_BOOST);
+        let own_text = query_parser(&index, &fields, Scope::OwnText);
+        let with_chrome = query_parser(&index, &fields, Scope::WithChrome);
         Ok(SearchIndex {
             path: dir.to_path_buf(),
             reader,
             fields,
-            parser,
+            own_text,
+            with_chrome,
         })
     }
 
@@ -404,9 +403,15 @@ impl SearchIndex {
     ///    and still names a word: phrases, `+` and `-` keep working;
     /// 3. else as its words, each required, as if they had been typed alone
     ///    (`std::vector` names no field, a pasted URL, an unbalanced quote).
-    pub fn parse(&self, query: &str) -> ParsedQuery {
+    ///
+    /// `scope` says which fields the words are looked up in.
+    pub fn parse(&self, query: &str, scope: Scope) -> ParsedQuery {
+        let parser = match scope {
+            Scope::OwnText => &self.own_text,
+            Scope::WithChrome => &self.with_chrome,
+        };
         let escaped = escape_language_suffixes(query);
-        let error = match self.parser.parse_query(&escaped) {
+        let error = match parser.parse_query(&escaped) {
             Ok(parsed) => {
                 return ParsedQuery {
                     query: parsed,
@@ -415,7 +420,7 @@ impl SearchIndex {
             }
             Err(error) => error,
         };
-        let (lenient, errors) = self.parser.parse_query_lenient(&escaped);
+        let (lenient, errors) = parser.parse_query_lenient(&escaped);
         let only_syntax = errors
             .iter()
             .all(|error| matches!(error, tantivy::query::QueryParserError::SyntaxError(_)));
@@ -431,7 +436,7 @@ impl SearchIndex {
         let query = if words.is_empty() {
             Box::new(tantivy::query::EmptyQuery) as Box<dyn Query>
         } else {
-            self.parser
+            parser
                 .parse_query(&escape_language_suffixes(&words))
                 .unwrap_or_else(|_| Box::new(tantivy::query::EmptyQuery))
         };
@@ -440,6 +445,28 @@ impl SearchIndex {
             reading: Reading::Words(words),
         }
     }
+}
+
+/// The query parser of a scope. Every word must match (in any of the
+/// scope's fields), as users of web search engines expect; a title weighs
+/// more than the text, a URL less.
+fn query_parser(index: &Index, fields: &Fields, scope: Scope) -> QueryParser {
+    let mut searched = vec![
+        fields.get(IndexField::Title),
+        fields.get(IndexField::Body),
+        fields.get(IndexField::Url),
+    ];
+    if scope == Scope::WithChrome {
+        searched.push(fields.get(IndexField::Chrome));
+    }
+    let mut parser = QueryParser::for_index(index, searched);
+    parser.set_conjunction_by_default();
+    parser.set_field_boost(fields.get(IndexField::Title), 2.0);
+    parser.set_field_boost(fields.get(IndexField::Url), 0.5);
+    // Site chrome finds a page (a word only in its menu) but weighs
+    // little: every page of the site has it.
+    parser.set_field_boost(fields.get(IndexField::Chrome), CHROME_BOOST);
+    parser
 }
 
 /// How a query's text was read.

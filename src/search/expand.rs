@@ -272,7 +272,7 @@ impl Engine {
         exclude: &[PageId],
         page: usize,
     ) -> Result<Rows> {
-        let parsed = self.parse(query_text).query;
+        let parsed = self.parse(query_text, self.scope_of(query_text)?).query;
         let searcher = self.index.searcher();
         let snippets = self.snippet_generator(&searcher, &*parsed)?;
         let filtered = self.filtered(parsed, filters);
@@ -463,7 +463,7 @@ impl Engine {
         let matching = if query_text.is_empty() {
             None
         } else {
-            let parsed = self.parse(query_text).query;
+            let parsed = self.parse(query_text, self.scope_of(query_text)?).query;
             let filtered = self.filtered(
                 parsed,
                 vec![self.id_term(IndexField::ClusterId, u64::from(id.0))],

@@ -29,7 +29,7 @@ use tantivy::{DocAddress, Score, Searcher, SegmentReader, TantivyDocument};
 
 use crate::collections::{ClusterId, CollectionId, Collections};
 use crate::datadir::{DataDir, DataError, Manifest};
-use crate::index::{IndexError, IndexField, Reading, SearchIndex, INDEX_DIR};
+use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, INDEX_DIR};
 use crate::mirrors::Mirrors;
 use crate::pages::{PageId, PageTable};
 use crate::similarity::Similarity;
@@ -48,6 +48,27 @@ pub use view::{
 
 /// Result groups per page of results.
 pub const GROUPS_PER_PAGE: usize = 10;
+
+/// Below this many pages that say a query's words in their own text (a
+/// results page's worth), the words are looked up in site chrome too.
+/// Chrome is on every page of a site: searched always, its long lists cost
+/// every query time and find pages that only link to the subject.
+pub const CHROME_BELOW: u64 = GROUPS_PER_PAGE as u64;
+
+/// What a search found, before its views are built.
+enum Found {
+    Folded(rollup::Folded),
+    Flat(usize, Vec<(Score, DocAddress)>),
+}
+
+impl Found {
+    fn total_hits(&self) -> u64 {
+        match self {
+            Found::Folded(folded) => folded.total_hits,
+            Found::Flat(count, _) => *count as u64,
+        }
+    }
+}
 
 /// Search settings.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -298,26 +319,77 @@ impl Engine {
             rank: request.rank,
             searched_words: None,
             lenient: false,
+            chrome_searched: false,
             groups: Vec::new(),
         };
         if query_text.is_empty() {
             return Ok(results);
         }
-        let parsed = self.parse(query_text);
+        let searcher = self.index.searcher();
+        let offset = (request.page - 1) * GROUPS_PER_PAGE;
+        // The page's own text first; its site's chrome too when few pages
+        // say the words themselves and chrome finds more.
+        let mut parsed = self.parse(query_text, Scope::OwnText);
+        let mut found = self.find(&searcher, request, &*parsed.query, offset)?;
+        if found.total_hits() < CHROME_BELOW {
+            let wider = self.parse(query_text, Scope::WithChrome);
+            let more = self.find(&searcher, request, &*wider.query, offset)?;
+            if more.total_hits() > found.total_hits() {
+                (parsed, found) = (wider, more);
+                results.chrome_searched = true;
+            }
+        }
         match parsed.reading {
             Reading::AsTyped => {}
             Reading::Lenient => results.lenient = true,
             Reading::Words(words) => results.searched_words = Some(words),
         }
-        let query = parsed.query;
-        let searcher = self.index.searcher();
+        let snippets = self.snippet_generator(&searcher, &*parsed.query)?;
+        match found {
+            Found::Folded(folded) => {
+                results.total_hits = folded.total_hits;
+                results.total_groups = folded.total_groups;
+                results.pages = folded.total_groups.div_ceil(GROUPS_PER_PAGE as u64) as usize;
+                for group in folded.groups.iter().skip(offset) {
+                    results.groups.push(self.group_view(
+                        &searcher,
+                        &snippets,
+                        &request.query,
+                        group,
+                    )?);
+                }
+            }
+            Found::Flat(count, hits) => {
+                results.total_hits = count as u64;
+                results.total_groups = count as u64;
+                results.pages = count.div_ceil(GROUPS_PER_PAGE);
+                for (score, address) in hits {
+                    results
+                        .groups
+                        .push(self.flat_view(&searcher, &snippets, score, address)?);
+                }
+            }
+        }
+        if results.total_groups < suggest::SUGGEST_BELOW {
+            results.suggestion = self.suggest(query_text, &searcher);
+        }
+        Ok(results)
+    }
+
+    /// The groups up to the page asked for (rolled up), or the page's hits
+    /// and their count (flat).
+    fn find(
+        &self,
+        searcher: &Searcher,
+        request: &SearchRequest,
+        query: &dyn Query,
+        offset: usize,
+    ) -> Result<Found> {
         let boost = (request.rank == Rank::Replication).then_some(self.config.replication_boost);
-        let snippets = self.snippet_generator(&searcher, &*query)?;
-        let offset = (request.page - 1) * GROUPS_PER_PAGE;
         if request.rollup {
             let folded = searcher
                 .search(
-                    &*query,
+                    query,
                     &collector::FoldCollector {
                         replication_boost: boost,
                         wanted: offset + GROUPS_PER_PAGE,
@@ -326,39 +398,31 @@ impl Engine {
                     },
                 )?
                 .finish();
-            results.total_hits = folded.total_hits;
-            results.total_groups = folded.total_groups;
-            results.pages = folded.total_groups.div_ceil(GROUPS_PER_PAGE as u64) as usize;
-            for group in folded.groups.iter().skip(offset) {
-                results.groups.push(self.group_view(
-                    &searcher,
-                    &snippets,
-                    &request.query,
-                    group,
-                )?);
+            return Ok(Found::Folded(folded));
+        }
+        let top = TopDocs::with_limit(GROUPS_PER_PAGE).and_offset(offset);
+        let (count, hits) = match boost {
+            None => searcher.search(query, &(Count, top.order_by_score()))?,
+            Some(boost) => {
+                searcher.search(query, &(Count, top.tweak_score(replication_scorer(boost))))?
             }
+        };
+        Ok(Found::Flat(count, hits))
+    }
+
+    /// The scope a query is searched in, as [`Engine::search`] chooses it:
+    /// the pages' own text, with their site's chrome when fewer than
+    /// [`CHROME_BELOW`] pages match in their own text. (Expansions follow
+    /// the search they expand; where chrome adds no page, both scopes find
+    /// the same pages.)
+    fn scope_of(&self, query: &str) -> Result<Scope> {
+        let own = self.parse(query, Scope::OwnText);
+        let count = self.index.searcher().search(&*own.query, &Count)? as u64;
+        Ok(if count < CHROME_BELOW {
+            Scope::WithChrome
         } else {
-            let top = TopDocs::with_limit(GROUPS_PER_PAGE).and_offset(offset);
-            let (count, hits) = match boost {
-                None => searcher.search(&*query, &(Count, top.order_by_score()))?,
-                Some(boost) => searcher.search(
-                    &*query,
-                    &(Count, top.tweak_score(replication_scorer(boost))),
-                )?,
-            };
-            results.total_hits = count as u64;
-            results.total_groups = count as u64;
-            results.pages = count.div_ceil(GROUPS_PER_PAGE);
-            for (score, address) in hits {
-                results
-                    .groups
-                    .push(self.flat_view(&searcher, &snippets, score, address)?);
-            }
-        }
-        if results.total_groups < suggest::SUGGEST_BELOW {
-            results.suggestion = self.suggest(query_text, &searcher);
-        }
-        Ok(results)
+            Scope::OwnText
+        })
     }
 
     /// The query, trimmed; refused when too long.
@@ -372,8 +436,8 @@ impl Engine {
         Ok(query.trim())
     }
 
-    fn parse(&self, query: &str) -> crate::index::ParsedQuery {
-        self.index.parse(query)
+    fn parse(&self, query: &str, scope: Scope) -> crate::index::ParsedQuery {
+        self.index.parse(query, scope)
     }
 
     fn snippet_generator(

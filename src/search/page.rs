@@ -198,7 +198,7 @@ impl Engine {
             fields.get(index::IndexField::Title),
             fields.get(index::IndexField::Body),
         ];
-        let parsed = self.parse(query_text).query;
+        let parsed = self.parse(query_text, crate::index::Scope::OwnText).query;
         parsed.query_terms(&mut |term, _| {
             if text_fields.contains(&term.field()) {
                 if let Some(text) = term.value().as_str() {

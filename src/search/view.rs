@@ -36,6 +36,9 @@ pub struct Results {
     /// The query was not valid query syntax and was read leniently: what
     /// could not be read was left out.
     pub lenient: bool,
+    /// Few pages say the words in their own text: site chrome (menus,
+    /// sidebars, footers) was searched too, and found more.
+    pub chrome_searched: bool,
     pub groups: Vec<ResultGroup>,
 }
 
