@@ -205,7 +205,30 @@ pub fn crawl_id(files: &[PathBuf]) -> Result<String> {
 /// Runs `index`: ingest (or reuse) the crawl, build the page table, write and
 /// switch to a new generation.
 pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
-    let files = corpus::list_warc_files(&request.inputs).map_err(ingest::IngestError::from)?;
+    let listed = corpus::list_warc_files(&request.inputs).map_err(ingest::IngestError::from)?;
+    for (path, reason) in &listed.skipped {
+        tracing::warn!("{}: {reason}, file skipped", path.display());
+    }
+    if !listed.other_names.is_empty() {
+        let shown: Vec<String> = listed
+            .other_names
+            .iter()
+            .take(5)
+            .map(|path| path.display().to_string())
+            .collect();
+        let more = listed.other_names.len().saturating_sub(shown.len());
+        tracing::info!(
+            "{} files not read for their name (not *.warc or *.warc.gz): {}{}",
+            listed.other_names.len(),
+            shown.join(", "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        );
+    }
+    let files = listed.files;
     if files.is_empty() {
         let shown: Vec<String> = request
             .inputs

@@ -305,6 +305,10 @@ async fn the_host_page_lists_mirrors_with_levels_and_evidence() {
     let tomcat = get("/host/tomcat.apache-project.example").await;
     assert_eq!(tomcat.status, StatusCode::OK);
     assert_eq!(tomcat.csp, CONTENT_SECURITY_POLICY);
+    // Host names are case-insensitive.
+    let shouted = get("/host/Tomcat.Apache-Project.EXAMPLE").await;
+    assert_eq!(shouted.status, StatusCode::OK);
+    assert!(shouted.body == tomcat.body, "/host/ names differ by case");
     let mirrors = tomcat.body.split("Ranked, but not mirrors").next().unwrap();
     for host in [
         "apache.mirror.nordu.example",
@@ -1071,4 +1075,53 @@ async fn long_request_lines_get_an_answer_and_the_server_goes_on() {
     );
     assert!(status.contains(" 200 "), "{status}");
     assert!(body.contains("class=\"result\""));
+}
+
+/// Issue 19, point 7: `serve` on an empty data folder while another writer
+/// holds its lock waits, saying so, and indexes the shipped crawl once the
+/// lock is free (or serves the generation the writer made).
+#[actix_web::test]
+async fn serve_waits_for_a_writer_that_holds_the_lock() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let folder = mirrorscope::datadir::DataDir::open(&data).unwrap();
+    let lock = folder.lock_for_writing().unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
+        .args([
+            "serve",
+            "--data",
+            data.to_str().unwrap(),
+            "--bind",
+            "127.0.0.1:0",
+        ])
+        .env("MIRRORSCOPE_LOG", "info")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut server = common::Running(child);
+    // The message comes while the lock is held, and the server keeps waiting.
+    let mut stderr = BufReader::new(server.0.stderr.take().unwrap());
+    let mut line = String::new();
+    loop {
+        line.clear();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "serve exited");
+        if line.contains("is held by another `mirrorscope index`; waiting") {
+            break;
+        }
+    }
+    // Whatever else it logs must not fill the pipe.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    assert!(server.0.try_wait().unwrap().is_none(), "serve gave up");
+    drop(lock);
+    let stdout = server.0.stdout.take().unwrap();
+    let mut first = String::new();
+    BufReader::new(stdout).read_line(&mut first).unwrap();
+    assert!(
+        first.starts_with("mirrorscope: serving http://127.0.0.1:"),
+        "{first:?}"
+    );
 }

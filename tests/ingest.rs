@@ -267,7 +267,8 @@ fn bad_records_are_counted_and_skipped_and_good_ones_kept() {
         "b-bad-http.warc.gz at offset",
         "HTTP block has no status line and headers",
         "over the 200000-byte cap",
-        "is not valid UTF-8",
+        "is not valid UTF-8 (declared by the HTTP Content-Type); first bad byte at body offset",
+        "kept, bad bytes shown as U+FFFD",
         "c-truncated.warc.gz at offset",
         "d-notes.warc: not a WARC file",
     ] {
@@ -277,18 +278,21 @@ fn bad_records_are_counted_and_skipped_and_good_ones_kept() {
         "wrong-content-length 1",
         "no-http-headers 1",
         "too-large 1",
-        "bad-charset 1",
+        "records kept after repair   1 (invalid-utf8 1)",
         "bad-gzip 1",
         "not-warc 1",
     ] {
         assert!(out.contains(expected), "summary lacks {expected:?}:\n{out}");
     }
-    // Every good record is kept: 4 good.example pages and the 2 intact other.example ones.
+    // Every good record is kept: the good.example pages but the one with a
+    // wrong length, the page with a bad UTF-8 byte (repaired), and the 2
+    // intact other.example ones.
     let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
     let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
     assert_eq!(
         urls,
         [
+            "http://bad.example/utf8",
             "http://good.example/doc/p0.html",
             "http://good.example/doc/p2.html",
             "http://good.example/doc/p3.html",
@@ -542,4 +546,229 @@ fn an_interrupted_removal_is_finished_by_the_next_writer_or_undone_if_still_in_u
     index(&[&files[0]], &data).unwrap();
     assert!(!crawl.exists() && !set_aside.exists());
     assert_eq!(store.stats().unwrap(), before_add);
+}
+
+/// Issue 19's faults, one small WARC file each (`tests/fixtures/faults`,
+/// written by its `make.py`): every good record around a fault is indexed,
+/// and the one warning names the file, the offset and what was passed over.
+#[test]
+fn faults_in_a_warc_file_lose_no_good_record() {
+    let fixtures = crate_dir().join("tests/fixtures/faults");
+    let good = |numbers: &[u32]| -> Vec<String> {
+        numbers
+            .iter()
+            .map(|number| format!("http://good.example/p{number}.html"))
+            .collect()
+    };
+    // Each case: the file, the pages it keeps, the offset its warning
+    // names and what the warning says after it.
+    let cases: Vec<(&str, Vec<String>, u64, &str)> = vec![
+        (
+            "stray-bytes.warc",
+            good(&[0, 1, 2]),
+            485,
+            "not a WARC record: expected a version line like WARC/1.1, found \"0123456789WARC/1.1\"; skipped 10 bytes (offsets 485-494) to the next record at offset 495",
+        ),
+        (
+            "crash-then-append.warc",
+            good(&[0, 2, 3]),
+            485,
+            "Content-Length 233 does not match the record (no record end after the block); skipped 291 bytes (offsets 485-775) to the next record at offset 776, record skipped",
+        ),
+        (
+            "nul-padding.warc",
+            good(&[0, 1]),
+            485,
+            "skipped 4096 bytes (offsets 485-4580) to the next record at offset 4581",
+        ),
+        (
+            "random-bytes.warc",
+            good(&[0, 1]),
+            485,
+            "skipped 1500 bytes (offsets 485-1984) to the next record at offset 1985",
+        ),
+        (
+            "garbage-first.warc",
+            good(&[0, 1]),
+            0,
+            "skipped 100 bytes (offsets 0-99) to the next record at offset 100",
+        ),
+        (
+            "header-cut.warc",
+            good(&[0, 1]),
+            970,
+            "record is truncated: the file ends inside its WARC header; skipped the last 31 bytes of the file (offsets 970-1000): no record follows, record skipped",
+        ),
+        (
+            "many-http-headers.warc.gz",
+            good(&[0, 1]),
+            314,
+            "HTTP head is longer than 65536 bytes (no blank line ends it there), record skipped",
+        ),
+    ];
+    let dir = tempfile::tempdir().unwrap();
+    for (file, pages, offset, warning) in cases {
+        let data = dir.path().join(file);
+        let path = fixtures.join(file);
+        let output = mirrorscope(
+            dir.path(),
+            &[
+                "index",
+                path.to_str().unwrap(),
+                "--data",
+                data.to_str().unwrap(),
+            ],
+        );
+        let err = stderr(&output);
+        assert!(output.status.success(), "{file}: {err}");
+        let start = format!("{} at offset {offset}: ", path.display());
+        assert!(
+            err.lines()
+                .any(|line| line.contains(&start) && line.ends_with(warning)),
+            "{file}: no warning\n{start}…{warning}\n{err}"
+        );
+        assert!(
+            stdout(&output).contains("bad records skipped         1 ("),
+            "{file}: {}",
+            stdout(&output)
+        );
+        let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
+        let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
+        assert_eq!(urls, pages, "{file}");
+    }
+}
+
+/// A page declared UTF-8 with a bad byte is kept as a browser shows it
+/// (U+FFFD) and counted; URLs keep raw bytes apart (percent-encoded), lose
+/// their user name, keep a `>` of their own and lose only WARC 1.0's
+/// angle brackets.
+#[test]
+fn bad_bytes_and_odd_urls_are_kept_apart_and_counted() {
+    let fixtures = crate_dir().join("tests/fixtures/faults");
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let inputs = [
+        fixtures.join("invalid-utf8.warc"),
+        fixtures.join("odd-urls.warc"),
+    ];
+    let output = mirrorscope(
+        dir.path(),
+        &[
+            "index",
+            inputs[0].to_str().unwrap(),
+            inputs[1].to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    );
+    let (out, err) = (stdout(&output), stderr(&output));
+    assert!(output.status.success(), "{err}");
+    assert!(
+        err.contains("invalid-utf8.warc at offset 485: http://utf8.example/cafe.html body is not valid UTF-8 (declared by the HTTP Content-Type); first bad byte at body offset 37; kept"),
+        "{err}"
+    );
+    assert!(
+        out.contains("records kept after repair   3 (invalid-utf8 3)"),
+        "{out}"
+    );
+    assert!(out.contains("bad records skipped         0"), "{out}");
+    let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
+    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
+    assert_eq!(
+        urls,
+        [
+            "http://angle.example/x",
+            "http://bytes.example/caf%E8",
+            "http://bytes.example/caf%E9",
+            "http://good.example/p0.html",
+            "http://gt.example/a",
+            "http://gt.example/a%3E",
+            "http://userinfo.example/page",
+            "http://utf8.example/cafe.html",
+        ]
+    );
+    assert!(
+        table.hosts.iter().all(|host| !host.contains('@')),
+        "{:?}",
+        table.hosts
+    );
+    let title = &table.pages[7].title;
+    assert_eq!(title, "Caf\u{fffd}");
+}
+
+/// Point 3: a dangling link, a FIFO, an empty file, a link to a folder and
+/// files of other names in a crawl folder: each passed over with one
+/// warning (or one line for the names), nothing opened that could block,
+/// and the good file indexed. The run is bounded: a FIFO once hung it.
+#[cfg(unix)]
+#[test]
+fn bad_entries_in_a_crawl_folder_are_passed_over() {
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = dir.path().join("crawl");
+    std::fs::create_dir(&crawl).unwrap();
+    std::fs::copy(
+        crate_dir().join("tests/fixtures/faults/stray-bytes.warc"),
+        crawl.join("good.warc"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(dir.path().join("gone.warc"), crawl.join("dangling.warc")).unwrap();
+    std::os::unix::fs::symlink(dir.path(), crawl.join("folder-link.warc")).unwrap();
+    let fifo = Command::new("mkfifo")
+        .arg(crawl.join("pipe.warc"))
+        .status()
+        .expect("mkfifo runs");
+    assert!(fifo.success());
+    std::fs::write(crawl.join("empty.warc.gz"), b"").unwrap();
+    std::fs::write(crawl.join("notes.txt"), b"my notes").unwrap();
+
+    let data = dir.path().join("data");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
+        .args([
+            "index",
+            crawl.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ])
+        .env("MIRRORSCOPE_LOG", "info")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("index hung on a crawl folder with a FIFO");
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let output = child.wait_with_output().unwrap();
+    let err = stderr(&output);
+    assert!(output.status.success(), "{err}");
+    let path = |name: &str| crawl.join(name).display().to_string();
+    for expected in [
+        format!(
+            "{}: a link to nothing (dangling), file skipped",
+            path("dangling.warc")
+        ),
+        format!(
+            "{}: not a regular file (a FIFO), file skipped",
+            path("pipe.warc")
+        ),
+        format!(
+            "{}: not a regular file (a folder), file skipped",
+            path("folder-link.warc")
+        ),
+        format!("{}: empty, file skipped", path("empty.warc.gz")),
+        format!(
+            "1 files not read for their name (not *.warc or *.warc.gz): {}",
+            path("notes.txt")
+        ),
+    ] {
+        assert!(err.contains(&expected), "stderr lacks {expected:?}:\n{err}");
+    }
+    let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
+    assert_eq!(table.pages.len(), 3);
 }

@@ -27,6 +27,12 @@ pub fn canonical_url(base: Option<&Url>, href: &str) -> Option<Url> {
         return None;
     }
     url.set_fragment(None);
+    // A user name and password (`http://user:pw@host/`) say who asked, not
+    // which page: the page is the host's.
+    if !url.username().is_empty() || url.password().is_some() {
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+    }
     let path = normalise_percent_encoding(url.path());
     if path != url.path() {
         url.set_path(&path);
@@ -129,6 +135,18 @@ mod tests {
         assert_eq!(
             canonical("http://example.org").as_deref(),
             Some("http://example.org/")
+        );
+    }
+
+    #[test]
+    fn user_names_and_passwords_are_no_part_of_the_page() {
+        assert_eq!(
+            canonical("http://test@example.com/a").as_deref(),
+            Some("http://example.com/a")
+        );
+        assert_eq!(
+            canonical("https://user:secret@Example.com:443/a?b").as_deref(),
+            Some("https://example.com/a?b")
         );
     }
 

@@ -30,8 +30,8 @@ impl std::fmt::Display for CharsetSource {
     }
 }
 
-/// Why a body could not be decoded.
-#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+/// Where a body declared UTF-8 is not.
+#[derive(Debug, Clone, thiserror::Error, PartialEq, Eq)]
 #[error("body is not valid {encoding} (declared by {declared_by}); first bad byte at body offset {offset}")]
 pub struct CharsetProblem {
     pub encoding: &'static str,
@@ -45,6 +45,9 @@ pub struct DecodedText<'a> {
     pub text: Cow<'a, str>,
     pub encoding: &'static str,
     pub source: CharsetSource,
+    /// For a body declared UTF-8 that is not: its first bad byte (the bad
+    /// sequences are U+FFFD in `text`).
+    pub malformed: Option<CharsetProblem>,
 }
 
 /// Decodes a stored body with the encoding ingest found for it (a label of
@@ -66,36 +69,40 @@ pub fn charset_of_content_type(content_type: &str) -> Option<&str> {
     })
 }
 
-/// Decodes `body` to UTF-8. A body declared (by BOM, header or meta) as UTF-8
-/// that holds invalid UTF-8 is refused: its text cannot be trusted for
-/// comparison with other pages. Other declared encodings decode every byte
-/// sequence (bad ones become U+FFFD, as in a browser).
-pub fn decode_body<'a>(
-    body: &'a [u8],
-    content_type: Option<&str>,
-) -> Result<DecodedText<'a>, CharsetProblem> {
+/// Decodes `body` to UTF-8, as a browser shows it: every byte sequence
+/// decodes, a bad one to U+FFFD. A body declared (by BOM, header or meta)
+/// as UTF-8 that holds invalid UTF-8 says where in
+/// [`DecodedText::malformed`], so that ingest can count and report it.
+pub fn decode_body<'a>(body: &'a [u8], content_type: Option<&str>) -> DecodedText<'a> {
     let (encoding, source, start) = detect(body, content_type);
     let bytes = &body[start..];
     if encoding == UTF_8 {
         return match std::str::from_utf8(bytes) {
-            Ok(text) => Ok(DecodedText {
+            Ok(text) => DecodedText {
                 text: Cow::Borrowed(text),
                 encoding: UTF_8.name(),
                 source,
-            }),
-            Err(error) => Err(CharsetProblem {
+                malformed: None,
+            },
+            Err(error) => DecodedText {
+                text: Cow::Owned(String::from_utf8_lossy(bytes).into_owned()),
                 encoding: UTF_8.name(),
-                declared_by: source,
-                offset: start + error.valid_up_to(),
-            }),
+                source,
+                malformed: Some(CharsetProblem {
+                    encoding: UTF_8.name(),
+                    declared_by: source,
+                    offset: start + error.valid_up_to(),
+                }),
+            },
         };
     }
     let (text, _had_errors) = encoding.decode_without_bom_handling(bytes);
-    Ok(DecodedText {
+    DecodedText {
         text,
         encoding: encoding.name(),
         source,
-    })
+        malformed: None,
+    }
 }
 
 /// Chooses the encoding; returns it, where it came from, and how many leading
@@ -183,7 +190,7 @@ mod tests {
     #[test]
     fn header_charset_wins_over_meta() {
         let body = b"<meta charset=utf-8><p>caf\xe9</p>";
-        let decoded = decode_body(body, Some("text/html; charset=ISO-8859-1")).unwrap();
+        let decoded = decode_body(body, Some("text/html; charset=ISO-8859-1"));
         assert_eq!(decoded.text, "<meta charset=utf-8><p>caf\u{e9}</p>");
         assert_eq!(decoded.source, CharsetSource::HttpHeader);
         assert_eq!(decoded.encoding, "windows-1252");
@@ -192,12 +199,12 @@ mod tests {
     #[test]
     fn meta_charset_and_http_equiv() {
         let body = b"<html><head><META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=koi8-r\"></head>\xc1";
-        let decoded = decode_body(body, Some("text/html")).unwrap();
+        let decoded = decode_body(body, Some("text/html"));
         assert_eq!(decoded.source, CharsetSource::MetaTag);
         assert_eq!(decoded.encoding, "KOI8-R");
         assert!(decoded.text.ends_with('\u{430}'));
         let body = b"<meta charset='shift_jis'>\x82\xa0";
-        let decoded = decode_body(body, None).unwrap();
+        let decoded = decode_body(body, None);
         assert_eq!(decoded.encoding, "Shift_JIS");
         assert!(decoded.text.ends_with('\u{3042}'));
     }
@@ -205,40 +212,43 @@ mod tests {
     #[test]
     fn bom_wins_and_is_removed() {
         let body = b"\xef\xbb\xbf<p>x</p>";
-        let decoded = decode_body(body, Some("text/html; charset=iso-8859-1")).unwrap();
+        let decoded = decode_body(body, Some("text/html; charset=iso-8859-1"));
         assert_eq!(decoded.text, "<p>x</p>");
         assert_eq!(decoded.source, CharsetSource::ByteOrderMark);
         let utf16 = b"\xff\xfe<\x00p\x00>\x00";
-        assert_eq!(decode_body(utf16, None).unwrap().text, "<p>");
+        assert_eq!(decode_body(utf16, None).text, "<p>");
     }
 
     #[test]
     fn undeclared_bytes_are_sniffed() {
         assert_eq!(
-            decode_body("<p>naïve</p>".as_bytes(), None)
-                .unwrap()
-                .encoding,
+            decode_body("<p>naïve</p>".as_bytes(), None).encoding,
             "UTF-8"
         );
-        let decoded = decode_body(b"<p>na\xefve</p>", Some("text/html")).unwrap();
+        let decoded = decode_body(b"<p>na\xefve</p>", Some("text/html"));
         assert_eq!(decoded.encoding, "windows-1252");
         assert_eq!(decoded.text, "<p>na\u{ef}ve</p>");
     }
 
     #[test]
-    fn declared_utf8_with_invalid_bytes_is_refused_with_the_offset() {
-        let problem =
-            decode_body(b"<p>ok</p>\xff\xfe bad", Some("text/html; charset=utf-8")).unwrap_err();
+    fn declared_utf8_with_invalid_bytes_decodes_as_a_browser_shows_it() {
+        let decoded = decode_body(b"<p>ok</p>\xff\xfe bad", Some("text/html; charset=utf-8"));
+        assert_eq!(decoded.text, "<p>ok</p>\u{fffd}\u{fffd} bad");
+        let problem = decoded.malformed.unwrap();
         assert_eq!(problem.offset, 9);
         assert_eq!(problem.declared_by, CharsetSource::HttpHeader);
-        let problem = decode_body(b"<meta charset=\"utf-8\">\xc3", None).unwrap_err();
-        assert_eq!(problem.declared_by, CharsetSource::MetaTag);
+        let decoded = decode_body(b"<meta charset=\"utf-8\">\xc3", None);
+        assert!(decoded.text.ends_with('\u{fffd}'));
+        assert_eq!(
+            decoded.malformed.unwrap().declared_by,
+            CharsetSource::MetaTag
+        );
+        assert_eq!(decode_body(b"<p>fine</p>", None).malformed, None);
     }
 
     #[test]
     fn unknown_labels_fall_back_to_sniffing() {
-        let decoded =
-            decode_body(b"<p>plain</p>", Some("text/html; charset=no-such-charset")).unwrap();
+        let decoded = decode_body(b"<p>plain</p>", Some("text/html; charset=no-such-charset"));
         assert_eq!(decoded.source, CharsetSource::Sniffed);
         assert_eq!(
             charset_of_content_type("text/html;CHARSET=\"utf-8\""),

@@ -33,8 +33,10 @@ pub struct HttpHead {
 /// Why an HTTP block could not be used.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum HttpProblem {
-    #[error("HTTP block has no status line and headers")]
+    #[error("HTTP block has no status line and headers (no blank line ends a head)")]
     NoHead,
+    #[error("HTTP head is longer than {MAX_HEAD_BYTES} bytes (no blank line ends it there)")]
+    HeadTooLong,
     #[error("bad HTTP status line {0:?}")]
     BadStatusLine(String),
     #[error("cannot undo content coding {coding:?}: {detail}")]
@@ -47,6 +49,7 @@ impl HttpProblem {
     pub fn reason(&self) -> &'static str {
         match self {
             HttpProblem::NoHead => "no-http-headers",
+            HttpProblem::HeadTooLong => "http-head-too-long",
             HttpProblem::BadStatusLine(_) => "bad-http-status",
             HttpProblem::BadContentCoding { .. } => "bad-content-coding",
             HttpProblem::TooLarge { .. } => "too-large",
@@ -60,7 +63,12 @@ const MAX_HEAD_BYTES: usize = 64 * 1024;
 /// Parses the status line and header fields of an HTTP response block.
 pub fn parse_head(block: &[u8]) -> Result<HttpHead, HttpProblem> {
     let searched = &block[..block.len().min(MAX_HEAD_BYTES)];
-    let (head_end, body_offset) = find_head_end(searched).ok_or(HttpProblem::NoHead)?;
+    let (head_end, body_offset) =
+        find_head_end(searched).ok_or(if block.len() > MAX_HEAD_BYTES {
+            HttpProblem::HeadTooLong
+        } else {
+            HttpProblem::NoHead
+        })?;
     let head = String::from_utf8_lossy(&block[..head_end]);
     let mut lines = head.split('\n').map(|line| line.trim_end_matches('\r'));
     let status_line = lines.next().unwrap_or_default();
@@ -288,6 +296,15 @@ mod tests {
             Err(HttpProblem::NoHead)
         );
         assert_eq!(parse_response(b"", 1000), Err(HttpProblem::NoHead));
+        // 100,000 header fields: the head is too long, not missing.
+        let mut many = b"HTTP/1.1 200 OK\r\n".to_vec();
+        for field in 0..100_000 {
+            many.extend_from_slice(format!("X-Field-{field}: v\r\n").as_bytes());
+        }
+        many.extend_from_slice(b"\r\n<p>x</p>");
+        let problem = parse_response(&many, 10_000_000).unwrap_err();
+        assert_eq!(problem, HttpProblem::HeadTooLong);
+        assert!(problem.to_string().contains("longer than 65536 bytes"));
         assert!(matches!(
             parse_response(b"<html>\r\n\r\nbody", 1000),
             Err(HttpProblem::BadStatusLine(_))

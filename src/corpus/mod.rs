@@ -13,13 +13,14 @@ pub mod http;
 pub mod warc;
 pub mod warc_write;
 
+use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use url::Url;
 
 pub use canonical::{canonical_url, canonical_url_string};
 pub use html::{extract_html, extract_html_text, Extracted};
-pub use warc::{WarcError, WarcReader, WarcRecord};
+pub use warc::{RecordProblem, Skip, WarcError, WarcReader, WarcRecord};
 
 /// Where a record sits: file and byte offset.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -106,9 +107,13 @@ fn looks_like_html(body: &[u8]) -> bool {
 }
 
 fn target_uri(record: &WarcRecord) -> Option<String> {
-    let raw = record.header("WARC-Target-URI")?;
-    // WARC 1.0 writers sometimes wrap the URI in angle brackets.
-    let raw = raw.trim().trim_start_matches('<').trim_end_matches('>');
+    let raw = record.header("WARC-Target-URI")?.trim();
+    // WARC 1.0 writers sometimes wrap the URI in angle brackets; a `>` of
+    // the URL itself stays (escaped as `%3E` by the URL parser).
+    let raw = raw
+        .strip_prefix('<')
+        .and_then(|inner| inner.strip_suffix('>'))
+        .unwrap_or(raw);
     canonical_url_string(raw)
 }
 
@@ -224,24 +229,43 @@ pub fn interpret_record(record: &WarcRecord, file: &str, limits: ReadLimits) -> 
     })
 }
 
-/// Expands files and folders into the sorted list of WARC files under them
-/// (`*.warc`, `*.warc.gz`, any case). A named file is taken whatever its name.
-pub fn list_warc_files(inputs: &[PathBuf]) -> Result<Vec<PathBuf>, WarcError> {
-    let mut files = Vec::new();
+/// The WARC files under some inputs, and what was passed over.
+#[derive(Debug, Default)]
+pub struct WarcFiles {
+    /// Readable regular files, sorted: those with a WARC name (`*.warc`,
+    /// `*.warc.gz`, any case) in folders, and every file named as an input.
+    pub files: Vec<PathBuf>,
+    /// Entries with a WARC name (or named as inputs) that cannot be read as
+    /// a file, with why: a dangling link, a FIFO or device (opening one
+    /// could block), a file that cannot be opened, an empty file.
+    pub skipped: Vec<(PathBuf, String)>,
+    /// Files in folders passed over for their name.
+    pub other_names: Vec<PathBuf>,
+}
+
+/// Expands files and folders into the sorted list of WARC files under them.
+/// Only a missing or unreadable input (a path named on the command line) is
+/// an error; a bad entry inside a folder is passed over and said in
+/// [`WarcFiles::skipped`]. Nothing that is not a regular file is opened, so
+/// nothing blocks; links to folders are not followed (no cycles).
+pub fn list_warc_files(inputs: &[PathBuf]) -> Result<WarcFiles, WarcError> {
+    let mut found = WarcFiles::default();
     for input in inputs {
         let metadata = std::fs::metadata(input).map_err(|source| WarcError::Open {
             path: input.clone(),
             source,
         })?;
         if metadata.is_dir() {
-            collect_warc_files(input, &mut files)?;
+            collect_warc_files(input, &mut found)?;
         } else {
-            files.push(input.clone());
+            take_if_readable(input.clone(), &mut found);
         }
     }
-    files.sort();
-    files.dedup();
-    Ok(files)
+    found.files.sort();
+    found.files.dedup();
+    found.skipped.sort();
+    found.other_names.sort();
+    Ok(found)
 }
 
 fn is_warc_name(path: &Path) -> bool {
@@ -253,7 +277,53 @@ fn is_warc_name(path: &Path) -> bool {
     name.ends_with(".warc") || name.ends_with(".warc.gz")
 }
 
-fn collect_warc_files(folder: &Path, files: &mut Vec<PathBuf>) -> Result<(), WarcError> {
+/// Takes `path` when it is a readable, non-empty regular file (following a
+/// link); otherwise says why not.
+fn take_if_readable(path: PathBuf, found: &mut WarcFiles) {
+    let reason = match std::fs::metadata(&path) {
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            "a link to nothing (dangling)".to_string()
+        }
+        Err(error) => format!("cannot read: {error}"),
+        Ok(metadata) if !metadata.is_file() => {
+            format!("not a regular file ({})", file_kind(&metadata))
+        }
+        Ok(metadata) if metadata.len() == 0 => "empty".to_string(),
+        // A regular file: opening it cannot block.
+        Ok(_) => match File::open(&path) {
+            Ok(_) => {
+                found.files.push(path);
+                return;
+            }
+            Err(error) => format!("cannot open: {error}"),
+        },
+    };
+    found.skipped.push((path, reason));
+}
+
+fn file_kind(metadata: &std::fs::Metadata) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        let kind = metadata.file_type();
+        if kind.is_fifo() {
+            return "a FIFO";
+        }
+        if kind.is_socket() {
+            return "a socket";
+        }
+        if kind.is_block_device() || kind.is_char_device() {
+            return "a device";
+        }
+    }
+    if metadata.is_dir() {
+        "a folder"
+    } else {
+        "not a file"
+    }
+}
+
+fn collect_warc_files(folder: &Path, found: &mut WarcFiles) -> Result<(), WarcError> {
     let entries = std::fs::read_dir(folder).map_err(|source| WarcError::Open {
         path: folder.to_path_buf(),
         source,
@@ -264,14 +334,11 @@ fn collect_warc_files(folder: &Path, files: &mut Vec<PathBuf>) -> Result<(), War
             source,
         })?;
         let path = entry.path();
-        let file_type = entry.file_type().map_err(|source| WarcError::Open {
-            path: path.clone(),
-            source,
-        })?;
-        if file_type.is_dir() {
-            collect_warc_files(&path, files)?;
-        } else if is_warc_name(&path) {
-            files.push(path);
+        match entry.file_type() {
+            Ok(kind) if kind.is_dir() => collect_warc_files(&path, found)?,
+            Ok(_) if is_warc_name(&path) => take_if_readable(path, found),
+            Ok(_) => found.other_names.push(path),
+            Err(error) => found.skipped.push((path, format!("cannot read: {error}"))),
         }
     }
     Ok(())

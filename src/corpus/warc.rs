@@ -62,12 +62,54 @@ pub enum WarcError {
         offset: u64,
         detail: String,
     },
-    #[error("{path} at offset {offset}: {kind}")]
+    #[error("{path} at offset {offset}: {kind}{}", .skip.describe(*.offset))]
     Record {
         path: PathBuf,
         offset: u64,
         kind: RecordProblem,
+        /// The bytes passed over to the next record.
+        skip: Skip,
     },
+}
+
+/// The bytes a reader passed over after a bad record, from the record's
+/// offset: said in every warning, so no byte is lost silently.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// Nothing beyond the record itself (an over-cap record read to its
+    /// end, a read error that stops the file).
+    Record,
+    /// The bytes up to the next record, which starts at `next`.
+    To { next: u64 },
+    /// The bytes to the end of the file, which ends at `end`: no record
+    /// follows.
+    ToEnd { end: u64 },
+    /// Inside a gzip member that holds many records: this many decompressed
+    /// bytes, to the member's next record or its end.
+    InMember { bytes: u64 },
+}
+
+impl Skip {
+    /// How the warning of a record at `offset` ends.
+    fn describe(&self, offset: u64) -> String {
+        match *self {
+            Skip::Record => String::new(),
+            Skip::To { next } => format!(
+                "; skipped {} bytes (offsets {offset}-{}) to the next record at offset {next}",
+                next - offset,
+                next - 1
+            ),
+            Skip::ToEnd { end } if end > offset => format!(
+                "; skipped the last {} bytes of the file (offsets {offset}-{}): no record follows",
+                end - offset,
+                end - 1
+            ),
+            Skip::ToEnd { .. } => "; no record follows".to_string(),
+            Skip::InMember { bytes } => {
+                format!("; skipped {bytes} decompressed bytes of the gzip member")
+            }
+        }
+    }
 }
 
 impl WarcError {
@@ -90,6 +132,8 @@ pub enum RecordProblem {
     BadHeader(String),
     #[error("record is truncated (Content-Length {expected}, only {found} bytes left)")]
     Truncated { expected: u64, found: u64 },
+    #[error("record is truncated: the file ends inside its WARC header")]
+    HeaderCut,
     #[error("Content-Length {declared} does not match the record (no record end after the block)")]
     WrongLength { declared: u64 },
     #[error("block of {declared} bytes is over the {cap}-byte cap")]
@@ -105,7 +149,7 @@ impl RecordProblem {
         match self {
             RecordProblem::NoVersionLine(_) => "not-a-record",
             RecordProblem::BadHeader(_) => "bad-warc-header",
-            RecordProblem::Truncated { .. } => "truncated-record",
+            RecordProblem::Truncated { .. } | RecordProblem::HeaderCut => "truncated-record",
             RecordProblem::WrongLength { .. } => "wrong-content-length",
             RecordProblem::TooLarge { .. } => "too-large",
             RecordProblem::BadGzip(_) => "bad-gzip",
@@ -188,7 +232,10 @@ impl WarcReader {
             path: path.to_path_buf(),
             source,
         })?;
-        let gzip = start.starts_with(&[0x1f, 0x8b]);
+        // By the magic bytes; a file that starts with neither a record nor
+        // a gzip member (stray bytes before the first) by its name.
+        let named_gzip = path.extension().is_some_and(|extension| extension == "gz");
+        let gzip = start.starts_with(&[0x1f, 0x8b]) || (named_gzip && !start.starts_with(b"WARC/"));
         Ok(WarcReader {
             path: path.to_path_buf(),
             position: Position::File(input),
@@ -218,11 +265,12 @@ impl WarcReader {
         self.finished
     }
 
-    fn record_error(&self, offset: u64, kind: RecordProblem) -> WarcError {
+    fn record_error(&self, offset: u64, kind: RecordProblem, skip: Skip) -> WarcError {
         WarcError::Record {
             path: self.path.clone(),
             offset,
             kind,
+            skip,
         }
     }
 
@@ -249,9 +297,11 @@ impl WarcReader {
                 Err(error) => {
                     let offset = input_position(input);
                     self.finished = true;
-                    return Some(Err(
-                        self.record_error(offset, RecordProblem::Io(error.to_string()))
-                    ));
+                    return Some(Err(self.record_error(
+                        offset,
+                        RecordProblem::Io(error.to_string()),
+                        Skip::Record,
+                    )));
                 }
             },
         };
@@ -259,27 +309,40 @@ impl WarcReader {
             Ok(record) => return Some(Ok(record)),
             Err(problem) => problem,
         };
-        if self.records_seen == 0 && matches!(problem, RecordProblem::NoVersionLine(_)) {
-            return Some(Err(self.not_warc(offset, problem)));
-        }
         // An over-cap record was skipped up to its record end: nothing to
         // look for. Otherwise go back to just after this record's start (it
-        // may have swallowed the next record's first bytes) and look for the
-        // next version line.
-        if !matches!(problem, RecordProblem::TooLarge { .. }) {
+        // may have swallowed the next record's first bytes, and stray bytes
+        // may run into the next record without a newline) and look for the
+        // next record's version line anywhere.
+        let skip = if matches!(problem, RecordProblem::TooLarge { .. }) {
+            Skip::Record
+        } else {
             let found = input
                 .seek(SeekFrom::Start(offset + 1))
-                .and_then(|_| find_next_version_line(input));
+                .and_then(|_| find_next_record_start(input));
             match found {
-                Ok(Some(line)) => {
-                    let line_offset = input_position(input) - line.len() as u64;
-                    self.found_version_line = Some((line_offset, line));
+                Ok((_, Some(line))) => {
+                    let next = input_position(input) - line.len() as u64;
+                    self.found_version_line = Some((next, line));
+                    Skip::To { next }
                 }
-                Ok(None) => {}
-                Err(_) => self.finished = true,
+                Ok((_, None)) => Skip::ToEnd {
+                    end: input_position(input),
+                },
+                Err(_) => {
+                    self.finished = true;
+                    Skip::Record
+                }
             }
+        };
+        // A file whose first bytes are no record is not a WARC file, unless
+        // a record follows them (padding or stray bytes before the first).
+        let first = self.records_seen == 0 && matches!(problem, RecordProblem::NoVersionLine(_));
+        if first && !matches!(skip, Skip::To { .. }) {
+            self.found_version_line = None;
+            return Some(Err(self.not_warc(offset, problem)));
         }
-        Some(Err(self.record_error(offset, problem)))
+        Some(Err(self.record_error(offset, problem, skip)))
     }
 
     fn next_gzip(&mut self) -> Option<Result<WarcRecord, WarcError>> {
@@ -297,9 +360,11 @@ impl WarcReader {
                             let offset = input_position(&input);
                             self.position = Position::File(input);
                             self.finished = true;
-                            return Some(Err(
-                                self.record_error(offset, RecordProblem::Io(error.to_string()))
-                            ));
+                            return Some(Err(self.record_error(
+                                offset,
+                                RecordProblem::Io(error.to_string()),
+                                Skip::Record,
+                            )));
                         }
                     }
                     let member_offset = input_position(&input);
@@ -355,24 +420,41 @@ impl WarcReader {
                         && member_offset == 0
                         && matches!(problem, RecordProblem::NoVersionLine(_))
                     {
-                        self.position = Position::File(decoded.into_inner().into_inner());
-                        return Some(Err(self.not_warc(0, problem)));
+                        // The first member is no record (a file that is not
+                        // WARC, or a member damaged so that it still
+                        // inflates): on to the next member, when there is one.
+                        let error = self.abandon_member(decoded, member_offset, problem);
+                        if let WarcError::Record {
+                            kind,
+                            skip: Skip::ToEnd { .. },
+                            ..
+                        } = error
+                        {
+                            return Some(Err(self.not_warc(0, kind)));
+                        }
+                        return Some(Err(error));
                     }
+                    let mut skip = Skip::Record;
                     if !matches!(problem, RecordProblem::TooLarge { .. }) {
                         // Look for a next record in the rest of the member (a
                         // member usually holds one record, a whole-file gzip all).
-                        match find_next_version_line(&mut decoded) {
-                            Ok(Some(line)) => self.found_version_line = Some((member_offset, line)),
-                            Ok(None) => {}
+                        match find_next_record_start(&mut decoded) {
+                            Ok((skipped, Some(line))) => {
+                                skip = Skip::InMember { bytes: skipped };
+                                self.found_version_line = Some((member_offset, line));
+                            }
+                            Ok((skipped, None)) => skip = Skip::InMember { bytes: skipped },
                             Err(_) => {
                                 // The member is corrupt further on: skip to the next one.
-                                let error = self.record_error(member_offset, problem);
-                                let _ = self.abandon_member(
+                                let moved = self.abandon_member(
                                     decoded,
                                     member_offset,
                                     RecordProblem::Io(String::new()),
                                 );
-                                return Some(Err(error));
+                                let WarcError::Record { skip, .. } = moved else {
+                                    unreachable!("abandon_member gives a record error")
+                                };
+                                return Some(Err(self.record_error(member_offset, problem, skip)));
                             }
                         }
                     }
@@ -380,7 +462,7 @@ impl WarcReader {
                         decoded,
                         member_offset,
                     };
-                    return Some(Err(self.record_error(member_offset, problem)));
+                    return Some(Err(self.record_error(member_offset, problem, skip)));
                 }
             }
         }
@@ -396,11 +478,19 @@ impl WarcReader {
         problem: RecordProblem,
     ) -> WarcError {
         let mut input = decoded.into_inner().into_inner();
-        if !seek_to_next_gzip_member(&mut input, member_offset) {
+        let skip = if seek_to_next_gzip_member(&mut input, member_offset) {
+            Skip::To {
+                next: input_position(&input),
+            }
+        } else {
             self.finished = true;
-        }
+            let end = input.get_ref().inner.metadata().map(|meta| meta.len());
+            Skip::ToEnd {
+                end: end.unwrap_or(member_offset),
+            }
+        };
         self.position = Position::File(input);
-        self.record_error(member_offset, problem)
+        self.record_error(member_offset, problem, skip)
     }
 }
 
@@ -498,7 +588,7 @@ fn read_one_record<R: BufRead>(
         }
     }
     let version_line = String::from_utf8_lossy(&line).trim_end().to_string();
-    if !version_line.starts_with("WARC/") || version_line.len() > 16 {
+    if !is_version(version_line.as_bytes()) {
         let shown: String = version_line.chars().take(40).collect();
         return Err(RecordProblem::NoVersionLine(format!(
             "expected a version line like WARC/1.1, found {shown:?}"
@@ -508,12 +598,9 @@ fn read_one_record<R: BufRead>(
     loop {
         let read = read_header_line(input, &mut line, &mut budget)?;
         if read == 0 {
-            return Err(RecordProblem::Truncated {
-                expected: 0,
-                found: 0,
-            });
+            return Err(RecordProblem::HeaderCut);
         }
-        let text = String::from_utf8_lossy(&line);
+        let text = header_text(&line);
         let text = text.trim_end_matches(['\r', '\n']);
         if text.is_empty() {
             break;
@@ -587,6 +674,24 @@ fn read_one_record<R: BufRead>(
     })
 }
 
+/// A header line as text: UTF-8, with each byte that is not part of valid
+/// UTF-8 percent-encoded (`caf\xe9` becomes `caf%E9`), so that two URLs
+/// that differ in such a byte stay two URLs, as a crawler that fetched them
+/// saw them.
+fn header_text(line: &[u8]) -> std::borrow::Cow<'_, str> {
+    if let Ok(text) = std::str::from_utf8(line) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut text = String::with_capacity(line.len() + 8);
+    for chunk in line.utf8_chunks() {
+        text.push_str(chunk.valid());
+        for byte in chunk.invalid() {
+            text.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    std::borrow::Cow::Owned(text)
+}
+
 /// Consumes the CRLF CRLF that ends a record. Returns false when the bytes
 /// after the block are not a record end, which means the Content-Length was
 /// wrong. Lenient where writers differ: bare LF LF, a missing record end at the
@@ -616,26 +721,97 @@ fn consume_record_end<R: BufRead>(input: &mut R) -> bool {
     }
 }
 
-/// Reads lines until one starts a record (`WARC/1.` or `WARC/0.`) and
-/// returns it, consumed; `None` at the end of input. Lines are read in slices
-/// of at most 64 KiB, so a huge line without a newline costs no memory.
-fn find_next_version_line<R: BufRead>(input: &mut R) -> io::Result<Option<Vec<u8>>> {
-    let mut line = Vec::new();
-    let mut at_line_start = true;
+/// Consumes bytes up to the next record start, a version line (`WARC/1.1`,
+/// `WARC/1.0`, `WARC/0.17`: `WARC/`, 0 or 1, a dot, digits, an optional CR,
+/// LF) that may begin at any byte, not only at a line's start: stray bytes
+/// without a newline (a record cut short by a crash, padding) often run
+/// straight into the next record. Returns the bytes passed over and the
+/// version line, consumed; no line at the end of input. Memory is one
+/// version line, however long the stray bytes.
+fn find_next_record_start<R: BufRead>(input: &mut R) -> io::Result<(u64, Option<Vec<u8>>)> {
+    let mut skipped = 0u64;
+    let mut candidate: Vec<u8> = Vec::with_capacity(LONGEST_VERSION_LINE);
     loop {
-        line.clear();
-        let read = input
-            .by_ref()
-            .take(64 * 1024)
-            .read_until(b'\n', &mut line)?;
-        if read == 0 {
-            return Ok(None);
+        let available = match input.fill_buf() {
+            Ok(available) => available,
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
+            Err(error) => return Err(error),
+        };
+        if available.is_empty() {
+            return Ok((skipped + candidate.len() as u64, None));
         }
-        if at_line_start && (line.starts_with(b"WARC/1.") || line.starts_with(b"WARC/0.")) {
-            return Ok(Some(line));
+        let mut used = 0;
+        for &byte in available {
+            used += 1;
+            if candidate.is_empty() {
+                if byte == b'W' {
+                    candidate.push(byte);
+                } else {
+                    skipped += 1;
+                }
+                continue;
+            }
+            candidate.push(byte);
+            if byte == b'\n' && is_version_line(&candidate) {
+                input.consume(used);
+                return Ok((skipped, Some(candidate)));
+            }
+            if !could_start_version_line(&candidate) {
+                // `W` is the only byte a version line can start with, and
+                // it appears in the line only there: a new candidate starts
+                // at this byte or not at all.
+                let restart = byte == b'W';
+                skipped += candidate.len() as u64 - u64::from(restart);
+                candidate.clear();
+                if restart {
+                    candidate.push(byte);
+                }
+            }
         }
-        at_line_start = line.ends_with(b"\n");
+        input.consume(used);
     }
+}
+
+/// The longest version line looked for, with its CR LF.
+const LONGEST_VERSION_LINE: usize = 18;
+
+/// Whether `bytes` can be the start of a version line: `WARC/`, 0 or 1, a
+/// dot, digits, then at most a CR before the LF.
+fn could_start_version_line(bytes: &[u8]) -> bool {
+    const PREFIX: &[u8] = b"WARC/";
+    if bytes.len() > LONGEST_VERSION_LINE {
+        return false;
+    }
+    let head = bytes.len().min(PREFIX.len());
+    if bytes[..head] != PREFIX[..head] {
+        return false;
+    }
+    match &bytes[head..] {
+        [] => true,
+        [b'0' | b'1'] => true,
+        [b'0' | b'1', b'.', minor @ ..] => {
+            let digits = minor.iter().take_while(|b| b.is_ascii_digit()).count();
+            matches!(&minor[digits..], [] | [b'\r'] | [b'\n'] | [b'\r', b'\n'])
+        }
+        _ => false,
+    }
+}
+
+/// Whether `text` (a line without its line end) is a version: `WARC/`, 0
+/// or 1, a dot and digits.
+fn is_version(text: &[u8]) -> bool {
+    text.len() > 7
+        && text.len() + 2 <= LONGEST_VERSION_LINE
+        && could_start_version_line(text)
+        && text[7..].iter().all(u8::is_ascii_digit)
+}
+
+/// Whether `line` is a whole version line: one that ends in LF and has a
+/// minor version.
+fn is_version_line(line: &[u8]) -> bool {
+    could_start_version_line(line)
+        && line.ends_with(b"\n")
+        && line.get(7).is_some_and(u8::is_ascii_digit)
 }
 
 /// After a corrupt gzip member, moves to the next gzip member header
@@ -1106,5 +1282,213 @@ mod tests {
                 .starts_with("/nonexistent/crawl.warc.gz: cannot read"),
             "{error}"
         );
+    }
+
+    /// Bytes a simple generator makes, reproducibly, none of them CR or LF
+    /// at the start (blank lines before a record are no fault).
+    fn noise_bytes(length: usize, seed: u64) -> Vec<u8> {
+        let mut state = seed;
+        let mut bytes: Vec<u8> = (0..length)
+            .map(|_| {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (state >> 56) as u8
+            })
+            .collect();
+        if let Some(first) = bytes.first_mut() {
+            *first = b'#';
+        }
+        bytes
+    }
+
+    fn uri(record: &WarcRecord) -> &str {
+        record.header("WARC-Target-URI").unwrap_or_default()
+    }
+
+    /// The faults found between two good records of a plain `.warc`: each
+    /// loses no good record, and its one warning names the file, the offset
+    /// and the bytes passed over.
+    #[test]
+    fn stray_bytes_between_records_lose_no_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = three_records();
+        let cut = record_bytes("http://a.example/cut", "<p>cut short by a crash</p>");
+        let faults: Vec<(&str, Vec<u8>)> = vec![
+            ("ten stray bytes", b"0123456789".to_vec()),
+            ("NUL padding", vec![0; 4096]),
+            ("random bytes", noise_bytes(3000, 7)),
+            (
+                "a record cut short by a crash",
+                cut[..cut.len() - 20].to_vec(),
+            ),
+            ("the start of a version line", b"xxWARC/1".to_vec()),
+            ("a version line with nothing after it", b"WARC/1.1".to_vec()),
+        ];
+        for (what, fault) in faults {
+            let start = records[0].len() as u64;
+            let next = start + fault.len() as u64;
+            let mut bytes = records[0].clone();
+            bytes.extend_from_slice(&fault);
+            bytes.extend_from_slice(&records[1]);
+            bytes.extend_from_slice(&records[2]);
+            let path = dir.path().join("stray.warc");
+            std::fs::write(&path, &bytes).unwrap();
+            let (read, errors) = read_all(&path);
+            let uris: Vec<&str> = read.iter().map(uri).collect();
+            assert_eq!(
+                uris,
+                [
+                    "http://a.example/0",
+                    "http://a.example/1",
+                    "http://a.example/2"
+                ],
+                "{what}: {errors:?}"
+            );
+            assert_eq!(read[1].offset, next, "{what}");
+            assert_eq!(errors.len(), 1, "{what}: {errors:?}");
+            let message = errors[0].to_string();
+            for expected in [
+                format!("{} at offset {start}:", path.display()),
+                format!(
+                    "skipped {} bytes (offsets {start}-{}) to the next record at offset {next}",
+                    next - start,
+                    next - 1
+                ),
+            ] {
+                assert!(message.contains(&expected), "{what}: {message}");
+            }
+        }
+    }
+
+    /// Stray bytes before the first record, and after the last.
+    #[test]
+    fn stray_bytes_at_either_end_lose_no_record() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = three_records();
+        let mut bytes = vec![0u8; 100];
+        for record in &records {
+            bytes.extend_from_slice(record);
+        }
+        let end = bytes.len() as u64;
+        bytes.extend_from_slice(b"trailing junk");
+        let path = dir.path().join("ends.warc");
+        std::fs::write(&path, &bytes).unwrap();
+        let (read, errors) = read_all(&path);
+        assert_eq!(read.len(), 3, "{errors:?}");
+        assert_eq!(read[0].offset, 100);
+        let messages: Vec<String> = errors.iter().map(ToString::to_string).collect();
+        assert_eq!(messages.len(), 2, "{messages:?}");
+        assert!(
+            messages[0].contains("at offset 0:")
+                && messages[0].contains("skipped 100 bytes (offsets 0-99)"),
+            "{messages:?}"
+        );
+        assert!(
+            messages[1].contains(&format!("at offset {end}:"))
+                && messages[1].contains("skipped the last 13 bytes of the file"),
+            "{messages:?}"
+        );
+    }
+
+    /// A header cut off by the end of the file says so (not "Content-Length
+    /// 0, only 0 bytes left").
+    #[test]
+    fn a_header_cut_at_the_end_of_the_file_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = three_records();
+        let mut bytes = records[0].clone();
+        bytes.extend_from_slice(b"WARC/1.1\r\nWARC-Type: response\r\nContent-Length: 10\r\n");
+        let path = dir.path().join("cut-header.warc");
+        std::fs::write(&path, &bytes).unwrap();
+        let (read, errors) = read_all(&path);
+        assert_eq!(read.len(), 1);
+        let message = errors[0].to_string();
+        assert!(
+            message.contains("the file ends inside its WARC header"),
+            "{message}"
+        );
+        assert_eq!(errors[0].reason(), "truncated-record");
+    }
+
+    #[test]
+    fn version_lines_are_found_anywhere_and_only_whole() {
+        for (bytes, skipped, line) in [
+            (&b"WARC/1.1\r\nrest"[..], 0, Some(&b"WARC/1.1\r\n"[..])),
+            (b"abcWARC/1.0\nrest", 3, Some(b"WARC/1.0\n")),
+            (b"WWARC/0.17\r\n", 1, Some(b"WARC/0.17\r\n")),
+            (b"WARC/1.1WARC/1.1\r\n", 8, Some(b"WARC/1.1\r\n")),
+            (b"WARC/2.0\r\nWARC/1.\r\nWARC/1.1 x\r\n", 31, None),
+            (b"WARC/1", 6, None),
+            (b"", 0, None),
+        ] {
+            let mut input = io::BufReader::with_capacity(4, bytes);
+            let (found_skipped, found) = find_next_record_start(&mut input).unwrap();
+            assert_eq!(
+                (found_skipped, found.as_deref()),
+                (skipped, line),
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+
+        /// Arbitrary bytes put between and inside the records of a valid
+        /// WARC (plain or gzip): every record they do not touch is read
+        /// back, whole.
+        #[test]
+        fn every_untouched_record_is_read_back(
+            gzip in proptest::bool::ANY,
+            insertions in proptest::collection::vec(
+                (0.0f64..=1.0, proptest::collection::vec(proptest::num::u8::ANY, 1..200)),
+                1..4,
+            ),
+        ) {
+            let dir = tempfile::tempdir().unwrap();
+            let records: Vec<Vec<u8>> = (0..6)
+                .map(|index| {
+                    let mut writer = WarcWriter::new(Vec::new(), gzip);
+                    let (headers, block) = response(
+                        &format!("http://a.example/{index}"),
+                        &format!("<p>page {index} {}</p>", "text ".repeat(index * 30)),
+                    );
+                    writer
+                        .write_record(&OutRecord { warc_type: "response", headers, block: &block })
+                        .unwrap();
+                    writer.finish().unwrap()
+                })
+                .collect();
+            let mut bounds = vec![0usize];
+            for record in &records {
+                bounds.push(bounds[bounds.len() - 1] + record.len());
+            }
+            let total = bounds[bounds.len() - 1];
+            let mut at: Vec<(usize, &Vec<u8>)> = insertions
+                .iter()
+                .map(|(place, bytes)| (((total as f64) * place) as usize, bytes))
+                .collect();
+            at.sort_by_key(|(position, _)| std::cmp::Reverse(*position));
+            let mut bytes = records.concat();
+            for (position, inserted) in &at {
+                bytes.splice(*position..*position, inserted.iter().copied());
+            }
+            // A record is touched when bytes went strictly inside it.
+            let touched = |index: usize| {
+                at.iter().any(|(position, _)| bounds[index] < *position && *position < bounds[index + 1])
+            };
+            let path = dir.path().join(if gzip { "fuzzed.warc.gz" } else { "fuzzed.warc" });
+            std::fs::write(&path, &bytes).unwrap();
+            let (read, errors) = read_all(&path);
+            for index in (0..records.len()).filter(|&index| !touched(index)) {
+                let wanted = format!("http://a.example/{index}");
+                let found = read.iter().find(|record| uri(record) == wanted);
+                proptest::prop_assert!(found.is_some(), "record {} lost: {:?}", index, errors);
+                let expected = format!("<p>page {index} {}</p>", "text ".repeat(index * 30));
+                proptest::prop_assert!(found.unwrap().block.ends_with(expected.as_bytes()));
+            }
+        }
     }
 }

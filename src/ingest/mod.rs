@@ -121,7 +121,9 @@ pub struct IngestWork {
 
 /// What one record became after decoding and storing.
 enum Processed {
-    Capture(Box<Capture>, bool),
+    /// A page: whether its body was stored new, and the repair that let it
+    /// be kept, if any.
+    Capture(Box<Capture>, bool, Option<&'static str>),
     Revisit(corpus::Revisit),
     Ignored(&'static str),
     Bad(&'static str),
@@ -319,12 +321,17 @@ fn ingest_one_file(
             match item {
                 Ok(record) => batch.push(record),
                 Err(error) => {
-                    let what = if matches!(error, corpus::WarcError::NotWarc { .. }) {
-                        "file"
-                    } else {
-                        "record"
+                    // Stray bytes are no record: the message says what
+                    // was passed over.
+                    let what = match &error {
+                        corpus::WarcError::NotWarc { .. } => ", file skipped",
+                        corpus::WarcError::Record {
+                            kind: corpus::RecordProblem::NoVersionLine(_),
+                            ..
+                        } => "",
+                        _ => ", record skipped",
                     };
-                    tracing::warn!("{error}, {what} skipped");
+                    tracing::warn!("{error}{what}");
                     *result.counts.skipped.entry(error.reason()).or_default() += 1;
                     if matches!(error, corpus::WarcError::NotWarc { .. }) {
                         result.counts.failed_files.push(error.to_string());
@@ -360,10 +367,13 @@ fn ingest_one_file(
                 }
             };
             match processed {
-                Processed::Capture(capture, stored_new) => {
+                Processed::Capture(capture, stored_new, repaired) => {
                     if let Some(key) = capture.content_key {
                         taken.push(key);
                         result.counts.count_body(capture.body_bytes, stored_new);
+                    }
+                    if let Some(repair) = repaired {
+                        *result.counts.repaired.entry(repair).or_default() += 1;
                     }
                     result.captures.push(*capture);
                 }
@@ -421,29 +431,30 @@ fn process_record(
         fingerprint: None,
     };
     if page.body.is_empty() {
-        return Ok(Processed::Capture(Box::new(capture), false));
+        return Ok(Processed::Capture(Box::new(capture), false, None));
     }
     let decoding = Instant::now();
     let decoded = charset::decode_body(&page.body, capture.info.content_type.as_deref());
     add_time(&counters.decoding, decoding);
-    let decoded = match decoded {
-        Ok(decoded) => decoded,
-        Err(problem) => {
-            tracing::warn!(
-                "{file_name} at offset {}: {} {problem}, record skipped",
-                record.offset,
-                capture.info.url
-            );
-            return Ok(Processed::Bad("bad-charset"));
-        }
-    };
+    let repaired = decoded.malformed.as_ref().map(|problem| {
+        tracing::warn!(
+            "{file_name} at offset {}: {} {problem}; kept, bad bytes shown as U+FFFD as a browser does",
+            record.offset,
+            capture.info.url
+        );
+        "invalid-utf8"
+    });
     apply_extraction(&mut capture, &decoded.text, Some(counters));
     capture.encoding = decoded.encoding.to_string();
     let storing = Instant::now();
     let outcome = store.put(&page.body)?;
     add_time(&counters.storing, storing);
     capture.content_key = Some(outcome.key);
-    Ok(Processed::Capture(Box::new(capture), outcome.stored_new))
+    Ok(Processed::Capture(
+        Box::new(capture),
+        outcome.stored_new,
+        repaired,
+    ))
 }
 
 /// Extracts and fingerprints a capture's text; `counters` (None for the
@@ -563,23 +574,19 @@ fn resolve_each(
             revisit_of: Some(revisit.refers_to_uri.unwrap_or(original_url)),
             fingerprint: None,
         };
-        match charset::decode_body(&body, capture.info.content_type.as_deref()) {
-            Ok(decoded) => {
-                // Links resolve against the revisit's own URL, which may differ.
-                apply_extraction(&mut capture, &decoded.text, None);
-                capture.encoding = decoded.encoding.to_string();
-            }
-            Err(problem) => {
-                tracing::warn!(
-                    "{} at offset {}: revisit of {}: {problem}, record skipped",
-                    capture.info.location.file,
-                    capture.info.location.offset,
-                    capture.info.url
-                );
-                *report.skipped.entry("bad-charset".into()).or_default() += 1;
-                continue;
-            }
+        let decoded = charset::decode_body(&body, capture.info.content_type.as_deref());
+        if let Some(problem) = &decoded.malformed {
+            tracing::warn!(
+                "{} at offset {}: revisit of {}: {problem}; kept, bad bytes shown as U+FFFD as a browser does",
+                capture.info.location.file,
+                capture.info.location.offset,
+                capture.info.url
+            );
+            *report.repaired.entry("invalid-utf8".into()).or_default() += 1;
         }
+        // Links resolve against the revisit's own URL, which may differ.
+        apply_extraction(&mut capture, &decoded.text, None);
+        capture.encoding = decoded.encoding.to_string();
         store.add_reference(&key)?;
         capture.content_key = Some(key);
         resolved.push(key);
@@ -596,7 +603,10 @@ fn resolve_each(
 
 /// The first line of a captures file; a file without it was written by an
 /// older build (its crawl is ingested again).
-const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 2\n";
+/// Version 3: bodies declared UTF-8 with bad bytes are kept (U+FFFD), URLs
+/// keep raw bytes percent-encoded and lose their user name; a crawl read
+/// by an older build is read again so that its pages follow these rules.
+const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 3\n";
 
 /// True when the captures file at `path` is in the format this build
 /// writes, false when it is readable but not (an older build's).

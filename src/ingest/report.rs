@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 pub(super) struct Counts {
     pub skipped: BTreeMap<&'static str, u64>,
     pub ignored: BTreeMap<&'static str, u64>,
+    pub repaired: BTreeMap<&'static str, u64>,
     pub failed_files: Vec<String>,
     pub pages_with_body: u64,
     pub new_blocks: u64,
@@ -49,6 +50,10 @@ pub struct IngestReport {
     pub ignored: BTreeMap<String, u64>,
     /// Bad records skipped with a warning, by reason.
     pub skipped: BTreeMap<String, u64>,
+    /// Records kept after a repair, with a warning, by kind
+    /// (`invalid-utf8`: bad bytes of a body declared UTF-8 decoded to
+    /// U+FFFD).
+    pub repaired: BTreeMap<String, u64>,
     /// Files that could not be read at all, with the reason.
     pub failed_files: Vec<String>,
     /// Captures with a stored body.
@@ -75,6 +80,9 @@ impl IngestReport {
         }
         for (kind, count) in &counts.ignored {
             *self.ignored.entry(kind.to_string()).or_default() += count;
+        }
+        for (kind, count) in &counts.repaired {
+            *self.repaired.entry(kind.to_string()).or_default() += count;
         }
         self.failed_files
             .extend(counts.failed_files.iter().cloned());
@@ -124,6 +132,14 @@ impl fmt::Display for IngestReport {
             self.skipped_total(),
             join_counts(&self.skipped)
         )?;
+        if !self.repaired.is_empty() {
+            writeln!(
+                formatter,
+                "records kept after repair   {} ({})",
+                self.repaired.values().sum::<u64>(),
+                join_counts(&self.repaired)
+            )?;
+        }
         writeln!(
             formatter,
             "distinct bodies             {}",

@@ -68,14 +68,17 @@ pub fn is_host_name(name: &str) -> bool {
 }
 
 impl Engine {
+    /// The id of a host, by its name in any case (host names are
+    /// case-insensitive; the table holds them lower-cased).
     pub fn host_id(&self, name: &str) -> Option<HostId> {
         if !is_host_name(name) {
             return None;
         }
+        let name = name.to_ascii_lowercase();
         // The host list is sorted.
         self.table()
             .hosts
-            .binary_search_by(|host| host.as_str().cmp(name))
+            .binary_search_by(|host| host.as_str().cmp(&name))
             .ok()
             .map(|index| HostId(index as u32))
     }

@@ -115,6 +115,48 @@ pub enum ServeError {
     Run(std::io::Error),
 }
 
+/// How often `serve` looks again while another process writes the first
+/// generation.
+const WAIT_FOR_WRITER: Duration = Duration::from_millis(500);
+
+/// Indexes the shipped crawl when the data folder has no generation yet.
+/// When another `mirrorscope index` holds the folder's lock, waits (saying
+/// so) for the generation it writes, or for the lock to be free.
+fn index_shipped_crawl_unless_indexed(
+    data: &crate::datadir::DataDir,
+    folder: &std::path::Path,
+) -> Result<(), ServeError> {
+    use crate::datadir::DataError;
+    let mut said = false;
+    let corpus = crate::pipeline::default_corpus_dir();
+    if matches!(data.current_generation(), Err(DataError::NoGeneration(_))) {
+        tracing::info!(corpus = %corpus.display(), "no index yet: indexing the shipped crawl first");
+    }
+    while matches!(data.current_generation(), Err(DataError::NoGeneration(_))) {
+        let indexed = crate::pipeline::run_index(&crate::pipeline::IndexRequest {
+            inputs: vec![corpus.clone()],
+            data: folder.to_path_buf(),
+            progress: true,
+            add: false,
+        });
+        match indexed {
+            Ok(_) => {}
+            Err(DataError::Busy { path }) => {
+                if !said {
+                    tracing::info!(
+                        "{} is held by another `mirrorscope index`; waiting for the generation it writes",
+                        path.display()
+                    );
+                    said = true;
+                }
+                std::thread::sleep(WAIT_FOR_WRITER);
+            }
+            Err(error) => return Err(error.into()),
+        }
+    }
+    Ok(())
+}
+
 /// Serves the site until interrupted: indexes the shipped crawl first when
 /// the data directory has no index yet, picks up new generations as `index`
 /// writes them. `on_listening` is told the address once it listens.
@@ -123,19 +165,7 @@ pub fn serve(
     on_listening: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServeError> {
     let data = crate::datadir::DataDir::open(&options.data)?;
-    if matches!(
-        data.current_generation(),
-        Err(crate::datadir::DataError::NoGeneration(_))
-    ) {
-        let corpus = crate::pipeline::default_corpus_dir();
-        tracing::info!(corpus = %corpus.display(), "no index yet: indexing the shipped crawl first");
-        crate::pipeline::run_index(&crate::pipeline::IndexRequest {
-            inputs: vec![corpus],
-            data: options.data.clone(),
-            progress: true,
-            add: false,
-        })?;
-    }
+    index_shipped_crawl_unless_indexed(&data, &options.data)?;
     let state = web::Data::new(AppState::open(&options.data)?);
     tracing::info!(
         generation = state.engine().generation(),

@@ -429,7 +429,7 @@ pub async fn host(state: web::Data<AppState>, http: HttpRequest) -> Html {
     let name = percent_encoding::percent_decode_str(raw)
         .decode_utf8()
         .map_err(|_| AppError::NotFound(format!("there is no host {raw:?}")))?
-        .into_owned();
+        .to_ascii_lowercase();
     if !search::is_host_name(&name) {
         return Err(AppError::NotFound(format!("there is no host {name:?}")));
     }
