@@ -150,6 +150,23 @@ enum Command {
         #[arg(long, value_delimiter = ',')]
         tables: Vec<String>,
     },
+    /// Whether the data folder is consistent: every store block's reference
+    /// count against what the crawls hold, blocks nobody holds or that are
+    /// missing or corrupt, temporary files, each generation against its
+    /// manifest. Exits 0 only when all is consistent.
+    Check {
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+        /// Put right what can be: set counts to what is held, remove blocks
+        /// nobody holds and temporary files. Needs the writer lock (refused
+        /// while `index` runs).
+        #[arg(long)]
+        repair: bool,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Quality against a ground-truth file (format of corpus/truth.tsv).
     Eval {
         /// The truth file: tab-separated `url collection replica page`.
@@ -365,6 +382,17 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     file.rows,
                     file.bytes
                 )?;
+            }
+        }
+        Command::Check { data, repair, json } => {
+            let report = mirrorscope::datadir::check(&data, repair)?;
+            if json {
+                writeln!(stdout, "{}", serde_json::to_string_pretty(&report)?)?;
+            } else {
+                writeln!(stdout, "{report}")?;
+            }
+            if !report.is_consistent() {
+                return Ok(ExitCode::FAILURE);
             }
         }
         Command::Eval { truth, data, json } => {

@@ -772,3 +772,85 @@ fn bad_entries_in_a_crawl_folder_are_passed_over() {
     let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
     assert_eq!(table.pages.len(), 3);
 }
+
+/// `check` finds a leaked reference, a block nobody holds, temporary files
+/// and a corrupt block; `--repair` (refused while a writer holds the lock)
+/// reclaims the first three, and a corrupt block keeps the check failing.
+#[test]
+fn check_finds_what_is_wrong_and_repair_reclaims_what_can_be() {
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = dir.path().join("site.warc.gz");
+    write_site(&crawl, true, &site("docs.example", 6), 0);
+    let data = dir.path().join("data");
+    index(&[&crawl], &data).unwrap();
+    let data_arg = data.to_str().unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "--data", data_arg];
+        args.extend(extra);
+        let output = mirrorscope(dir.path(), &args);
+        (output.status.success(), stdout(&output), stderr(&output))
+    };
+    let (clean, out, err) = check(&[]);
+    assert!(clean, "{out}{err}");
+    assert!(out.ends_with("consistent\n"), "{out}");
+
+    let folder = DataDir::open_existing(&data).unwrap();
+    let config = folder.config().unwrap();
+    let key = folder.page_table().unwrap().pages[0].content_key.unwrap();
+    {
+        let store = folder.store(&config).unwrap();
+        store.add_reference(&key).unwrap();
+        store.put(b"<p>a body no crawl holds</p>").unwrap();
+        store.flush().unwrap();
+    }
+    std::fs::write(data.join("store/vol-0/.tmp-1-1-half"), b"half a block").unwrap();
+    std::fs::create_dir(data.join("generations/.gen-000099.tmp")).unwrap();
+    let (clean, out, _) = check(&[]);
+    assert!(!clean, "{out}");
+    for expected in [
+        "counts too high (leaks)     1",
+        &format!("  {key}: 2 counted, 1 held"),
+        "blocks nobody holds         1",
+        "temporary files             2",
+        "NOT consistent",
+    ] {
+        assert!(out.contains(expected), "lacks {expected:?}:\n{out}");
+    }
+
+    {
+        let _writer = folder.lock_for_writing().unwrap();
+        let (repaired, _, err) = check(&["--repair"]);
+        assert!(!repaired);
+        assert!(
+            err.contains("another `mirrorscope index` is writing"),
+            "{err}"
+        );
+    }
+    let (clean, out, err) = check(&["--repair"]);
+    assert!(clean, "{out}{err}");
+    assert!(
+        out.contains("repaired                    1 counts set to what is held, 1 orphan blocks removed (2 references reclaimed), 2 temporary files removed"),
+        "{out}"
+    );
+    let store = folder.store_for_reading(&config).unwrap();
+    assert_eq!(store.references(&key).unwrap(), 1);
+
+    // A body that is not what its name says cannot be repaired.
+    let block = store
+        .walk()
+        .unwrap()
+        .blocks
+        .into_iter()
+        .find(|block| block.key == key)
+        .unwrap();
+    let mut bytes = std::fs::read(&block.path).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0x55;
+    std::fs::write(&block.path, bytes).unwrap();
+    for extra in [&[][..], &["--repair"][..]] {
+        let (clean, out, _) = check(extra);
+        assert!(!clean, "{out}");
+        assert!(out.contains("corrupt blocks              1"), "{out}");
+        assert!(out.contains("cannot be read"), "{out}");
+    }
+}

@@ -24,6 +24,11 @@
 //! `CURRENT` then the generation it names never sees half a generation, and a
 //! crash at any point leaves the previous generation serving.
 
+mod check;
+
+pub use check::{check, CheckReport, Problems, Repaired};
+
+use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -214,8 +219,20 @@ impl DataDir {
     /// Gives back the store references of crawls whose ingest was
     /// interrupted, then removes them; finishes or undoes crawls left set
     /// aside. Returns how many ingests were rolled back.
+    ///
+    /// An interruption can leak references (taken but not yet journaled, or
+    /// a release cut short); after any rollback the counts are set to what
+    /// the crawls hold ([`DataDir::recount_references`]). A durable marker
+    /// makes sure the recount happens even if this run is interrupted too.
     pub fn recover_interrupted_crawls(&self, store: &PageStore) -> Result<usize> {
         let partial = self.crawls_with_suffix(PARTIAL_SUFFIX)?;
+        let marker = self.root.join(RECOUNT_MARKER);
+        let interrupted = !partial.is_empty()
+            || !self.crawls_with_suffix(STALE_SUFFIX)?.is_empty()
+            || !self.crawls_with_suffix(REMOVED_SUFFIX)?.is_empty();
+        if interrupted {
+            write_atomically(&marker, b"recount the store's references\n")?;
+        }
         for (_, folder) in &partial {
             tracing::warn!(crawl = %folder.display(), "rolling back an interrupted ingest");
             self.release_folder(folder, store)?;
@@ -245,7 +262,76 @@ impl DataDir {
                 self.release_folder(&folder, store)?;
             }
         }
+        if marker.exists() {
+            let recount = self.recount_references(store)?;
+            tracing::warn!(
+                counts_fixed = recount.counts_fixed,
+                orphans_removed = recount.orphans_removed,
+                references_reclaimed = recount.references_reclaimed,
+                "store references recounted after an interruption"
+            );
+            fs::remove_file(&marker).map_err(io_error(&marker))?;
+            sync_dir(&self.root)?;
+        }
         Ok(partial.len())
+    }
+
+    /// The store references every crawl folder holds, by block: a complete
+    /// crawl holds every reference its journal names; a crawl being rolled
+    /// back or removed (`.partial`, `.stale`, `.removed`), those after what
+    /// its `released` marker says was given back. Nothing else holds a
+    /// reference, so this is what each block's count should be.
+    pub fn held_references(&self) -> Result<HashMap<ContentKey, u64>> {
+        let folder = self.root.join("crawls");
+        let mut held: HashMap<ContentKey, u64> = HashMap::new();
+        for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
+            let entry = entry.map_err(io_error(&folder))?;
+            let path = entry.path();
+            let journal = path.join(ingest::REFERENCES_FILE);
+            if !entry.file_type().map_err(io_error(&path))?.is_dir() || !journal.exists() {
+                continue;
+            }
+            let keys = ingest::read_references(&journal)?;
+            let released = released_so_far(&path)?.min(keys.len());
+            for key in &keys[released..] {
+                *held.entry(*key).or_default() += 1;
+            }
+        }
+        Ok(held)
+    }
+
+    /// Sets every block's reference count to what the crawls hold
+    /// ([`DataDir::held_references`]), removing blocks nobody holds: what an
+    /// interruption leaked (references taken but not yet journaled, or a
+    /// release cut short) is reclaimed. Needs the writer lock. Blocks a crawl
+    /// holds but the store lacks, and corrupt blocks, are left as they are
+    /// and counted.
+    pub fn recount_references(&self, store: &PageStore) -> Result<Recount> {
+        let held = self.held_references()?;
+        let walk = store.walk()?;
+        let mut recount = Recount::default();
+        let mut seen = std::collections::HashSet::with_capacity(walk.blocks.len());
+        for block in &walk.blocks {
+            seen.insert(block.key);
+            let Ok(found) = block.references else {
+                recount.corrupt += 1;
+                continue;
+            };
+            let wanted = held.get(&block.key).copied().unwrap_or(0);
+            if found == wanted {
+                continue;
+            }
+            store.set_references(&block.key, wanted)?;
+            if wanted == 0 {
+                recount.orphans_removed += 1;
+            } else {
+                recount.counts_fixed += 1;
+            }
+            recount.references_reclaimed += found.saturating_sub(wanted);
+        }
+        recount.missing = held.keys().filter(|key| !seen.contains(key)).count() as u64;
+        store.flush()?;
+        Ok(recount)
     }
 
     /// The crawl folders named `<id><suffix>`, with their ids.
@@ -441,7 +527,7 @@ impl DataDir {
         Ok(manifest)
     }
 
-    fn generation_names(&self) -> Result<Vec<String>> {
+    pub(crate) fn generation_names(&self) -> Result<Vec<String>> {
         let folder = self.root.join("generations");
         let mut names = Vec::new();
         for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
@@ -597,6 +683,35 @@ fn read_compressed<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
     })
 }
 
+/// What [`DataDir::recount_references`] changed and found.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Recount {
+    /// Blocks whose count was set to what their crawls hold.
+    pub counts_fixed: u64,
+    /// Blocks no crawl holds, removed.
+    pub orphans_removed: u64,
+    /// References the counts lost in all.
+    pub references_reclaimed: u64,
+    /// Blocks a crawl holds that the store lacks (left as they are).
+    pub missing: u64,
+    /// Blocks whose header cannot be read (left as they are).
+    pub corrupt: u64,
+}
+
+/// How many of a crawl folder's journaled references were given back, by
+/// its `released` marker (0 without one).
+fn released_so_far(folder: &Path) -> Result<usize> {
+    let marker = folder.join("released");
+    match fs::read_to_string(&marker) {
+        Ok(text) => Ok(text.trim().parse::<usize>().unwrap_or(usize::MAX)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(0),
+        Err(source) => Err(DataError::Io {
+            path: marker,
+            source,
+        }),
+    }
+}
+
 /// Gives back the references an interrupted ingest journaled, so that a
 /// second interruption never gives one back twice: before each slice of
 /// releases, how far the release will have got is recorded durably in
@@ -609,16 +724,7 @@ fn release_journaled_references(
 ) -> Result<()> {
     const SLICE: usize = 256;
     let marker = partial.join("released");
-    let already = match fs::read_to_string(&marker) {
-        Ok(text) => text.trim().parse::<usize>().unwrap_or(keys.len()),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => 0,
-        Err(source) => {
-            return Err(DataError::Io {
-                path: marker,
-                source,
-            })
-        }
-    };
+    let already = released_so_far(partial)?.min(keys.len());
     tracing::info!(
         crawl = %partial.display(),
         references = keys.len().saturating_sub(already),
@@ -644,6 +750,9 @@ fn release_journaled_references(
 }
 
 const PARTIAL_SUFFIX: &str = ".partial";
+/// Present while the store's references must be recounted (after an
+/// interruption, until the recount is done).
+const RECOUNT_MARKER: &str = "recount-references";
 const STALE_SUFFIX: &str = ".stale";
 const REMOVED_SUFFIX: &str = ".removed";
 const REPORT_FILE: &str = "report.json";

@@ -98,6 +98,7 @@
 //! Every read checks the header and that the body decompresses to exactly
 //! `original-size` bytes; a corrupt block is an error naming its file.
 
+mod audit;
 mod block;
 mod config;
 mod durable;
@@ -126,6 +127,7 @@ use self::durable::{
 use self::location::{is_block_file_name, is_temporary_file_name, BlockLocation};
 use self::staging::{StagedAtLocation, StagedBlock, Staging};
 
+pub use self::audit::{StoreWalk, WalkedBlock};
 pub use self::config::{StoreConfig, StoreLayout, StoreMode, MAX_DEPTH, STORE_FORMAT_VERSION};
 pub use self::error::{Result, StoreError};
 pub use self::key::{signature_of, ContentKey, Signature, SIGNATURE_BYTES};
