@@ -27,6 +27,22 @@ fn shipped_state() -> web::Data<AppState> {
         .clone()
 }
 
+/// The shipped crawl's store, page table and similarity stage, as the
+/// index stage read them.
+fn shipped_analysis() -> (
+    mirrorscope::store::PageStore,
+    mirrorscope::pages::PageTable,
+    mirrorscope::similarity::Similarity,
+) {
+    let data = mirrorscope::datadir::DataDir::open(shipped_data()).unwrap();
+    let config = data.config().unwrap();
+    let store = data.store_for_reading(&config).unwrap();
+    let generation = data.generation().unwrap();
+    let table = generation.page_table().unwrap();
+    let similarity = generation.similarity(&table).unwrap();
+    (store, table, similarity)
+}
+
 struct Answer {
     status: StatusCode,
     content_type: String,
@@ -905,14 +921,8 @@ async fn every_route_answers_head_and_names_its_methods() {
 /// queries holds a line the similarity stage set aside as site chrome.
 #[actix_web::test]
 async fn snippets_hold_no_site_chrome() {
-    use mirrorscope::datadir::DataDir;
     use mirrorscope::pages::PageId;
-    let data = DataDir::open(shipped_data()).unwrap();
-    let config = data.config().unwrap();
-    let store = data.store_for_reading(&config).unwrap();
-    let generation = data.generation().unwrap();
-    let table = generation.page_table().unwrap();
-    let similarity = generation.similarity(&table).unwrap();
+    let (store, table, similarity) = shipped_analysis();
     assert!(!similarity.boilerplate.is_empty());
     let mut checked = 0;
     for query in [
@@ -956,7 +966,6 @@ async fn snippets_hold_no_site_chrome() {
 /// them there, and an expansion reads the query as its search did.
 #[actix_web::test]
 async fn own_text_first_then_chrome_when_it_finds_little() {
-    use mirrorscope::datadir::DataDir;
     use mirrorscope::search::CHROME_BELOW;
 
     let common = get("/api/search?q=install").await.json();
@@ -965,12 +974,7 @@ async fn own_text_first_then_chrome_when_it_finds_little() {
 
     // A word of some site's chrome that few pages say themselves, found
     // on pages of a collection through their chrome.
-    let data = DataDir::open(shipped_data()).unwrap();
-    let config = data.config().unwrap();
-    let store = data.store_for_reading(&config).unwrap();
-    let generation = data.generation().unwrap();
-    let table = generation.page_table().unwrap();
-    let similarity = generation.similarity(&table).unwrap();
+    let (store, table, similarity) = shipped_analysis();
     let mut tried = BTreeSet::new();
     let mut found = None;
     'pages: for page in table.pages.iter().step_by(7) {
@@ -1083,19 +1087,12 @@ async fn long_request_lines_get_an_answer_and_the_server_goes_on() {
 #[actix_web::test]
 async fn serve_waits_for_a_writer_that_holds_the_lock() {
     use std::io::{BufRead, BufReader};
-    use std::process::{Command, Stdio};
+    use std::process::Stdio;
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let folder = mirrorscope::datadir::DataDir::open(&data).unwrap();
     let lock = folder.lock_for_writing().unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
-        .args([
-            "serve",
-            "--data",
-            data.to_str().unwrap(),
-            "--bind",
-            "127.0.0.1:0",
-        ])
+    let child = common::serve_command(&data)
         .env("MIRRORSCOPE_LOG", "info")
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

@@ -809,13 +809,14 @@ fn check_finds_what_is_wrong_and_repair_reclaims_what_can_be() {
     }
     std::fs::write(data.join("store/vol-0/.tmp-1-1-half"), b"half a block").unwrap();
     std::fs::create_dir(data.join("generations/.gen-000099.tmp")).unwrap();
+    std::fs::write(data.join(".CURRENT.tmp-4242"), b"gen-0000").unwrap();
     let (clean, out, _) = check(&[]);
     assert!(!clean, "{out}");
     for expected in [
         "counts too high (leaks)     1",
         &format!("  {key}: 2 counted, 1 held"),
         "blocks nobody holds         1",
-        "temporary files             2",
+        "temporary files             3",
         "NOT consistent",
     ] {
         assert!(out.contains(expected), "lacks {expected:?}:\n{out}");
@@ -833,7 +834,7 @@ fn check_finds_what_is_wrong_and_repair_reclaims_what_can_be() {
     let (clean, out, err) = check(&["--repair"]);
     assert!(clean, "{out}{err}");
     assert!(
-        out.contains("repaired                    1 counts set to what is held, 1 orphan blocks removed (2 references reclaimed), 2 temporary files removed"),
+        out.contains("repaired                    1 counts set to what is held, 1 orphan blocks removed (2 references reclaimed), 3 temporary files removed"),
         "{out}"
     );
     let store = folder.store_for_reading(&config).unwrap();

@@ -119,7 +119,7 @@ pub fn check(root: &Path, repair: bool) -> Result<CheckReport> {
             references_reclaimed,
             ..
         } = data.recount_references(&store)?;
-        data.remove_leftover_generations()?;
+        data.remove_leftovers()?;
         let mut after = gather(&data, &store, false)?;
         after.repaired = Some(Repaired {
             counts_fixed,
@@ -151,7 +151,7 @@ fn gather(data: &DataDir, store: &PageStore, writer_active: bool) -> Result<Chec
     let verified: Vec<Option<String>> = walk
         .blocks
         .par_iter()
-        .map(|block| match block.references {
+        .map(|block| match block.header {
             Ok(_) => store.verify(&block.key),
             Err(_) => Ok(None),
         })
@@ -160,8 +160,8 @@ fn gather(data: &DataDir, store: &PageStore, writer_active: bool) -> Result<Chec
     for (block, verified) in walk.blocks.iter().zip(verified) {
         report.blocks += 1;
         let wanted = held.get(&block.key).copied().unwrap_or(0);
-        let found = match &block.references {
-            Ok(found) => *found,
+        let found = match &block.header {
+            Ok(facts) => facts.references,
             Err(reason) => {
                 report
                     .corrupt_blocks
@@ -203,7 +203,7 @@ fn gather(data: &DataDir, store: &PageStore, writer_active: bool) -> Result<Chec
     for path in &walk.temporary_files {
         report.temporary_files.add(|| path.display().to_string());
     }
-    for path in data.leftover_generations()? {
+    for path in data.leftovers()? {
         report.temporary_files.add(|| path.display().to_string());
     }
     check_generations(data, &present, &mut report)?;
@@ -347,26 +347,35 @@ impl DataDir {
         Ok(found)
     }
 
-    /// Generation folders a crash left under their temporary name.
-    fn leftover_generations(&self) -> Result<Vec<PathBuf>> {
-        let folder = self.root.join("generations");
+    /// Files and folders a crash left under a temporary name (`.NAME.tmp…`):
+    /// a generation being written, a file being replaced in the data
+    /// folder or in a crawl folder. The store's own are in its walk.
+    fn leftovers(&self) -> Result<Vec<PathBuf>> {
+        let mut folders = vec![self.root.clone(), self.root.join("generations")];
+        folders.extend(self.crawl_folders()?);
         let mut found = Vec::new();
-        for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
-            let entry = entry.map_err(io_error(&folder))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') && name.ends_with(".tmp") {
-                found.push(entry.path());
+        for folder in folders {
+            for entry in fs::read_dir(&folder).map_err(io_error(&folder))? {
+                let entry = entry.map_err(io_error(&folder))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                if name.starts_with('.') && name.contains(".tmp") {
+                    found.push(entry.path());
+                }
             }
         }
         found.sort();
         Ok(found)
     }
 
-    /// Removes generation folders left under their temporary name. Needs
-    /// the writer lock.
-    fn remove_leftover_generations(&self) -> Result<()> {
-        for path in self.leftover_generations()? {
-            fs::remove_dir_all(&path).map_err(io_error(&path))?;
+    /// Removes what [`DataDir::leftovers`] finds. Needs the writer lock.
+    fn remove_leftovers(&self) -> Result<()> {
+        for path in self.leftovers()? {
+            let removed = if path.is_dir() {
+                fs::remove_dir_all(&path)
+            } else {
+                fs::remove_file(&path)
+            };
+            removed.map_err(io_error(&path))?;
         }
         Ok(())
     }

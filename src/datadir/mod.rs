@@ -313,7 +313,7 @@ impl DataDir {
         let mut seen = std::collections::HashSet::with_capacity(walk.blocks.len());
         for block in &walk.blocks {
             seen.insert(block.key);
-            let Ok(found) = block.references else {
+            let Ok(found) = block.header.as_ref().map(|facts| facts.references) else {
                 recount.corrupt += 1;
                 continue;
             };

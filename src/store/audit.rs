@@ -19,8 +19,16 @@ use super::{
 pub struct WalkedBlock {
     pub key: ContentKey,
     pub path: PathBuf,
-    /// Its reference count, or why its header cannot be read.
-    pub references: std::result::Result<u64, String>,
+    /// What its header says, or why it cannot be read.
+    pub header: std::result::Result<BlockFacts, String>,
+}
+
+/// What a block's header says, and its file's size.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BlockFacts {
+    pub references: u64,
+    pub original_size: u64,
+    pub file_size: u64,
 }
 
 /// Everything in a store's volumes.
@@ -83,18 +91,18 @@ impl PageStore {
                     volume,
                     overflow,
                 };
-                let references = match read_header_only(&path) {
-                    Ok(Some((header, _))) => Ok(header.references),
+                let header = match read_header_only(&path) {
+                    Ok(Some((header, file_size))) => Ok(BlockFacts {
+                        references: header.references,
+                        original_size: header.original_size,
+                        file_size,
+                    }),
                     // Removed while we walked.
                     Ok(None) => continue,
                     Err(StoreError::CorruptBlock { reason, .. }) => Err(reason),
                     Err(error) => return Err(error),
                 };
-                walk.blocks.push(WalkedBlock {
-                    key,
-                    path,
-                    references,
-                });
+                walk.blocks.push(WalkedBlock { key, path, header });
             }
         }
         Ok(())

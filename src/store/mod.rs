@@ -124,10 +124,10 @@ use self::durable::{
     create_directory_durably, remove_file_durably, remove_stale_temporary_files,
     write_file_atomically, DirectoryLock, DirectorySyncs,
 };
-use self::location::{is_block_file_name, is_temporary_file_name, BlockLocation};
+use self::location::{is_temporary_file_name, BlockLocation};
 use self::staging::{StagedAtLocation, StagedBlock, Staging};
 
-pub use self::audit::{StoreWalk, WalkedBlock};
+pub use self::audit::{BlockFacts, StoreWalk, WalkedBlock};
 pub use self::config::{StoreConfig, StoreLayout, StoreMode, MAX_DEPTH, STORE_FORMAT_VERSION};
 pub use self::error::{Result, StoreError};
 pub use self::key::{signature_of, ContentKey, Signature, SIGNATURE_BYTES};
@@ -656,58 +656,25 @@ impl PageStore {
 
     /// Walks every volume and totals its blocks. Reads only headers.
     pub fn stats(&self) -> Result<StoreStats> {
-        let _gate = self.settled()?;
         let mut stats = StoreStats::default();
-        for volume in 0..self.layout.volumes {
-            self.add_tree_to_stats(&self.volume_directory(volume), &mut stats)?;
-        }
-        Ok(stats)
-    }
-
-    fn add_tree_to_stats(&self, directory: &Path, stats: &mut StoreStats) -> Result<()> {
-        let entries = match fs::read_dir(directory) {
-            Ok(entries) => entries,
-            Err(error) if error.kind() == io::ErrorKind::NotFound => return Ok(()),
-            Err(error) => return Err(StoreError::io("list", directory, error)),
-        };
-        for entry in entries {
-            let entry = entry.map_err(|source| StoreError::io("list", directory, source))?;
-            let path = entry.path();
-            let file_type = entry
-                .file_type()
-                .map_err(|source| StoreError::io("inspect", &path, source))?;
-            if file_type.is_dir() {
-                self.add_tree_to_stats(&path, stats)?;
-                continue;
-            }
-            let file_name = entry.file_name();
-            let Some(file_name) = file_name.to_str() else {
-                continue;
-            };
-            if !is_block_file_name(file_name, self.layout.depth) {
-                continue;
-            }
-            match read_header_only(&path) {
-                // Deleted while we walked.
-                Ok(None) => {}
-                Ok(Some((header, file_size))) => {
+        for block in self.walk()?.blocks {
+            match block.header {
+                Ok(facts) => {
                     stats.blocks += 1;
-                    stats.references = stats.references.saturating_add(header.references);
-                    stats.original_bytes =
-                        stats.original_bytes.saturating_add(header.original_size);
+                    stats.references = stats.references.saturating_add(facts.references);
+                    stats.original_bytes = stats.original_bytes.saturating_add(facts.original_size);
                     stats.referenced_bytes = stats
                         .referenced_bytes
-                        .saturating_add(header.original_size.saturating_mul(header.references));
-                    stats.stored_bytes = stats.stored_bytes.saturating_add(file_size);
+                        .saturating_add(facts.original_size.saturating_mul(facts.references));
+                    stats.stored_bytes = stats.stored_bytes.saturating_add(facts.file_size);
                 }
-                Err(StoreError::CorruptBlock { path, reason }) => {
-                    tracing::warn!(path = %path.display(), %reason, "corrupt block left out of the store statistics");
+                Err(reason) => {
+                    tracing::warn!(path = %block.path.display(), %reason, "corrupt block left out of the store statistics");
                     stats.corrupt_blocks += 1;
                 }
-                Err(error) => return Err(error),
             }
         }
-        Ok(())
+        Ok(stats)
     }
 
     fn volume_of(&self, signature: Signature) -> u16 {

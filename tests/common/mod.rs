@@ -34,17 +34,36 @@ impl Drop for Running {
     }
 }
 
+/// Whether a test that indexes whole crawls many times should run: in an
+/// optimised build (`--release`, or `--profile ci` as `.ci/run` builds), or
+/// when `MIRRORSCOPE_SLOW_TESTS` is set. Says why when it does not.
+pub fn slow_tests_wanted(name: &str) -> bool {
+    if !cfg!(debug_assertions) || std::env::var_os("MIRRORSCOPE_SLOW_TESTS").is_some() {
+        return true;
+    }
+    eprintln!(
+        "skipped in a debug build: run `cargo test --release --test {name}` (.ci/run runs it with --profile ci)"
+    );
+    false
+}
+
+/// `mirrorscope serve --data DATA` on a free loopback port, to be spawned.
+pub fn serve_command(data: &Path) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_mirrorscope"));
+    command.args([
+        "serve",
+        "--data",
+        data.to_str().unwrap(),
+        "--bind",
+        "127.0.0.1:0",
+    ]);
+    command
+}
+
 /// Starts `mirrorscope serve` on a free loopback port; returns it and the
 /// base URL it prints.
 pub fn serve(data: &Path) -> (Running, String) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mirrorscope"))
-        .args([
-            "serve",
-            "--data",
-            data.to_str().unwrap(),
-            "--bind",
-            "127.0.0.1:0",
-        ])
+    let mut child = serve_command(data)
         .env("MIRRORSCOPE_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
