@@ -234,7 +234,9 @@ impl WarcReader {
         })?;
         // By the magic bytes; a file that starts with neither a record nor
         // a gzip member (stray bytes before the first) by its name.
-        let named_gzip = path.extension().is_some_and(|extension| extension == "gz");
+        let named_gzip = path
+            .extension()
+            .is_some_and(|extension| extension.eq_ignore_ascii_case("gz"));
         let gzip = start.starts_with(&[0x1f, 0x8b]) || (named_gzip && !start.starts_with(b"WARC/"));
         Ok(WarcReader {
             path: path.to_path_buf(),
@@ -390,10 +392,11 @@ impl WarcReader {
                                 continue;
                             }
                             Err(error) => {
-                                return Some(Err(self.abandon_member(
-                                    decoded,
+                                let skip = self.abandon_member(decoded, member_offset);
+                                return Some(Err(self.record_error(
                                     member_offset,
                                     gzip_problem(error),
+                                    skip,
                                 )));
                             }
                         },
@@ -414,7 +417,8 @@ impl WarcReader {
                         Err(problem) => problem,
                     };
                     if matches!(problem, RecordProblem::BadGzip(_) | RecordProblem::Io(_)) {
-                        return Some(Err(self.abandon_member(decoded, member_offset, problem)));
+                        let skip = self.abandon_member(decoded, member_offset);
+                        return Some(Err(self.record_error(member_offset, problem, skip)));
                     }
                     if self.records_seen == 0
                         && member_offset == 0
@@ -423,16 +427,11 @@ impl WarcReader {
                         // The first member is no record (a file that is not
                         // WARC, or a member damaged so that it still
                         // inflates): on to the next member, when there is one.
-                        let error = self.abandon_member(decoded, member_offset, problem);
-                        if let WarcError::Record {
-                            kind,
-                            skip: Skip::ToEnd { .. },
-                            ..
-                        } = error
-                        {
-                            return Some(Err(self.not_warc(0, kind)));
+                        let skip = self.abandon_member(decoded, member_offset);
+                        if matches!(skip, Skip::ToEnd { .. }) {
+                            return Some(Err(self.not_warc(0, problem)));
                         }
-                        return Some(Err(error));
+                        return Some(Err(self.record_error(member_offset, problem, skip)));
                     }
                     let mut skip = Skip::Record;
                     if !matches!(problem, RecordProblem::TooLarge { .. }) {
@@ -446,14 +445,7 @@ impl WarcReader {
                             Ok((skipped, None)) => skip = Skip::InMember { bytes: skipped },
                             Err(_) => {
                                 // The member is corrupt further on: skip to the next one.
-                                let moved = self.abandon_member(
-                                    decoded,
-                                    member_offset,
-                                    RecordProblem::Io(String::new()),
-                                );
-                                let WarcError::Record { skip, .. } = moved else {
-                                    unreachable!("abandon_member gives a record error")
-                                };
+                                let skip = self.abandon_member(decoded, member_offset);
                                 return Some(Err(self.record_error(member_offset, problem, skip)));
                             }
                         }
@@ -469,14 +461,13 @@ impl WarcReader {
     }
 
     /// Gives up on a corrupt gzip member: moves to the next member header
-    /// after its start, or to the end when there is none. Returns the error
-    /// to report for it.
+    /// after its start, or to the end when there is none. Returns what was
+    /// passed over.
     fn abandon_member(
         &mut self,
         decoded: Box<BufReader<GzDecoder<FileInput>>>,
         member_offset: u64,
-        problem: RecordProblem,
-    ) -> WarcError {
+    ) -> Skip {
         let mut input = decoded.into_inner().into_inner();
         let skip = if seek_to_next_gzip_member(&mut input, member_offset) {
             Skip::To {
@@ -490,7 +481,7 @@ impl WarcReader {
             }
         };
         self.position = Position::File(input);
-        self.record_error(member_offset, problem, skip)
+        skip
     }
 }
 

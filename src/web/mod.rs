@@ -133,26 +133,39 @@ fn index_shipped_crawl_unless_indexed(
         tracing::info!(corpus = %corpus.display(), "no index yet: indexing the shipped crawl first");
     }
     while matches!(data.current_generation(), Err(DataError::NoGeneration(_))) {
-        let indexed = crate::pipeline::run_index(&crate::pipeline::IndexRequest {
-            inputs: vec![corpus.clone()],
-            data: folder.to_path_buf(),
-            progress: true,
-            add: false,
-        });
-        match indexed {
-            Ok(_) => {}
-            Err(DataError::Busy { path }) => {
-                if !said {
-                    tracing::info!(
-                        "{} is held by another `mirrorscope index`; waiting for the generation it writes",
-                        path.display()
-                    );
-                    said = true;
-                }
-                std::thread::sleep(WAIT_FOR_WRITER);
+        // Look at the lock before indexing: waiting costs nothing and logs
+        // once. (Another writer may still take it in between: then indexing
+        // says so, and the wait goes on.)
+        let free = match data.lock_for_writing() {
+            // Let go of it at once: indexing takes it itself.
+            Ok(lock) => {
+                drop(lock);
+                Ok(())
             }
+            Err(DataError::Busy { path }) => Err(path),
             Err(error) => return Err(error.into()),
+        };
+        let busy = match free {
+            Ok(()) => match crate::pipeline::run_index(&crate::pipeline::IndexRequest {
+                inputs: vec![corpus.clone()],
+                data: folder.to_path_buf(),
+                progress: true,
+                add: false,
+            }) {
+                Ok(_) => continue,
+                Err(DataError::Busy { path }) => path,
+                Err(error) => return Err(error.into()),
+            },
+            Err(path) => path,
+        };
+        if !said {
+            tracing::info!(
+                "{} is held by another `mirrorscope index`; waiting for the generation it writes",
+                busy.display()
+            );
+            said = true;
         }
+        std::thread::sleep(WAIT_FOR_WRITER);
     }
     Ok(())
 }
