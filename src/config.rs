@@ -8,7 +8,9 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 
 use crate::collections::CollectionsConfig;
+use crate::datadir::{self, DataDir, DataError};
 use crate::index::IndexConfig;
+use crate::ingest::IngestConfig;
 use crate::mirrors::MirrorsConfig;
 use crate::search::SearchConfig;
 use crate::similarity::SimilarityConfig;
@@ -26,30 +28,6 @@ pub struct Config {
     pub search: SearchConfig,
 }
 
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(default, deny_unknown_fields)]
-pub struct IngestConfig {
-    /// Largest WARC record block and largest decoded body, in bytes. Default
-    /// 10 MiB: the largest page of the demo crawl is under 2 MB (SOURCES.md
-    /// drops bigger files) and Common Crawl truncates bodies at 1 MiB; 10 MiB
-    /// keeps every real document page while bounding the memory one record can
-    /// take (a few records per core are in flight at once).
-    pub max_body_bytes: u64,
-    /// Records read from one file before they are processed in parallel.
-    /// Bounds memory to about `batch_records x max record size` per file in
-    /// flight; 256 keeps both cores busy on pages of a few KB.
-    pub batch_records: usize,
-}
-
-impl Default for IngestConfig {
-    fn default() -> Self {
-        IngestConfig {
-            max_body_bytes: 10 * 1024 * 1024,
-            batch_records: 256,
-        }
-    }
-}
-
 /// A configuration file that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
@@ -65,27 +43,31 @@ pub enum ConfigError {
     },
     #[error("{path}: {detail}")]
     Invalid { path: String, detail: String },
-}
-
-/// Largest accepted `max_body_bytes`: one record in memory per thread must fit.
-const MAX_BODY_CAP: u64 = 1 << 30;
-
-impl IngestConfig {
-    /// Why these values cannot be used, if they cannot.
-    pub fn problem(&self) -> Option<String> {
-        if self.batch_records == 0 {
-            return Some("ingest.batch_records must be at least 1".into());
-        }
-        if self.max_body_bytes == 0 || self.max_body_bytes > MAX_BODY_CAP {
-            return Some(format!(
-                "ingest.max_body_bytes must be from 1 to {MAX_BODY_CAP}"
-            ));
-        }
-        None
-    }
+    #[error("cannot write the default settings: {0}")]
+    Write(Box<DataError>),
 }
 
 impl Config {
+    /// The settings of the data folder `data`: its `config.json`, or the
+    /// defaults when it has none. Reads only: searching and reporting write
+    /// nothing.
+    pub fn of(data: &DataDir) -> Result<Config, ConfigError> {
+        Config::load(&data.config_path())
+    }
+
+    /// The settings of the data folder `data`, for a writer: `config.json` is
+    /// first written with the defaults when absent, so they can be seen and
+    /// edited.
+    pub fn for_writer(data: &DataDir) -> Result<Config, ConfigError> {
+        let path = data.config_path();
+        if !path.exists() {
+            let text = serde_json::to_string_pretty(&Config::default()).unwrap_or_default();
+            datadir::write_atomically(&path, text.as_bytes())
+                .map_err(|error| ConfigError::Write(Box::new(error)))?;
+        }
+        Config::load(&path)
+    }
+
     /// Reads `path` if it exists; the defaults otherwise.
     pub fn load(path: &Path) -> Result<Config, ConfigError> {
         let text = match std::fs::read_to_string(path) {

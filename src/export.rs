@@ -99,7 +99,7 @@ impl Table {
             Table::Chunks => &["page", "chunk"],
             Table::Minhash => {
                 let mut columns = vec!["page".to_string()];
-                columns.extend((0..crate::similarity::MINHASH_FUNCTIONS).map(|i| format!("h{i}")));
+                columns.extend((0..crate::fingerprint::MINHASH_FUNCTIONS).map(|i| format!("h{i}")));
                 return columns;
             }
             Table::Megashingles => &["page", "slot", "value"],

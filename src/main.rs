@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
+use mirrorscope::config::Config;
 use mirrorscope::datadir::DataDir;
 use mirrorscope::eval;
 use mirrorscope::export;
@@ -263,6 +264,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             bind,
             workers,
         } => {
+            // Serving needs a generation: the shipped crawl's, the first time.
+            pipeline::index_shipped_crawl_unless_indexed(&data)?;
             let options = web::ServeOptions {
                 data,
                 bind,
@@ -277,7 +280,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Stats { data, json } => {
             let data = DataDir::open_existing(&data)?;
-            let stats = report::Stats::gather(&data)?;
+            let stats = mirrorscope::stats::Stats::gather(&data)?;
             if json {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&stats)?)?;
             } else {
@@ -385,7 +388,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Check { data, repair, json } => {
-            let report = mirrorscope::datadir::check(&data, repair)?;
+            let data = DataDir::open_existing(&data)?;
+            let config = Config::of(&data)?;
+            let report = mirrorscope::datadir::check(&data, &config.store, repair)?;
             if json {
                 writeln!(stdout, "{}", serde_json::to_string_pretty(&report)?)?;
             } else {

@@ -14,12 +14,41 @@ use serde::Serialize;
 use indicatif::{ProgressBar, ProgressStyle};
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::config::{Config, ConfigError};
 use crate::corpus;
-use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest, Result};
+use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest};
 use crate::ingest::{self, Capture, IngestOptions, IngestReport};
 use crate::pages::PageTable;
 use crate::store::Signature;
 use crate::{collections, index, mirrors, similarity};
+
+/// What stopped `index`, in the terms of what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    /// Nothing among the crawl's paths is a WARC file.
+    #[error("no WARC files (*.warc, *.warc.gz) in {0}")]
+    NoWarcFiles(String),
+    /// `index --remove` named a crawl the current generation does not have.
+    #[error("{crawl} is not a crawl of generation {generation} (its crawls: {known})")]
+    UnknownCrawl {
+        crawl: String,
+        generation: String,
+        known: String,
+    },
+    /// `index --remove` named the generation's only crawl.
+    #[error(
+        "{crawl} is the only crawl of generation {generation}: add another before removing it"
+    )]
+    OnlyCrawl { crawl: String, generation: String },
+    #[error(transparent)]
+    Config(#[from] ConfigError),
+    #[error(transparent)]
+    Ingest(#[from] ingest::IngestError),
+    #[error(transparent)]
+    Data(#[from] DataError),
+}
+
+pub type Result<T, E = PipelineError> = std::result::Result<T, E>;
 
 /// How long one stage of `index` took and the most memory the process held
 /// during it.
@@ -235,15 +264,12 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
             .iter()
             .map(|path| path.display().to_string())
             .collect();
-        return Err(DataError::Format {
-            path: request.inputs.first().cloned().unwrap_or_default(),
-            detail: format!("no WARC files (*.warc, *.warc.gz) in {}", shown.join(", ")),
-        });
+        return Err(PipelineError::NoWarcFiles(shown.join(", ")));
     }
     let data = DataDir::open(&request.data)?;
     let _lock = data.lock_for_writing()?;
-    let config = data.config()?;
-    let store = data.store(&config)?;
+    let config = Config::for_writer(&data)?;
+    let store = data.store(&config.store)?;
     let rolled_back = data.recover_interrupted_crawls(&store)?;
     let mut stages = Stages::default();
 
@@ -312,7 +338,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         match data.manifest() {
             Ok(manifest) => manifest.crawls,
             Err(DataError::NoGeneration(_)) => Vec::new(),
-            Err(error) => return Err(error),
+            Err(error) => return Err(error.into()),
         }
     } else {
         Vec::new()
@@ -321,7 +347,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
     let mut crawls: Vec<Vec<Capture>> = entries
         .iter()
         .map(|entry| data.crawl_captures(&entry.id))
-        .collect::<Result<_>>()?;
+        .collect::<Result<_, DataError>>()?;
     let change = entries
         .last()
         .zip(crawls.last())
@@ -419,7 +445,7 @@ fn previous_collections(data: &DataDir) -> Result<Option<(PageTable, collections
     let generation = match data.generation() {
         Ok(generation) => generation,
         Err(DataError::NoGeneration(_)) => return Ok(None),
-        Err(error) => return Err(error),
+        Err(error) => return Err(error.into()),
     };
     generation.manifest()?;
     let table = generation.page_table()?;
@@ -427,38 +453,83 @@ fn previous_collections(data: &DataDir) -> Result<Option<(PageTable, collections
     Ok(Some((table, collections)))
 }
 
+/// How often `serve` looks again while another process writes the first
+/// generation.
+const WAIT_FOR_WRITER: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// Indexes the shipped crawl when the data folder has no generation yet.
+/// When another `mirrorscope index` holds the folder's lock, waits (saying
+/// so) for the generation it writes, or for the lock to be free.
+pub fn index_shipped_crawl_unless_indexed(folder: &Path) -> Result<()> {
+    let data = DataDir::open(folder)?;
+    let mut said = false;
+    let corpus = default_corpus_dir();
+    if matches!(data.current_generation(), Err(DataError::NoGeneration(_))) {
+        tracing::info!(corpus = %corpus.display(), "no index yet: indexing the shipped crawl first");
+    }
+    while matches!(data.current_generation(), Err(DataError::NoGeneration(_))) {
+        // Look at the lock before indexing: waiting costs nothing and logs
+        // once. (Another writer may still take it in between: then indexing
+        // says so, and the wait goes on.)
+        let free = match data.lock_for_writing() {
+            // Let go of it at once: indexing takes it itself.
+            Ok(lock) => {
+                drop(lock);
+                Ok(())
+            }
+            Err(DataError::Busy { path }) => Err(path),
+            Err(error) => return Err(error.into()),
+        };
+        let busy = match free {
+            Ok(()) => match run_index(&IndexRequest {
+                inputs: vec![corpus.clone()],
+                data: folder.to_path_buf(),
+                progress: true,
+                add: false,
+            }) {
+                Ok(_) => continue,
+                Err(PipelineError::Data(DataError::Busy { path })) => path,
+                Err(error) => return Err(error),
+            },
+            Err(path) => path,
+        };
+        if !said {
+            tracing::info!(
+                "{} is held by another `mirrorscope index`; waiting for the generation it writes",
+                busy.display()
+            );
+            said = true;
+        }
+        std::thread::sleep(WAIT_FOR_WRITER);
+    }
+    Ok(())
+}
+
 /// Runs `index --remove CRAWL_ID`: a new generation without the crawl, then
 /// its store references given back. Refuses to remove the only crawl.
 pub fn run_remove(data_path: &Path, crawl_id: &str) -> Result<RemoveOutcome> {
     let data = DataDir::open_existing(data_path)?;
     let _lock = data.lock_for_writing()?;
-    let config = data.config()?;
-    let store = data.store(&config)?;
+    let config = Config::for_writer(&data)?;
+    let store = data.store(&config.store)?;
     let rolled_back = data.recover_interrupted_crawls(&store)?;
     let manifest = data.manifest()?;
-    let generation_path = data.root().join("CURRENT");
     if !manifest.crawls.iter().any(|entry| entry.id == crawl_id) {
         let ids: Vec<&str> = manifest
             .crawls
             .iter()
             .map(|entry| entry.id.as_str())
             .collect();
-        return Err(DataError::Format {
-            path: generation_path,
-            detail: format!(
-                "{crawl_id} is not a crawl of generation {} (its crawls: {})",
-                manifest.generation,
-                ids.join(", ")
-            ),
+        return Err(PipelineError::UnknownCrawl {
+            crawl: crawl_id.to_string(),
+            generation: manifest.generation,
+            known: ids.join(", "),
         });
     }
     if manifest.crawls.len() == 1 {
-        return Err(DataError::Format {
-            path: generation_path,
-            detail: format!(
-                "{crawl_id} is the only crawl of generation {}: add another before removing it",
-                manifest.generation
-            ),
+        return Err(PipelineError::OnlyCrawl {
+            crawl: crawl_id.to_string(),
+            generation: manifest.generation,
         });
     }
     let entries: Vec<CrawlEntry> = manifest
@@ -469,7 +540,7 @@ pub fn run_remove(data_path: &Path, crawl_id: &str) -> Result<RemoveOutcome> {
     let crawls: Vec<Vec<Capture>> = entries
         .iter()
         .map(|entry| data.crawl_captures(&entry.id))
-        .collect::<Result<_>>()?;
+        .collect::<Result<_, DataError>>()?;
     let mut stages = Stages::default();
     let manifest = build_generation(&data, &config, &store, entries, crawls, &mut stages)?;
     // Only now that no generation in use needs them.

@@ -35,7 +35,7 @@ fn shipped_analysis() -> (
     mirrorscope::similarity::Similarity,
 ) {
     let data = mirrorscope::datadir::DataDir::open(shipped_data()).unwrap();
-    let config = data.config().unwrap();
+    let config = mirrorscope::config::Config::of(&data).unwrap().store;
     let store = data.store_for_reading(&config).unwrap();
     let generation = data.generation().unwrap();
     let table = generation.page_table().unwrap();
@@ -113,6 +113,27 @@ async fn all_groups(query: &str, extra: &str) -> (Value, Vec<Value>) {
 
 fn text(value: &Value) -> String {
     value.as_str().map(str::to_string).unwrap_or_default()
+}
+
+/// The flat list comes in the same order whatever segments the index wrote
+/// its pages to: higher score first, then the lower page id, as the roll-up
+/// breaks its ties. (Identical copies score the same, so ties are common.)
+#[actix_web::test]
+async fn the_flat_list_breaks_ties_by_page_id() {
+    for extra in ["&rollup=off", "&rollup=off&rank=replication"] {
+        let (_, flat) = all_groups("virtual+host", extra).await;
+        let mut ties = 0;
+        for pair in flat.windows(2) {
+            let score = |group: &Value| group["score"].as_f64().unwrap();
+            let page = |group: &Value| text(&group["page_id"]).parse::<u32>().unwrap();
+            assert!(score(&pair[0]) >= score(&pair[1]), "{extra}: {pair:?}");
+            if score(&pair[0]) == score(&pair[1]) {
+                ties += 1;
+                assert!(page(&pair[0]) < page(&pair[1]), "{extra}: {pair:?}");
+            }
+        }
+        assert!(ties > 10, "{extra}: the query has ties to break ({ties})");
+    }
 }
 
 /// A query whose flat results repeat copies comes back rolled up: fewer
@@ -649,7 +670,7 @@ async fn the_statistics_page_draws_its_charts_on_the_server() {
     assert!(page.body.contains("<svg class=\"scatter\""));
     assert!(!page.body.contains("style=\""), "no inline style (CSP)");
     // The histogram's table agrees with `stats --json`.
-    let stats = mirrorscope::report::Stats::gather(
+    let stats = mirrorscope::stats::Stats::gather(
         &mirrorscope::datadir::DataDir::open_existing(shipped_data()).unwrap(),
     )
     .unwrap();

@@ -12,7 +12,7 @@ use mirrorscope::pipeline::{run_index, IndexRequest};
 fn index(
     inputs: &[&Path],
     data: &Path,
-) -> mirrorscope::datadir::Result<mirrorscope::pipeline::IndexOutcome> {
+) -> mirrorscope::pipeline::Result<mirrorscope::pipeline::IndexOutcome> {
     run_index(&IndexRequest {
         inputs: inputs.iter().map(|path| path.to_path_buf()).collect(),
         data: data.to_path_buf(),
@@ -74,7 +74,7 @@ fn exact_copies_are_stored_once_and_counted() {
         "http://mirror.example/doc/p4.html"
     );
     // Every page's body reads back from the store, byte for byte.
-    let config = data_dir.config().unwrap();
+    let config = mirrorscope::config::Config::of(&data_dir).unwrap().store;
     let store = data_dir.store(&config).unwrap();
     let body = store.get(&page.content_key.unwrap()).unwrap();
     assert!(String::from_utf8(body)
@@ -102,7 +102,7 @@ fn indexing_the_same_crawl_again_gives_the_same_table_and_the_same_store() {
     let data_dir = DataDir::open_existing(&data).unwrap();
     let table_before = data_dir.page_table().unwrap();
     let store_before = data_dir
-        .store(&data_dir.config().unwrap())
+        .store(&mirrorscope::config::Config::of(&data_dir).unwrap().store)
         .unwrap()
         .stats()
         .unwrap();
@@ -114,7 +114,7 @@ fn indexing_the_same_crawl_again_gives_the_same_table_and_the_same_store() {
     assert_eq!(data_dir.page_table().unwrap(), table_before);
     assert_eq!(
         data_dir
-            .store(&data_dir.config().unwrap())
+            .store(&mirrorscope::config::Config::of(&data_dir).unwrap().store)
             .unwrap()
             .stats()
             .unwrap(),
@@ -174,7 +174,9 @@ fn revisit_records_resolve_to_the_body_they_refer_to() {
     assert_eq!(alias.title, "Doc");
     assert_eq!(alias.revisit_of.as_deref(), Some("http://a.example/doc/"));
     let store = DataDir::open_existing(&data).unwrap();
-    let store = store.store(&store.config().unwrap()).unwrap();
+    let store = store
+        .store(&mirrorscope::config::Config::of(&store).unwrap().store)
+        .unwrap();
     assert_eq!(store.references(&primary.content_key.unwrap()).unwrap(), 2);
 }
 
@@ -352,7 +354,9 @@ fn an_interrupted_ingest_is_rolled_back_on_the_next_run() {
     let data = dir.path().join("data");
     let first = index(&[&files[0]], &data).unwrap();
     let data_dir = DataDir::open_existing(&data).unwrap();
-    let store = data_dir.store(&data_dir.config().unwrap()).unwrap();
+    let store = data_dir
+        .store(&mirrorscope::config::Config::of(&data_dir).unwrap().store)
+        .unwrap();
     let stats_before = store.stats().unwrap();
     // Simulate a crash in the middle of ingesting the mirror: it stored bodies
     // (each a second reference to a primary body) and journaled them, but
@@ -385,7 +389,9 @@ fn a_rollback_interrupted_itself_never_releases_a_reference_twice() {
     let data = dir.path().join("data");
     index(&[&files[0]], &data).unwrap();
     let data_dir = DataDir::open_existing(&data).unwrap();
-    let store = data_dir.store(&data_dir.config().unwrap()).unwrap();
+    let store = data_dir
+        .store(&mirrorscope::config::Config::of(&data_dir).unwrap().store)
+        .unwrap();
     let table = data_dir.page_table().unwrap();
     let keys: Vec<_> = table.pages[..3]
         .iter()
@@ -477,7 +483,9 @@ fn a_crawl_from_an_older_build_is_ingested_again_without_losing_a_body() {
     let data = dir.path().join("data");
     let first = index(&[&files[0], &files[1]], &data).unwrap();
     let data_dir = DataDir::open_existing(&data).unwrap();
-    let store = data_dir.store(&data_dir.config().unwrap()).unwrap();
+    let store = data_dir
+        .store(&mirrorscope::config::Config::of(&data_dir).unwrap().store)
+        .unwrap();
     let store_before = store.stats().unwrap();
     let table_before = data_dir.page_table().unwrap();
     // An older build wrote its captures without the format line.
@@ -520,7 +528,9 @@ fn an_interrupted_removal_is_finished_by_the_next_writer_or_undone_if_still_in_u
     let data = dir.path().join("data");
     index(&[&files[0]], &data).unwrap();
     let data_dir = DataDir::open_existing(&data).unwrap();
-    let store = data_dir.store(&data_dir.config().unwrap()).unwrap();
+    let store = data_dir
+        .store(&mirrorscope::config::Config::of(&data_dir).unwrap().store)
+        .unwrap();
     let before_add = store.stats().unwrap();
     let added = run_index(&IndexRequest {
         inputs: vec![files[1].clone()],
@@ -799,7 +809,7 @@ fn check_finds_what_is_wrong_and_repair_reclaims_what_can_be() {
     assert!(out.ends_with("consistent\n"), "{out}");
 
     let folder = DataDir::open_existing(&data).unwrap();
-    let config = folder.config().unwrap();
+    let config = mirrorscope::config::Config::of(&folder).unwrap().store;
     let key = folder.page_table().unwrap().pages[0].content_key.unwrap();
     {
         let store = folder.store(&config).unwrap();

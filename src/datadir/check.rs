@@ -14,13 +14,13 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use rayon::prelude::*;
 use serde::Serialize;
 
 use super::{io_error, DataDir, DataError, Generation, Recount, Result, GENERATION_FORMAT};
-use crate::store::{ContentKey, PageStore};
+use crate::store::{ContentKey, PageStore, StoreConfig};
 
 /// How many of each kind of problem a report names (all are counted).
 const NAMED: usize = 20;
@@ -102,17 +102,15 @@ impl CheckReport {
     }
 }
 
-/// Checks the data folder at `root`; with `repair`, first puts right what
-/// can be (taking the writer lock, refused while another writer holds it),
-/// then checks again.
-pub fn check(root: &Path, repair: bool) -> Result<CheckReport> {
-    let data = DataDir::open_existing(root)?;
-    let config = data.config()?;
+/// Checks the data folder `data`, whose store has the settings `config`;
+/// with `repair`, first puts right what can be (taking the writer lock,
+/// refused while another writer holds it), then checks again.
+pub fn check(data: &DataDir, config: &StoreConfig, repair: bool) -> Result<CheckReport> {
     if repair {
         let _lock = data.lock_for_writing()?;
         // Opening the store for writing removes its temporary files.
-        let before = gather(&data, &data.store_for_reading(&config)?, false)?;
-        let store = data.store(&config)?;
+        let before = gather(data, &data.store_for_reading(config)?, false)?;
+        let store = data.store(config)?;
         let Recount {
             counts_fixed,
             orphans_removed,
@@ -120,7 +118,7 @@ pub fn check(root: &Path, repair: bool) -> Result<CheckReport> {
             ..
         } = data.recount_references(&store)?;
         data.remove_leftovers()?;
-        let mut after = gather(&data, &store, false)?;
+        let mut after = gather(data, &store, false)?;
         after.repaired = Some(Repaired {
             counts_fixed,
             orphans_removed,
@@ -133,8 +131,8 @@ pub fn check(root: &Path, repair: bool) -> Result<CheckReport> {
         return Ok(after);
     }
     let writer_active = matches!(data.lock_for_writing(), Err(DataError::Busy { .. }));
-    let store = data.store_for_reading(&config)?;
-    gather(&data, &store, writer_active)
+    let store = data.store_for_reading(config)?;
+    gather(data, &store, writer_active)
 }
 
 fn gather(data: &DataDir, store: &PageStore, writer_active: bool) -> Result<CheckReport> {

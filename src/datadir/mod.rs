@@ -36,13 +36,15 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::collections::{CollectionCounts, Collections};
-use crate::config::Config;
 use crate::index::{IndexCounts, IndexError};
 use crate::ingest::{self, Capture, IngestReport};
 use crate::mirrors::{MirrorCounts, Mirrors};
 use crate::pages::{PageTable, TableCounts};
 use crate::similarity::{Similarity, SimilarityCounts};
-use crate::store::{ContentKey, PageStore, StoreError};
+use crate::store::{ContentKey, PageStore, StoreConfig, StoreError};
+
+/// The settings file in the data folder's root.
+const CONFIG_FILE: &str = "config.json";
 
 /// Version of the generation format written by this build.
 pub const GENERATION_FORMAT: u32 = 8;
@@ -67,8 +69,6 @@ pub enum DataError {
     Store(#[from] StoreError),
     #[error(transparent)]
     Ingest(#[from] ingest::IngestError),
-    #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
     #[error(transparent)]
     Index(#[from] IndexError),
 }
@@ -160,31 +160,27 @@ impl DataDir {
         }
     }
 
-    /// The configuration in `config.json`, written with the defaults if absent.
-    pub fn config(&self) -> Result<Config> {
-        let path = self.root.join("config.json");
-        if !path.exists() {
-            let text = serde_json::to_string_pretty(&Config::default()).unwrap_or_default();
-            write_atomically(&path, text.as_bytes())?;
-        }
-        Ok(Config::load(&path)?)
+    /// The folder's `config.json` (it may not exist: then every setting has
+    /// its default).
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join(CONFIG_FILE)
     }
 
-    /// Opens the page store with the configuration's settings, for the one
-    /// process holding this directory's writer lock. Writes are staged and
-    /// directory syncs deferred: writers flush the store before they record
-    /// what they wrote (see [`PageStore::stage_writes`]).
-    pub fn store(&self, config: &Config) -> Result<PageStore> {
-        let store = PageStore::open(&self.root.join("store"), config.store.clone())?;
+    /// Opens the page store with `config`, for the one process holding this
+    /// directory's writer lock. Writes are staged and directory syncs
+    /// deferred: writers flush the store before they record what they wrote
+    /// (see [`PageStore::stage_writes`]).
+    pub fn store(&self, config: &StoreConfig) -> Result<PageStore> {
+        let store = PageStore::open(&self.root.join("store"), config.clone())?;
         Ok(store.stage_writes())
     }
 
     /// The page store, opened for reading only (see
     /// [`PageStore::open_for_reading`]).
-    pub fn store_for_reading(&self, config: &Config) -> Result<PageStore> {
+    pub fn store_for_reading(&self, config: &StoreConfig) -> Result<PageStore> {
         Ok(PageStore::open_for_reading(
             &self.root.join("store"),
-            config.store.clone(),
+            config.clone(),
         )?)
     }
 
@@ -791,7 +787,7 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Replaces `path` atomically: temporary file, fsync, rename, fsync of the folder.
-fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
     let folder = path.parent().unwrap_or(Path::new("."));
     let temporary = folder.join(format!(
         ".{}.tmp-{}",

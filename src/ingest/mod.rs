@@ -16,6 +16,7 @@
 //! WARC-Payload-Digest, against this crawl's captures and those of crawls
 //! already in the data directory.
 
+mod config;
 mod report;
 
 use std::collections::HashMap;
@@ -30,9 +31,9 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use url::Url;
 
-use crate::config::IngestConfig;
+pub use self::config::IngestConfig;
 use crate::corpus::{self, charset, CaptureInfo, ReadLimits, RecordOutcome, WarcReader};
-use crate::similarity::Fingerprint;
+use crate::fingerprint::Fingerprint;
 use crate::store::{ContentKey, PageStore};
 
 pub use report::IngestReport;

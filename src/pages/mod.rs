@@ -12,8 +12,8 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::corpus::RecordLocation;
+use crate::fingerprint::Fingerprint;
 use crate::ingest::Capture;
-use crate::similarity::Fingerprint;
 use crate::store::ContentKey;
 
 /// A page's position in the page table.

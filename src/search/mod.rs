@@ -17,6 +17,7 @@ pub mod rollup;
 mod suggest;
 mod view;
 
+use std::cmp::Reverse;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -33,7 +34,7 @@ use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, INDEX_DI
 use crate::mirrors::Mirrors;
 use crate::pages::{PageId, PageTable};
 use crate::similarity::Similarity;
-use crate::store::PageStore;
+use crate::store::{PageStore, StoreConfig};
 
 pub use collector::replication_boost;
 pub use expand::{
@@ -198,11 +199,11 @@ pub struct Engine {
 }
 
 impl Engine {
-    /// Opens the current generation of `data`, with the store opened for
+    /// Opens the current generation of `data` with the search settings
+    /// `config`; the store, which has the settings `store`, is opened for
     /// reading only.
-    pub fn open(data: &DataDir) -> Result<Engine> {
-        let config = data.config()?;
-        let store = data.store_for_reading(&config)?;
+    pub fn open(data: &DataDir, config: SearchConfig, store: &StoreConfig) -> Result<Engine> {
+        let store = data.store_for_reading(store)?;
         let generation = data.generation()?;
         let manifest = generation.manifest()?;
         let table = generation.page_table()?;
@@ -233,7 +234,7 @@ impl Engine {
             principals,
             index,
             store,
-            config: config.search,
+            config,
         })
     }
 
@@ -263,8 +264,8 @@ impl Engine {
     }
 
     /// The figures of `mirrorscope stats` for this generation.
-    pub fn stats(&self) -> crate::report::Stats {
-        crate::report::Stats::of(
+    pub fn stats(&self) -> crate::stats::Stats {
+        crate::stats::Stats::of(
             &self.manifest,
             &self.table,
             &self.similarity,
@@ -401,12 +402,11 @@ impl Engine {
             return Ok(Found::Folded(folded));
         }
         let top = TopDocs::with_limit(GROUPS_PER_PAGE).and_offset(offset);
-        let (count, hits) = match boost {
-            None => searcher.search(query, &(Count, top.order_by_score()))?,
-            Some(boost) => {
-                searcher.search(query, &(Count, top.tweak_score(replication_scorer(boost))))?
-            }
-        };
+        let (count, hits) = searcher.search(query, &(Count, top.tweak_score(flat_order(boost))))?;
+        let hits = hits
+            .into_iter()
+            .map(|((score, _), address)| (score, address))
+            .collect();
         Ok(Found::Flat(count, hits))
     }
 
@@ -457,19 +457,33 @@ impl Engine {
 }
 
 /// The flat list's score tweak for `rank=replication`.
-fn replication_scorer(
-    boost: f32,
-) -> impl Fn(&SegmentReader) -> Box<dyn Fn(tantivy::DocId, Score) -> Score> + Send + Sync + 'static
-{
+/// The flat list's order: the higher score first (with the replication
+/// boost when asked for), then the lower page id, as in the roll-up
+/// (`rollup.rs`), so that equal scores come in the same order whichever
+/// segments the index's pages were written to.
+#[allow(clippy::type_complexity)]
+fn flat_order(
+    boost: Option<f32>,
+) -> impl Fn(&SegmentReader) -> Box<dyn Fn(tantivy::DocId, Score) -> (Score, Reverse<u64>)>
+       + Send
+       + Sync
+       + 'static {
     move |segment: &SegmentReader| {
-        let copies = segment
-            .fast_fields()
-            .u64(IndexField::Replication.name())
-            .ok()
-            .map(|column| column.first_or_default_col(1));
-        Box::new(move |doc, score| match &copies {
-            Some(copies) => replication_boost(score, copies.get_val(doc), boost),
-            None => score,
+        let fast = segment.fast_fields();
+        let column = |field: IndexField, missing: u64| {
+            fast.u64(field.name())
+                .ok()
+                .map(|column| column.first_or_default_col(missing))
+        };
+        let copies = boost.and(column(IndexField::Replication, 1));
+        let pages = column(IndexField::PageId, u64::MAX);
+        Box::new(move |doc, score| {
+            let score = match (&copies, boost) {
+                (Some(copies), Some(boost)) => replication_boost(score, copies.get_val(doc), boost),
+                _ => score,
+            };
+            let page = pages.as_ref().map_or(u64::MAX, |pages| pages.get_val(doc));
+            (score, Reverse(page))
         })
     }
 }

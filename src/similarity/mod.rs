@@ -20,7 +20,6 @@
 //! other page is a trivial cluster of its own.
 
 mod chunks;
-mod fingerprint;
 mod paths;
 
 use std::collections::HashMap;
@@ -31,12 +30,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::pages::{HostId, PageId, PageTable};
 
-use crate::union_find::UnionFind;
-pub use chunks::required_shared;
-pub use fingerprint::{
+pub use crate::fingerprint::{
     chunk_hash, line_hash, Fingerprint, MEGASHINGLES, MINHASH_FUNCTIONS, SHINGLE_WORDS,
     SUPERSHINGLES, SUPERSHINGLE_WIDTH,
 };
+use crate::union_find::UnionFind;
+pub use chunks::required_shared;
 
 /// The pairwise test behind trivial clusters.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

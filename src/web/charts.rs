@@ -2,7 +2,7 @@
 //! script, no inline style: the page's CSP allows neither), so the page
 //! reads without JavaScript. Coordinates are in the SVG's own units.
 
-use crate::report::Stats;
+use crate::stats::Stats;
 
 pub const WIDTH: f64 = 640.0;
 pub const HEIGHT: f64 = 300.0;

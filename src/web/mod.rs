@@ -106,6 +106,8 @@ pub enum ServeError {
     Search(#[from] crate::search::SearchError),
     #[error(transparent)]
     Data(#[from] crate::datadir::DataError),
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
     #[error("cannot listen on {address}: {source}")]
     Bind {
         address: String,
@@ -115,61 +117,6 @@ pub enum ServeError {
     Run(std::io::Error),
 }
 
-/// How often `serve` looks again while another process writes the first
-/// generation.
-const WAIT_FOR_WRITER: Duration = Duration::from_millis(500);
-
-/// Indexes the shipped crawl when the data folder has no generation yet.
-/// When another `mirrorscope index` holds the folder's lock, waits (saying
-/// so) for the generation it writes, or for the lock to be free.
-fn index_shipped_crawl_unless_indexed(
-    data: &crate::datadir::DataDir,
-    folder: &std::path::Path,
-) -> Result<(), ServeError> {
-    use crate::datadir::DataError;
-    let mut said = false;
-    let corpus = crate::pipeline::default_corpus_dir();
-    if matches!(data.current_generation(), Err(DataError::NoGeneration(_))) {
-        tracing::info!(corpus = %corpus.display(), "no index yet: indexing the shipped crawl first");
-    }
-    while matches!(data.current_generation(), Err(DataError::NoGeneration(_))) {
-        // Look at the lock before indexing: waiting costs nothing and logs
-        // once. (Another writer may still take it in between: then indexing
-        // says so, and the wait goes on.)
-        let free = match data.lock_for_writing() {
-            // Let go of it at once: indexing takes it itself.
-            Ok(lock) => {
-                drop(lock);
-                Ok(())
-            }
-            Err(DataError::Busy { path }) => Err(path),
-            Err(error) => return Err(error.into()),
-        };
-        let busy = match free {
-            Ok(()) => match crate::pipeline::run_index(&crate::pipeline::IndexRequest {
-                inputs: vec![corpus.clone()],
-                data: folder.to_path_buf(),
-                progress: true,
-                add: false,
-            }) {
-                Ok(_) => continue,
-                Err(DataError::Busy { path }) => path,
-                Err(error) => return Err(error.into()),
-            },
-            Err(path) => path,
-        };
-        if !said {
-            tracing::info!(
-                "{} is held by another `mirrorscope index`; waiting for the generation it writes",
-                busy.display()
-            );
-            said = true;
-        }
-        std::thread::sleep(WAIT_FOR_WRITER);
-    }
-    Ok(())
-}
-
 /// Serves the site until interrupted: indexes the shipped crawl first when
 /// the data directory has no index yet, picks up new generations as `index`
 /// writes them. `on_listening` is told the address once it listens.
@@ -177,8 +124,6 @@ pub fn serve(
     options: &ServeOptions,
     on_listening: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServeError> {
-    let data = crate::datadir::DataDir::open(&options.data)?;
-    index_shipped_crawl_unless_indexed(&data, &options.data)?;
     let state = web::Data::new(AppState::open(&options.data)?);
     tracing::info!(
         generation = state.engine().generation(),

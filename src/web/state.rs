@@ -4,8 +4,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
+use crate::config::Config;
 use crate::datadir::DataDir;
-use crate::search::{Engine, Result};
+use crate::search::Engine;
+
+use super::ServeError;
 
 use super::pool::SearchPool;
 
@@ -18,8 +21,8 @@ pub struct AppState {
 
 impl AppState {
     /// Opens the current generation of the data directory `data`.
-    pub fn open(data: &Path) -> Result<AppState> {
-        let engine = Engine::open(&DataDir::open_existing(data)?)?;
+    pub fn open(data: &Path) -> Result<AppState, ServeError> {
+        let engine = open_engine(&DataDir::open_existing(data)?)?;
         let config = engine.config();
         let pool = SearchPool::new(config.pool_threads(), config.queue);
         Ok(AppState {
@@ -46,13 +49,13 @@ impl AppState {
     /// swaps it in. Returns whether it did. Requests in flight finish on the
     /// engine they hold; the new one is fully opened before any request sees
     /// it, so no request fails across the switch.
-    pub fn reload_if_changed(&self) -> Result<bool> {
+    pub fn reload_if_changed(&self) -> Result<bool, ServeError> {
         let data = DataDir::open_existing(&self.data)?;
         let current = data.current_generation()?;
         if current == self.engine().generation() {
             return Ok(false);
         }
-        let engine = Arc::new(Engine::open(&data)?);
+        let engine = Arc::new(open_engine(&data)?);
         tracing::info!(generation = engine.generation(), "serving a new generation");
         match self.engine.write() {
             Ok(mut slot) => *slot = engine,
@@ -60,4 +63,12 @@ impl AppState {
         }
         Ok(true)
     }
+}
+
+/// The current generation of `data`, with the folder's settings as they are
+/// now: every search setting but the pool's (`threads`, `queue`, fixed when
+/// the server starts) applies from the next generation served.
+fn open_engine(data: &DataDir) -> Result<Engine, ServeError> {
+    let config = Config::of(data)?;
+    Ok(Engine::open(data, config.search, &config.store)?)
 }

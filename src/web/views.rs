@@ -160,7 +160,7 @@ pub struct PagePage {
 #[derive(Template)]
 #[template(path = "stats.html")]
 pub struct StatsPage {
-    pub stats: crate::report::Stats,
+    pub stats: crate::stats::Stats,
     pub histogram: super::charts::Chart<super::charts::Bar>,
     pub scatter: super::charts::Chart<super::charts::Point>,
     pub series: [&'static str; 4],
@@ -170,7 +170,7 @@ pub struct StatsPage {
 }
 
 impl StatsPage {
-    pub fn new(stats: crate::report::Stats) -> StatsPage {
+    pub fn new(stats: crate::stats::Stats) -> StatsPage {
         StatsPage {
             histogram: super::charts::histogram(&stats),
             scatter: super::charts::scatter(&stats),
