@@ -18,7 +18,7 @@
 //! `../shared/devcrawl` and python3, and is skipped without them except
 //! under CI, where it fails.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -1,7 +1,7 @@
 //! End to end: `mirrorscope index` and `stats` on small crawls, bad input of
 //! every kind the issue names, and the guarantees of generations and the store.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 

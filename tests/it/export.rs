@@ -2,7 +2,7 @@
 //! its header, parses back as tab-separated CSV, and joined on its ids
 //! gives what `stats`, `clusters` and `mirrors` report.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 use std::path::Path;
@@ -101,7 +101,7 @@ impl Table {
 
 #[test]
 fn exported_tables_join_into_what_the_reports_say() {
-    let crawl = index_shipped_crawl();
+    let crawl = shipped_crawl();
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("tables");
     let output = mirrorscope(

@@ -4,7 +4,7 @@
 //! host is the principal copy, page-pair precision and recall pass 0.9, and
 //! `clusters` lists and filters what it promises.
 
-mod common;
+use crate::common;
 
 use std::collections::{HashMap, HashSet};
 
@@ -21,7 +21,7 @@ const PRIMARIES: [(&str, &str); 5] = [
 
 #[test]
 fn every_replicated_collection_of_the_shipped_crawl_is_one_cluster() {
-    let crawl = index_shipped_crawl();
+    let crawl = shipped_crawl();
     let data = crawl.data.as_str();
     let crate_dir = &crate_dir();
     assert!(

@@ -4,17 +4,17 @@
 //! outputs kept in `tests/fixtures/outputs/` (gzipped; `took_ms` set to 0).
 //!
 //! A change that is meant to change an output writes the new ones with
-//! `MIRRORSCOPE_BLESS=1 cargo test --release --test outputs` and says why in
+//! `MIRRORSCOPE_BLESS=1 cargo test --release --test it outputs::` and says why in
 //! its commit. A change that is not (a restructuring) must leave them all.
 
-mod common;
+use crate::common;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 use actix_web::{test as actix_test, web, App};
 
-use common::{crate_dir, index_shipped_crawl_into, mirrorscope, stderr};
+use common::{crate_dir, mirrorscope, stderr};
 use mirrorscope::web::{configure, AppState};
 
 fn fixtures() -> PathBuf {
@@ -83,10 +83,9 @@ fn compare(name: &str, actual: &str) -> Option<String> {
     ))
 }
 
-/// The shipped crawl, indexed for this file's tests.
-fn shipped_data() -> &'static PathBuf {
-    static DATA: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    DATA.get_or_init(|| index_shipped_crawl_into("outputs-shipped"))
+/// The shipped crawl, indexed once for the whole test run.
+fn shipped_data() -> &'static Path {
+    common::shipped_crawl().path()
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! of the ground truth is in the page table, exact mirrors share their stored
 //! bodies, and `stats` shows fewer distinct bodies than pages.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 

@@ -2,10 +2,10 @@
 //! against the flat list and the clusters, the two expansions, JSON against
 //! HTML, bad input, and a generation switch under load.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use std::path::PathBuf;
+use std::path::Path;
 use std::sync::OnceLock;
 
 use actix_web::http::StatusCode;
@@ -14,10 +14,9 @@ use serde_json::Value;
 
 use mirrorscope::web::{configure, AppState, CONTENT_SECURITY_POLICY};
 
-/// The shipped crawl, indexed once for this test binary.
-fn shipped_data() -> &'static PathBuf {
-    static DATA: OnceLock<PathBuf> = OnceLock::new();
-    DATA.get_or_init(|| common::index_shipped_crawl_into("http-shipped"))
+/// The shipped crawl, indexed once for the whole test run.
+fn shipped_data() -> &'static Path {
+    common::shipped_crawl().path()
 }
 
 fn shipped_state() -> web::Data<AppState> {

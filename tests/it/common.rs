@@ -42,7 +42,7 @@ pub fn slow_tests_wanted(name: &str) -> bool {
         return true;
     }
     eprintln!(
-        "skipped in a debug build: run `cargo test --release --test {name}` (.ci/run runs it with --profile ci)"
+        "skipped in a debug build: run `cargo test --release --test it {name}::` (.ci/run runs it with --profile ci)"
     );
     false
 }
@@ -233,26 +233,37 @@ pub fn write_site(path: &Path, gzip: bool, pages: &[TestPage], first_index: usiz
     write_warc(path, gzip, &records);
 }
 
-/// The shipped crawl indexed into a temporary data directory.
+/// The shipped crawl, indexed.
 pub struct IndexedCrawl {
-    _dir: tempfile::TempDir,
     /// The data directory, for `--data`.
     pub data: String,
     /// What `index` printed.
     pub summary: String,
 }
 
-/// Indexes the shipped crawl (from the crate's folder) into a fresh data directory.
-pub fn index_shipped_crawl() -> IndexedCrawl {
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data").to_str().unwrap().to_string();
-    let output = mirrorscope(&crate_dir(), &["index", "--data", &data]);
-    assert!(output.status.success(), "{}", stderr(&output));
-    IndexedCrawl {
-        _dir: dir,
-        data,
-        summary: stdout(&output),
+impl IndexedCrawl {
+    pub fn path(&self) -> &Path {
+        Path::new(&self.data)
     }
+}
+
+/// The shipped crawl, indexed once per test run (into the tests' target
+/// folder) for every test that only reads it. A test that writes to its
+/// data folder indexes its own with [`index_shipped_crawl_into`].
+pub fn shipped_crawl() -> &'static IndexedCrawl {
+    static CRAWL: std::sync::OnceLock<IndexedCrawl> = std::sync::OnceLock::new();
+    CRAWL.get_or_init(|| {
+        let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("shipped");
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let data = dir.join("data").to_str().unwrap().to_string();
+        let output = mirrorscope(&crate_dir(), &["index", "--data", &data]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        IndexedCrawl {
+            data,
+            summary: stdout(&output),
+        }
+    })
 }
 
 /// The crate's folder, where `corpus/` is.

@@ -3,13 +3,13 @@
 //! product promises, `stats` shows near-duplicates and cho-2000 Figure 11's
 //! histogram, and `similar` explains why a mirror's page is grouped.
 
-mod common;
+use crate::common;
 
 use common::*;
 
 #[test]
 fn copies_in_the_shipped_crawl_are_found_and_explained() {
-    let crawl = index_shipped_crawl();
+    let crawl = shipped_crawl();
     let data = crawl.data.as_str();
     let crate_dir = &crate_dir();
     assert!(crawl.summary.contains("near-duplicate pages"));

@@ -5,7 +5,7 @@
 //! its JSON contract and its options; `eval` prints the papers' tables; the
 //! avoid list loses no page and skips most of what an ideal list skips.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeSet, HashMap};
 
@@ -47,7 +47,7 @@ fn pair_of(entry: &Value) -> (String, String) {
 
 #[test]
 fn the_truths_mirror_pairs_are_found_classified_and_avoided() {
-    let data = index_shipped_crawl_into("mirrors-shipped");
+    let data = shipped_crawl().path();
     let data = data.to_str().unwrap();
     let dir = &crate_dir();
 

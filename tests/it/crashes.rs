@@ -7,7 +7,7 @@
 //! Runs in optimised builds only (`.ci/run` builds with `--profile ci`):
 //! each of its 24 kills needs a run of `index` after it.
 
-mod common;
+use crate::common;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

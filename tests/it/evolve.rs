@@ -7,7 +7,7 @@
 //! `../shared/sources` (present under CI, which fails without them).
 #![cfg(feature = "corpus-builder")]
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -4,7 +4,7 @@
 //! so the store returns to its earlier state block for block; bad requests
 //! change nothing.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeMap;
 use std::path::Path;

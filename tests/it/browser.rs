@@ -7,13 +7,12 @@
 //! Chromium (or axe-core) a test is skipped, except under CI (`CI=true`),
 //! where a missing tool is a failure; `.ci/run` installs them.
 
-mod common;
+use crate::common;
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
@@ -262,10 +261,9 @@ fn chromium() -> Option<(PathBuf, PathBuf)> {
     Some((chromium, chromedriver))
 }
 
-/// The shipped crawl, indexed once for the tests of this file.
+/// The shipped crawl, indexed once for the whole test run.
 fn shipped_data() -> &'static Path {
-    static DATA: OnceLock<PathBuf> = OnceLock::new();
-    DATA.get_or_init(|| common::index_shipped_crawl_into("browser"))
+    common::shipped_crawl().path()
 }
 
 /// A browser on a server of the shipped crawl; `name` keeps each test's
