@@ -14,7 +14,8 @@ use mirrorscope::collections::{build, CollectionsConfig, PageFacts, WebGraph};
 use mirrorscope::pages::{relative_link_key, HostId, PageId};
 
 mod support;
-use support::{status_mb, Draw};
+use mirrorscope::memory::{self, reset_peak};
+use support::Draw;
 
 struct Web {
     hosts: Vec<HostId>,
@@ -139,16 +140,11 @@ fn generate(pages: usize) -> Web {
 
 /// The process's peak resident memory since the last reset, in MB.
 fn peak_rss_mb() -> f64 {
-    status_mb("VmHWM:")
+    memory::peak_mb().unwrap_or(f64::NAN)
 }
 
 fn current_rss_mb() -> f64 {
-    status_mb("VmRSS:")
-}
-
-/// Resets the peak to the current size (Linux 4.0 and later).
-fn reset_peak() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    memory::resident_mb().unwrap_or(f64::NAN)
 }
 
 fn main() {

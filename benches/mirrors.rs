@@ -19,7 +19,8 @@ use mirrorscope::mirrors::HostPair;
 use mirrorscope::pages::HostId;
 
 mod support;
-use support::{status_mb, Draw};
+use mirrorscope::memory;
+use support::Draw;
 
 const VOCABULARY: usize = 5_000;
 const SYLLABLES: [&str; 16] = [
@@ -125,14 +126,14 @@ fn main() {
     let started = Instant::now();
     let list = generate(urls, hosts);
     let generated = started.elapsed().as_secs_f64();
-    let memory_before = status_mb("VmRSS:");
+    let memory_before = memory::resident_mb().unwrap_or(f64::NAN);
     println!(
         "generated {} URLs on {} hosts ({} planted mirrors) in {generated:.1} s; {memory_before:.0} MB resident",
         list.paths.len(),
         list.hosts.len(),
         list.planted.len()
     );
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
+    memory::reset_peak();
 
     let started = Instant::now();
     let inputs: Vec<HostUrls<'_>> = list
@@ -150,7 +151,7 @@ fn main() {
         .collect();
     let ranking = rank_hosts(&inputs);
     let seconds = started.elapsed().as_secs_f64();
-    let peak = status_mb("VmHWM:");
+    let peak = memory::peak_mb().unwrap_or(f64::NAN);
     let found: HashSet<HostPair> = ranking.iter().map(|ranked| ranked.pair).collect();
     let recovered = list
         .planted

@@ -15,12 +15,11 @@
 //! first as `NAME.tsv.partial`, renamed when complete.
 
 use std::fmt::Display;
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::collections::Collections;
-use crate::datadir::{DataDir, DataError, Result};
+use crate::datadir::{Analysis, DataDir, DataError, Result};
 use crate::mirrors::Mirrors;
 use crate::pages::PageTable;
 use crate::similarity::{is_compared, Similarity};
@@ -156,12 +155,13 @@ struct Tables {
 /// Writes `tables` of the current generation of `data` into `out` (created
 /// when missing) as `NAME.tsv`, replacing files of the same names.
 pub fn export(data: &DataDir, out: &Path, tables: &[Table]) -> Result<Vec<Exported>> {
-    let generation = data.generation()?;
-    generation.manifest()?;
-    let table = generation.page_table()?;
-    let similarity = generation.similarity(&table)?;
-    let collections = generation.collections(&table)?;
-    let mirrors = generation.mirrors(&table)?;
+    let Analysis {
+        table,
+        similarity,
+        collections,
+        mirrors,
+        ..
+    } = data.analysis()?;
     let all = Tables {
         table,
         similarity,
@@ -176,35 +176,20 @@ pub fn export(data: &DataDir, out: &Path, tables: &[Table]) -> Result<Vec<Export
     for &table in tables {
         let path = out.join(format!("{}.tsv", table.name()));
         let partial = out.join(format!("{}.tsv.partial", table.name()));
-        let io = |source| DataError::Io {
-            path: partial.clone(),
-            source,
-        };
-        let outcome = (|| -> Result<(u64, u64)> {
-            let file = File::create(&partial).map_err(io)?;
-            let mut writer = TsvWriter::new(BufWriter::with_capacity(1 << 20, file));
-            let rows = all.write(table, &mut writer).map_err(io)?;
-            let file = writer
-                .into_inner()
-                .into_inner()
-                .map_err(|error| io(error.into_error()))?;
-            file.sync_all().map_err(io)?;
-            let bytes = file.metadata().map_err(io)?.len();
-            drop(file);
-            std::fs::rename(&partial, &path).map_err(|source| DataError::Io {
+        let rows = crate::atomic::replace(&path, &partial, |out| {
+            let mut writer = TsvWriter::new(out);
+            all.write(table, &mut writer)
+        })
+        .map_err(|error| DataError::Io {
+            path: error.path,
+            source: error.source,
+        })?;
+        let bytes = std::fs::metadata(&path)
+            .map_err(|source| DataError::Io {
                 path: path.clone(),
                 source,
-            })?;
-            Ok((rows, bytes))
-        })();
-        let (rows, bytes) = match outcome {
-            Ok(written) => written,
-            Err(error) => {
-                // Best effort: a half-written table is not left to be read.
-                let _ = std::fs::remove_file(&partial);
-                return Err(error);
-            }
-        };
+            })?
+            .len();
         tracing::debug!(table = table.name(), rows, bytes, "exported");
         written.push(Exported {
             table,
@@ -413,10 +398,6 @@ impl<W: Write> TsvWriter<W> {
         self.at_row_start = true;
         Ok(())
     }
-
-    fn into_inner(self) -> W {
-        self.inner
-    }
 }
 
 fn write_text(out: &mut impl Write, text: &str) -> std::io::Result<()> {
@@ -506,7 +487,7 @@ mod tests {
         writer.value(1).unwrap();
         writer.text("x").unwrap();
         writer.end_row().unwrap();
-        let rows = parse(&String::from_utf8(writer.into_inner()).unwrap());
+        let rows = parse(&String::from_utf8(writer.inner).unwrap());
         assert_eq!(rows[0], fields);
         assert_eq!(rows[1], ["1", "x"]);
     }
@@ -521,9 +502,6 @@ mod tests {
         writer.optional(None::<u32>).unwrap();
         writer.end_row().unwrap();
         assert_eq!(writer.rows, 1);
-        assert_eq!(
-            String::from_utf8(writer.into_inner()).unwrap(),
-            "page\turl\n7\t\n"
-        );
+        assert_eq!(String::from_utf8(writer.inner).unwrap(), "page\turl\n7\t\n");
     }
 }

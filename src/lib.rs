@@ -8,6 +8,7 @@
 //! ([`collections`]) -> search index ([`index`]) -> generation ([`datadir`])
 //! -> search with roll-up ([`search`]) -> the site ([`web`]).
 
+pub mod atomic;
 pub mod collections;
 pub mod config;
 pub mod corpus;
@@ -17,6 +18,7 @@ pub mod export;
 pub mod fingerprint;
 pub mod index;
 pub mod ingest;
+pub mod memory;
 pub mod mirrors;
 pub mod pages;
 pub mod pipeline;

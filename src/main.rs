@@ -281,20 +281,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Stats { data, json } => {
             let data = DataDir::open_existing(&data)?;
             let stats = mirrorscope::stats::Stats::gather(&data)?;
-            if json {
-                writeln!(stdout, "{}", serde_json::to_string_pretty(&stats)?)?;
-            } else {
-                writeln!(stdout, "{stats}")?;
-            }
+            print(&mut stdout, json, &stats, Text::Line)?;
         }
         Command::Similar { url, data, json } => {
             let data = DataDir::open_existing(&data)?;
             let similar = report::SimilarReport::gather(&data, &url)?;
-            if json {
-                writeln!(stdout, "{}", serde_json::to_string_pretty(&similar)?)?;
-            } else {
-                writeln!(stdout, "{similar}")?;
-            }
+            print(&mut stdout, json, &similar, Text::Line)?;
         }
         Command::Clusters {
             data,
@@ -308,11 +300,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 min_size,
             };
             let clusters = report::ClustersReport::gather(&data, filter)?;
-            if json {
-                writeln!(stdout, "{}", serde_json::to_string_pretty(&clusters)?)?;
-            } else {
-                write!(stdout, "{clusters}")?;
-            }
+            print(&mut stdout, json, &clusters, Text::Ended)?;
         }
         Command::Mirrors {
             data,
@@ -329,20 +317,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             };
             let data = DataDir::open_existing(&data)?;
             let mirrors = report::MirrorsReport::gather(&data, ranker, top)?;
-            if json {
-                writeln!(stdout, "{}", serde_json::to_string_pretty(&mirrors)?)?;
-            } else {
-                write!(stdout, "{mirrors}")?;
-            }
+            print(&mut stdout, json, &mirrors, Text::Ended)?;
         }
         Command::Avoid { data, json } => {
             let data = DataDir::open_existing(&data)?;
             let list = report::AvoidList::gather(&data)?;
-            if json {
-                writeln!(stdout, "{}", serde_json::to_string_pretty(&list)?)?;
-            } else {
-                write!(stdout, "{list}")?;
-            }
+            print(&mut stdout, json, &list, Text::Ended)?;
         }
         Command::Evolve { a, b, json, all } => {
             let mut evolution = report::Evolution::gather(
@@ -352,11 +332,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             if all {
                 evolution.shown_changes = None;
             }
-            if json {
-                writeln!(stdout, "{}", serde_json::to_string_pretty(&evolution)?)?;
-            } else {
-                write!(stdout, "{evolution}")?;
-            }
+            print(&mut stdout, json, &evolution, Text::Ended)?;
         }
         Command::Export { out, data, tables } => {
             let tables = if tables.is_empty() {
@@ -391,11 +367,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let data = DataDir::open_existing(&data)?;
             let config = Config::of(&data)?;
             let report = mirrorscope::datadir::check(&data, &config.store, repair)?;
-            if json {
-                writeln!(stdout, "{}", serde_json::to_string_pretty(&report)?)?;
-            } else {
-                writeln!(stdout, "{report}")?;
-            }
+            print(&mut stdout, json, &report, Text::Line)?;
             if !report.is_consistent() {
                 return Ok(ExitCode::FAILURE);
             }
@@ -403,12 +375,35 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Eval { truth, data, json } => {
             let data = DataDir::open_existing(&data)?;
             let evaluation = eval::evaluate(&data, &truth)?;
-            if json {
-                writeln!(stdout, "{}", serde_json::to_string_pretty(&evaluation)?)?;
-            } else {
-                write!(stdout, "{evaluation}")?;
-            }
+            print(&mut stdout, json, &evaluation, Text::Ended)?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// How a report's text ends: with its own line end, or not.
+#[derive(Clone, Copy)]
+enum Text {
+    /// The text ends with a line end.
+    Ended,
+    /// The text is one or more lines without the last line end.
+    Line,
+}
+
+/// Prints `report` as pretty JSON (`--json`) or as its text.
+fn print<T: serde::Serialize + std::fmt::Display>(
+    out: &mut impl Write,
+    json: bool,
+    report: &T,
+    text: Text,
+) -> Result<()> {
+    if json {
+        writeln!(out, "{}", serde_json::to_string_pretty(report)?)?;
+    } else {
+        match text {
+            Text::Ended => write!(out, "{report}")?,
+            Text::Line => writeln!(out, "{report}")?,
+        }
+    }
+    Ok(())
 }

@@ -68,11 +68,11 @@ pub struct Stages(pub Vec<StageTime>);
 impl Stages {
     /// Runs `work` as the stage `stage`.
     pub fn run<T>(&mut self, stage: &'static str, work: impl FnOnce() -> T) -> T {
-        reset_peak_memory();
+        crate::memory::reset_peak();
         let started = std::time::Instant::now();
         let value = work();
         let seconds = started.elapsed().as_secs_f64();
-        let peak_mb = peak_memory_mb();
+        let peak_mb = crate::memory::peak_mb();
         tracing::info!(stage, seconds, peak_mb, "stage done");
         self.0.push(StageTime {
             stage,
@@ -81,20 +81,6 @@ impl Stages {
         });
         value
     }
-}
-
-/// Lets `VmHWM` start again from the current resident size (Linux 4.0 and
-/// later; elsewhere the peak stays the process's).
-fn reset_peak_memory() {
-    let _ = std::fs::write("/proc/self/clear_refs", "5");
-}
-
-/// The process's peak resident memory in MB, from `/proc/self/status`.
-pub fn peak_memory_mb() -> Option<f64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-    let kilobytes: f64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    Some(kilobytes / 1024.0)
 }
 
 /// What `index` was asked to do.

@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::collections::{ClusterKind, CollectionCounts, Collections};
-use crate::datadir::{DataDir, Manifest, Result};
+use crate::datadir::{Analysis, DataDir, Manifest, Result};
 use crate::mirrors::MirrorCounts;
 use crate::pages::{PageTable, TableCounts};
 use crate::similarity::{Similarity, SimilarityCounts};
@@ -67,11 +67,13 @@ pub const LARGEST_CLUSTERS: usize = 10;
 
 impl Stats {
     pub fn gather(data: &DataDir) -> Result<Stats> {
-        let generation = data.generation()?;
-        let manifest = generation.manifest()?;
-        let table = generation.page_table()?;
-        let similarity = generation.similarity(&table)?;
-        let collections = generation.collections(&table)?;
+        let Analysis {
+            manifest,
+            table,
+            similarity,
+            collections,
+            ..
+        } = data.analysis()?;
         Ok(Stats::of(&manifest, &table, &similarity, &collections))
     }
 

@@ -25,24 +25,3 @@ impl Draw {
         self.next() % 100 < percent
     }
 }
-
-/// A `/proc/self/status` field (`VmHWM:`, `VmRSS:`) in MB; NaN where there
-/// is none.
-pub fn status_mb(field: &str) -> f64 {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|status| {
-            status
-                .lines()
-                .find_map(|line| line.strip_prefix(field))
-                .and_then(|value| {
-                    value
-                        .trim()
-                        .trim_end_matches("kB")
-                        .trim()
-                        .parse::<f64>()
-                        .ok()
-                })
-        })
-        .map_or(f64::NAN, |kilobytes| kilobytes / 1024.0)
-}

@@ -582,6 +582,11 @@ impl DataDir {
         self.generation()?.page_table()
     }
 
+    /// The current generation's analysis, read once (see [`Analysis`]).
+    pub fn analysis(&self) -> Result<Analysis> {
+        self.generation()?.analysis()
+    }
+
     /// The current generation, named once: every part read through it comes
     /// from the same generation even if `index` switches to a newer one.
     pub fn generation(&self) -> Result<Generation> {
@@ -597,7 +602,34 @@ pub struct Generation {
     path: PathBuf,
 }
 
+/// A generation's analysis, read once and checked (the manifest's format
+/// first, then each stage's output against the page table): what every
+/// reader (search, stats, the reports, export, eval) works from.
+pub struct Analysis {
+    pub manifest: Manifest,
+    pub table: PageTable,
+    pub similarity: Similarity,
+    pub collections: Collections,
+    pub mirrors: Mirrors,
+    /// The generation's folder (its search index is in `index/` there).
+    pub path: PathBuf,
+}
+
 impl Generation {
+    /// Reads the whole analysis; see [`Analysis`].
+    pub fn analysis(&self) -> Result<Analysis> {
+        let manifest = self.manifest()?;
+        let table = self.page_table()?;
+        Ok(Analysis {
+            manifest,
+            similarity: self.similarity(&table)?,
+            collections: self.collections(&table)?,
+            mirrors: self.mirrors(&table)?,
+            table,
+            path: self.path.clone(),
+        })
+    }
+
     /// The manifest, once its format is known to be this build's.
     pub fn manifest(&self) -> Result<Manifest> {
         #[derive(Deserialize)]
@@ -786,25 +818,19 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
     file.sync_all().map_err(io_error(path))
 }
 
-/// Replaces `path` atomically: temporary file, fsync, rename, fsync of the folder.
+/// Replaces `path` atomically (see [`crate::atomic`]).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    let temporary = folder.join(format!(
-        ".{}.tmp-{}",
-        path.file_name()
-            .map(|name| name.to_string_lossy().to_string())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    write_synced(&temporary, bytes)?;
-    fs::rename(&temporary, path).map_err(io_error(path))?;
-    sync_dir(folder)
+    crate::atomic::replace_with_bytes(path, bytes).map_err(|error| DataError::Io {
+        path: error.path,
+        source: error.source,
+    })
 }
 
 fn sync_dir(path: &Path) -> Result<()> {
-    File::open(path)
-        .and_then(|folder| folder.sync_all())
-        .map_err(io_error(path))
+    crate::atomic::sync_folder(path).map_err(|error| DataError::Io {
+        path: error.path,
+        source: error.source,
+    })
 }
 
 #[cfg(test)]

@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::datadir::DataDir;
+use crate::datadir::{Analysis, DataDir};
 use crate::pages::{PageId, PageTable};
 use crate::similarity::{is_compared, Fingerprint, Similarity};
 
@@ -61,12 +61,14 @@ pub enum EvalError {
 /// Runs `eval` on the current generation of `data`.
 pub fn evaluate(data: &DataDir, truth_path: &Path) -> Result<EvalReport, EvalError> {
     let truth = Truth::read(truth_path)?;
-    let generation = data.generation()?;
-    let manifest = generation.manifest()?;
-    let table = generation.page_table()?;
-    let similarity = generation.similarity(&table)?;
-    let collections = generation.collections(&table)?;
-    let mirrors = generation.mirrors(&table)?;
+    let Analysis {
+        manifest,
+        table,
+        similarity,
+        collections,
+        mirrors,
+        ..
+    } = data.analysis()?;
     let list = crate::report::AvoidList::of(
         &manifest.generation,
         &table,

@@ -48,7 +48,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::collections::{ClusterKind, Collections};
-use crate::datadir::{DataDir, Result};
+use crate::datadir::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
 use crate::pages::{folder_prefix, url_path, HostId, PageId, PageTable};
 use crate::similarity::{Similarity, MINHASH_FUNCTIONS};
@@ -89,12 +89,14 @@ pub struct AvoidList {
 
 impl AvoidList {
     pub fn gather(data: &DataDir) -> Result<AvoidList> {
-        let generation = data.generation()?;
-        let manifest = generation.manifest()?;
-        let table = generation.page_table()?;
-        let similarity = generation.similarity(&table)?;
-        let collections = generation.collections(&table)?;
-        let mirrors = generation.mirrors(&table)?;
+        let Analysis {
+            manifest,
+            table,
+            similarity,
+            collections,
+            mirrors,
+            ..
+        } = data.analysis()?;
         Ok(AvoidList::of(
             &manifest.generation,
             &table,

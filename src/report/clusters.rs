@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::collections::{Cluster, ClusterKind, Collections};
-use crate::datadir::{DataDir, Result};
+use crate::datadir::{Analysis, DataDir, Result};
 use crate::pages::PageTable;
 
 /// Which clusters to list.
@@ -51,10 +51,9 @@ pub struct ClustersReport {
 
 impl ClustersReport {
     pub fn gather(data: &DataDir, filter: ClusterFilter) -> Result<ClustersReport> {
-        let generation = data.generation()?;
-        generation.manifest()?;
-        let table = generation.page_table()?;
-        let collections = generation.collections(&table)?;
+        let Analysis {
+            table, collections, ..
+        } = data.analysis()?;
         Ok(ClustersReport::of(&table, &collections, filter))
     }
 

@@ -39,7 +39,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::collections::{lineage, ClusterId, ClusterKind, Collections};
-use crate::datadir::{DataDir, Result};
+use crate::datadir::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
 use crate::pages::PageTable;
 use crate::similarity::{is_compared, Similarity};
@@ -58,15 +58,20 @@ pub struct Side {
 
 impl Side {
     pub fn read(data: &DataDir) -> Result<Side> {
-        let generation = data.generation()?;
-        let manifest = generation.manifest()?;
-        let table = generation.page_table()?;
+        let Analysis {
+            manifest,
+            table,
+            similarity,
+            collections,
+            mirrors,
+            ..
+        } = data.analysis()?;
         Ok(Side {
             folder: data.root().display().to_string(),
             generation: manifest.generation,
-            similarity: generation.similarity(&table)?,
-            collections: generation.collections(&table)?,
-            mirrors: generation.mirrors(&table)?,
+            similarity,
+            collections,
+            mirrors,
             table,
         })
     }

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::datadir::{DataDir, Result};
+use crate::datadir::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors, Outcome, PairReport, Ranker};
 use crate::pages::PageTable;
 
@@ -91,10 +91,7 @@ pub struct MirrorsReport {
 
 impl MirrorsReport {
     pub fn gather(data: &DataDir, ranker: Ranker, top: Option<usize>) -> Result<MirrorsReport> {
-        let generation = data.generation()?;
-        generation.manifest()?;
-        let table = generation.page_table()?;
-        let mirrors = generation.mirrors(&table)?;
+        let Analysis { table, mirrors, .. } = data.analysis()?;
         Ok(MirrorsReport::of(&table, &mirrors, ranker, top))
     }
 

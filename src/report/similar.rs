@@ -5,7 +5,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::corpus;
-use crate::datadir::{DataDir, DataError, Result};
+use crate::datadir::{Analysis, DataDir, DataError, Result};
 use crate::similarity::{Evidence, Relation, SimilarityTest};
 
 /// One other page of the trivial cluster.
@@ -38,10 +38,9 @@ pub struct SimilarReport {
 impl SimilarReport {
     /// Looks `url` up in the current generation.
     pub fn gather(data: &DataDir, url: &str) -> Result<SimilarReport> {
-        let generation = data.generation()?;
-        generation.manifest()?;
-        let table = generation.page_table()?;
-        let similarity = generation.similarity(&table)?;
+        let Analysis {
+            table, similarity, ..
+        } = data.analysis()?;
         let canonical = corpus::canonical_url_string(url).ok_or_else(|| DataError::Format {
             path: url.into(),
             detail: "not a URL".into(),

@@ -29,7 +29,7 @@ use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Score, Searcher, SegmentReader, TantivyDocument};
 
 use crate::collections::{ClusterId, CollectionId, Collections};
-use crate::datadir::{DataDir, DataError, Manifest};
+use crate::datadir::{Analysis, DataDir, DataError, Manifest};
 use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, INDEX_DIR};
 use crate::mirrors::Mirrors;
 use crate::pages::{PageId, PageTable};
@@ -204,13 +204,15 @@ impl Engine {
     /// reading only.
     pub fn open(data: &DataDir, config: SearchConfig, store: &StoreConfig) -> Result<Engine> {
         let store = data.store_for_reading(store)?;
-        let generation = data.generation()?;
-        let manifest = generation.manifest()?;
-        let table = generation.page_table()?;
-        let similarity = generation.similarity(&table)?;
-        let collections = generation.collections(&table)?;
-        let mirrors = generation.mirrors(&table)?;
-        let index_dir: PathBuf = generation.path().join(INDEX_DIR);
+        let Analysis {
+            manifest,
+            table,
+            similarity,
+            collections,
+            mirrors,
+            path,
+        } = data.analysis()?;
+        let index_dir: PathBuf = path.join(INDEX_DIR);
         let index = SearchIndex::open(&index_dir)?;
         let (copy_offsets, copies) = copies_by_trivial_cluster(&similarity);
         let strays = crate::index::stray_clusters(&similarity, &collections);

@@ -1,0 +1,52 @@
+//! The process's resident memory, from `/proc/self/status` (Linux; `None`
+//! elsewhere): what `index` reports per stage and what the benches measure.
+
+/// The resident size now, in MB (`VmRSS`).
+pub fn resident_mb() -> Option<f64> {
+    status_mb("VmRSS:")
+}
+
+/// The peak resident size since the process started or since the last
+/// [`reset_peak`], in MB (`VmHWM`).
+pub fn peak_mb() -> Option<f64> {
+    status_mb("VmHWM:")
+}
+
+/// Lets the peak start again from the current resident size (Linux 4.0 and
+/// later; elsewhere the peak stays the process's).
+pub fn reset_peak() {
+    let _ = std::fs::write("/proc/self/clear_refs", "5");
+}
+
+/// A `/proc/self/status` field given in kB, in MB.
+fn status_mb(field: &str) -> Option<f64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    parse_status_mb(&status, field)
+}
+
+fn parse_status_mb(status: &str, field: &str) -> Option<f64> {
+    let value = status.lines().find_map(|line| line.strip_prefix(field))?;
+    let kilobytes: f64 = value.trim().trim_end_matches("kB").trim().parse().ok()?;
+    Some(kilobytes / 1024.0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_are_read_in_megabytes() {
+        let status = "Name:\tx\nVmHWM:\t  204800 kB\nVmRSS:\t  102400 kB\n";
+        assert_eq!(parse_status_mb(status, "VmHWM:"), Some(200.0));
+        assert_eq!(parse_status_mb(status, "VmRSS:"), Some(100.0));
+        assert_eq!(parse_status_mb(status, "VmSwap:"), None);
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn the_peak_is_at_least_what_is_resident() {
+        let resident = resident_mb().unwrap();
+        assert!(resident > 0.0);
+        assert!(peak_mb().unwrap() >= resident * 0.99);
+    }
+}
