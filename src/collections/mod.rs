@@ -41,7 +41,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::pages::{folder_prefix, HostId, PageId, PageTable};
+use crate::pages::{folder_prefix, parse_decimal_id, HostId, NotAnId, PageId, PageTable};
 use crate::similarity::{is_compared, Similarity};
 pub use graph::WebGraph;
 pub use grow::{GrowOptions, Grown, GrowthCounts, Members};
@@ -100,6 +100,22 @@ impl fmt::Display for ClusterId {
 impl fmt::Display for CollectionId {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(formatter, "{}", self.0)
+    }
+}
+
+impl std::str::FromStr for ClusterId {
+    type Err = NotAnId;
+
+    fn from_str(text: &str) -> Result<ClusterId, NotAnId> {
+        parse_decimal_id(text).map(ClusterId)
+    }
+}
+
+impl std::str::FromStr for CollectionId {
+    type Err = NotAnId;
+
+    fn from_str(text: &str) -> Result<CollectionId, NotAnId> {
+        parse_decimal_id(text).map(CollectionId)
     }
 }
 

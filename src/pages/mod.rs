@@ -36,6 +36,38 @@ impl fmt::Display for HostId {
     }
 }
 
+/// Text that is not an id: ids are written as plain decimal numbers that
+/// fit 32 bits ("0" to "4294967295"; no sign, space or leading "+").
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0:?} is not an id (a decimal number below 2^32)")]
+pub struct NotAnId(pub String);
+
+/// Parses an id as [`NotAnId`] says ids are written.
+pub fn parse_decimal_id(text: &str) -> Result<u32, NotAnId> {
+    let decimal =
+        !text.is_empty() && text.len() <= 10 && text.bytes().all(|byte| byte.is_ascii_digit());
+    decimal
+        .then(|| text.parse().ok())
+        .flatten()
+        .ok_or_else(|| NotAnId(text.chars().take(32).collect()))
+}
+
+impl std::str::FromStr for PageId {
+    type Err = NotAnId;
+
+    fn from_str(text: &str) -> Result<PageId, NotAnId> {
+        parse_decimal_id(text).map(PageId)
+    }
+}
+
+impl std::str::FromStr for HostId {
+    type Err = NotAnId;
+
+    fn from_str(text: &str) -> Result<HostId, NotAnId> {
+        parse_decimal_id(text).map(HostId)
+    }
+}
+
 /// One page of the crawl.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Page {

@@ -507,42 +507,32 @@ fn copies_by_trivial_cluster(similarity: &Similarity) -> (Vec<u32>, Vec<PageId>)
     (offsets, copies)
 }
 
-/// Parses a page id from a route.
-pub fn parse_page_id(text: &str) -> Option<PageId> {
-    parse_id(text).map(PageId)
-}
-
-/// Parses a collection id from a route.
-pub fn parse_collection_id(text: &str) -> Option<CollectionId> {
-    parse_id(text).map(CollectionId)
-}
-
-/// Parses a host id from a route.
-pub fn parse_host_id(text: &str) -> Option<crate::pages::HostId> {
-    parse_id(text).map(crate::pages::HostId)
-}
-
-/// Parses a cluster id from a route.
-pub fn parse_cluster_id(text: &str) -> Option<ClusterId> {
-    parse_id(text).map(ClusterId)
-}
-
-/// Decimal digits only (no sign, no spaces), at most ten of them, fitting a u32.
-fn parse_id(text: &str) -> Option<u32> {
-    if text.is_empty() || text.len() > 10 || !text.bytes().all(|byte| byte.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn route_ids_are_plain_decimal_u32() {
+        let parse_page_id = |text: &str| text.parse::<PageId>().ok();
         assert_eq!(parse_page_id("0"), Some(PageId(0)));
         assert_eq!(parse_page_id("4294967295"), Some(PageId(u32::MAX)));
+        assert_eq!(
+            "7".parse::<crate::collections::ClusterId>(),
+            Ok(ClusterId(7))
+        );
+        assert_eq!(
+            "7".parse::<crate::collections::CollectionId>(),
+            Ok(CollectionId(7))
+        );
+        assert_eq!(
+            "7".parse::<crate::pages::HostId>(),
+            Ok(crate::pages::HostId(7))
+        );
+        assert!("x7"
+            .parse::<ClusterId>()
+            .unwrap_err()
+            .to_string()
+            .contains("not an id"));
         for bad in [
             "",
             "-1",

@@ -3,7 +3,7 @@
 
 use crate::collections::{ClusterId, CollectionId};
 use crate::pages::{HostId, PageId};
-use crate::search::{self, Rank, SearchRequest};
+use crate::search::{Rank, SearchRequest};
 
 use super::error::AppError;
 
@@ -42,18 +42,18 @@ impl Target {
 
     fn parse(token: &str) -> Option<Target> {
         if let Some(id) = token.strip_prefix('c') {
-            return search::parse_collection_id(id).map(Target::Collection);
+            return id.parse::<CollectionId>().ok().map(Target::Collection);
         }
         if let Some(id) = token.strip_prefix('s') {
-            return search::parse_host_id(id).map(Target::Site);
+            return id.parse::<HostId>().ok().map(Target::Site);
         }
         let rest = token.strip_prefix('r')?;
         match rest.split_once('-') {
             Some((cluster, hit)) => Some(Target::Replicas(
-                search::parse_cluster_id(cluster)?,
-                Some(search::parse_page_id(hit)?),
+                cluster.parse::<ClusterId>().ok()?,
+                Some(hit.parse::<PageId>().ok()?),
             )),
-            None => Some(Target::Replicas(search::parse_cluster_id(rest)?, None)),
+            None => Some(Target::Replicas(rest.parse::<ClusterId>().ok()?, None)),
         }
     }
 }
@@ -185,7 +185,7 @@ impl Params {
         let pages: Option<Vec<PageId>> = list
             .split(',')
             .filter(|id| !id.is_empty())
-            .map(search::parse_page_id)
+            .map(|text| text.parse::<PageId>().ok())
             .collect();
         match pages {
             Some(pages) if pages.len() <= MAX_EXPANDED => Ok(pages),
@@ -226,7 +226,7 @@ impl Params {
     pub fn hit(&self) -> Result<Option<PageId>, AppError> {
         match self.hit.as_deref() {
             None | Some("") => Ok(None),
-            Some(text) => search::parse_page_id(text).map(Some).ok_or_else(|| {
+            Some(text) => text.parse::<PageId>().ok().map(Some).ok_or_else(|| {
                 AppError::BadRequest(format!("hit must be a page id, not {text:?}"))
             }),
         }

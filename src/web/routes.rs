@@ -12,7 +12,8 @@ use super::views::{
     CollectionPage, Entry, ErrorPage, Expansion, ExpansionNav, HomePage, HostPage, PagePage, Pager,
     ReplicasPage, SearchPage, SitePage, StatsPage, Step,
 };
-use crate::pages::PageId;
+use crate::collections::{ClusterId, CollectionId};
+use crate::pages::{HostId, PageId};
 use crate::search::{self, Engine, Paging, Rank, Results, SearchRequest};
 
 type Html = Result<HttpResponse, AppError>;
@@ -185,22 +186,22 @@ fn entries(
     };
     let mut entries = Vec::with_capacity(results.groups.len());
     for group in &results.groups {
-        let page = search::parse_page_id(&group.page_id);
+        let page = group.page_id.parse::<PageId>().ok();
         let collection = group
             .collection
             .as_ref()
-            .and_then(|link| search::parse_collection_id(&link.id))
+            .and_then(|link| link.id.parse::<CollectionId>().ok())
             .map(Target::Collection);
         let replicas = group.replicas.as_ref().and_then(|link| {
             Some(Target::Replicas(
-                search::parse_cluster_id(&link.cluster)?,
+                link.cluster.parse::<ClusterId>().ok()?,
                 page,
             ))
         });
         let site = group
             .site
             .as_ref()
-            .and_then(|link| search::parse_host_id(&link.host_id))
+            .and_then(|link| link.host_id.parse::<HostId>().ok())
             .map(Target::Site);
         let mut expansions = Vec::new();
         for &expanded in open {
@@ -228,7 +229,7 @@ fn entries(
                     let exclude: Vec<PageId> = link
                         .shown
                         .iter()
-                        .filter_map(|id| search::parse_page_id(id))
+                        .filter_map(|id| id.parse::<PageId>().ok())
                         .collect();
                     let view = engine.site(host, query, expanded.page, &exclude)?;
                     let nav = expansion_nav(expanded, &view.paging, query, &link.shown, |now| {
@@ -336,7 +337,9 @@ fn segment<'r>(http: &'r HttpRequest, name: &str) -> &'r str {
 
 pub async fn collection(state: web::Data<AppState>, http: HttpRequest) -> Html {
     let path = segment(&http, "id");
-    let id = search::parse_collection_id(path)
+    let id = path
+        .parse::<CollectionId>()
+        .ok()
         .ok_or_else(|| AppError::NotFound(format!("there is no collection {path:?}")))?;
     let params = Params::parse(http.query_string());
     let page = params.expansion_page()?;
@@ -370,7 +373,9 @@ fn standalone_nav(
 
 pub async fn replicas(state: web::Data<AppState>, http: HttpRequest) -> Html {
     let path = segment(&http, "cluster");
-    let id = search::parse_cluster_id(path)
+    let id = path
+        .parse::<ClusterId>()
+        .ok()
         .ok_or_else(|| AppError::NotFound(format!("there is no cluster {path:?}")))?;
     let params = Params::parse(http.query_string());
     let hit = params.hit()?;
@@ -391,7 +396,9 @@ pub async fn replicas(state: web::Data<AppState>, http: HttpRequest) -> Html {
 
 pub async fn site(state: web::Data<AppState>, http: HttpRequest) -> Html {
     let path = segment(&http, "host");
-    let host = search::parse_host_id(path)
+    let host = path
+        .parse::<HostId>()
+        .ok()
         .ok_or_else(|| AppError::NotFound(format!("there is no host {path:?}")))?;
     let params = Params::parse(http.query_string());
     let page = params.expansion_page()?;
@@ -412,7 +419,9 @@ pub async fn site(state: web::Data<AppState>, http: HttpRequest) -> Html {
 
 pub async fn page(state: web::Data<AppState>, http: HttpRequest) -> Html {
     let path = segment(&http, "id");
-    let id = search::parse_page_id(path)
+    let id = path
+        .parse::<PageId>()
+        .ok()
         .ok_or_else(|| AppError::NotFound(format!("there is no page {path:?}")))?;
     let params = Params::parse(http.query_string());
     let engine = state.engine();
