@@ -15,7 +15,7 @@ use tantivy::schema::IndexRecordOption;
 use tantivy::Term;
 
 use super::collector::HitCollector;
-use super::view::{encode, plain, PageLink, ReplicaLink, SnippetPart};
+use super::view::{as_text, plain, PageLink, ReplicaLink, SnippetPart};
 use super::{Engine, Result, SearchError};
 use crate::collections::{Cluster, ClusterId, ClusterKind, Collection, CollectionId, Collections};
 use crate::index::{IndexField, NONE};
@@ -134,7 +134,8 @@ struct Rows {
 #[derive(Debug, Clone, Serialize)]
 pub struct CopyView {
     /// Its largest collection (the principal when the row holds it).
-    pub collection: String,
+    #[serde(serialize_with = "as_text")]
+    pub collection: CollectionId,
     pub host: String,
     pub root: String,
     pub prefix: String,
@@ -151,8 +152,9 @@ pub struct CopyView {
     pub matching_pages: Option<u32>,
     /// Its copy of the page the entry showed, when it has one.
     pub hit_copy: Option<PageLink>,
-    /// The Collection expansion of this copy, when it has matching pages.
-    pub href: Option<String>,
+    /// Whether this copy has a Collection expansion: a collection of
+    /// pages with pages matching the query (or no query).
+    pub expandable: bool,
     /// How its host mirrors the principal copy's host: the level of the
     /// pair on the host page (bharat-broder-1999); `None` on the principal's
     /// host and for hosts the mirror stage did not pair.
@@ -165,8 +167,6 @@ pub struct Mirroring {
     /// `1`..`5` or `none`, as the host page gives it.
     pub level: String,
     pub meaning: String,
-    /// The page of the copy's host, with its mirrored hosts.
-    pub href: String,
 }
 
 /// The Replica expansion: every copy of a collection.
@@ -305,7 +305,7 @@ impl Engine {
             let view = self.shown(&searcher, &snippets, address, page)?;
             shown.push(ExpandedPage {
                 page: PageLink {
-                    page_id: page.to_string(),
+                    page_id: page,
                     link: super::view::followable(&view.url),
                     url: view.url,
                     title: view.title,
@@ -379,7 +379,7 @@ impl Engine {
                 page,
             )?
         };
-        let replicas = self.replica_link(collection.cluster, collection.root, &encode(query));
+        let replicas = self.replica_link(collection.cluster, collection.root);
         Ok(CollectionView {
             id: id.to_string(),
             cluster: collection.cluster.to_string(),
@@ -483,7 +483,6 @@ impl Engine {
             Some(counts)
         };
         let hit_copies: &[PageId] = hit.map_or(&[], |page| self.copies_of(page));
-        let q = encode(query);
         let principal_host = self
             .collections
             .collection(cluster.principal())
@@ -511,7 +510,6 @@ impl Engine {
                                 |level| level.meaning(),
                             )
                             .to_string(),
-                        href: format!("/host/{}", encode(host_name)),
                     }
                 });
             let holds = |page: &PageId| {
@@ -534,7 +532,7 @@ impl Engine {
             });
             let pages = row.pages;
             copies.push(CopyView {
-                collection: named.id.to_string(),
+                collection: named.id,
                 host: host_name.to_string(),
                 root: self
                     .table
@@ -553,8 +551,7 @@ impl Engine {
                     .max()
                     .unwrap_or_default()
                     .to_string(),
-                href: (cluster.kind == ClusterKind::Collection && matching_pages != Some(0))
-                    .then(|| format!("/collection/{}?q={q}", named.id)),
+                expandable: cluster.kind == ClusterKind::Collection && matching_pages != Some(0),
                 matching_pages,
                 hit_copy: hit_copy.and_then(|page| self.page_link(page)),
                 mirroring,

@@ -354,12 +354,9 @@ impl Engine {
                 results.total_groups = folded.total_groups;
                 results.pages = folded.total_groups.div_ceil(GROUPS_PER_PAGE as u64) as usize;
                 for group in folded.groups.iter().skip(offset) {
-                    results.groups.push(self.group_view(
-                        &searcher,
-                        &snippets,
-                        &request.query,
-                        group,
-                    )?);
+                    results
+                        .groups
+                        .push(self.group_view(&searcher, &snippets, group)?);
                 }
             }
             Found::Flat(count, hits) => {

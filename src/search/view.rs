@@ -10,10 +10,10 @@ use super::rollup::{Group, Hit};
 use super::{Engine, Rank, Result};
 use crate::collections::{ClusterId, CollectionId};
 use crate::index::{IndexField, NONE};
-use crate::pages::PageId;
+use crate::pages::{HostId, PageId};
 
-/// A page of results.
-#[derive(Debug, Clone, Serialize)]
+/// A page of results. (`web::api` gives it as JSON.)
+#[derive(Debug, Clone)]
 pub struct Results {
     pub query: String,
     pub page: usize,
@@ -52,7 +52,8 @@ pub struct SnippetPart {
 /// One entry of results.
 #[derive(Debug, Clone, Serialize)]
 pub struct ResultGroup {
-    pub page_id: String,
+    #[serde(serialize_with = "as_text")]
+    pub page_id: PageId,
     pub url: String,
     /// The URL, when it is one a browser may follow (http or https).
     pub link: Option<String>,
@@ -67,38 +68,49 @@ pub struct ResultGroup {
     pub hits: u32,
     /// The similar cluster the page is a copy in, if any (for
     /// `data-cluster`; also given with `rollup=off`).
-    pub cluster: Option<String>,
+    #[serde(serialize_with = "as_optional_text")]
+    pub cluster: Option<ClusterId>,
     /// The page's collection, if any (for `data-collection`).
-    pub collection_id: Option<String>,
+    #[serde(serialize_with = "as_optional_text")]
+    pub collection_id: Option<CollectionId>,
     /// The Collection expansion, when the page's collection has other
-    /// matching pages.
+    /// matching pages. (Links are serialised by the site's API, with the
+    /// URL it builds for them.)
+    #[serde(skip)]
     pub collection: Option<CollectionLink>,
     /// The Replica expansion, when the page's collection has copies.
+    #[serde(skip)]
     pub replicas: Option<ReplicaLink>,
     /// More from this site, on the last entry of a host's pages in no
     /// cluster when it has more that match.
+    #[serde(skip)]
     pub site: Option<SiteLink>,
 }
 
-/// The "more from this site" link of an entry.
+/// The "more from this site" link of an entry. (The site builds its URL:
+/// `web::links`.)
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SiteLink {
-    pub host_id: String,
+    #[serde(serialize_with = "as_text")]
+    pub host_id: HostId,
     /// Matching pages of the host in no cluster besides its entries.
     pub more: u32,
     /// The pages the host's entries show (left out of the expansion).
-    pub shown: Vec<String>,
-    pub href: String,
+    #[serde(serialize_with = "as_texts")]
+    pub shown: Vec<PageId>,
 }
 
 /// The Collection link of an entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CollectionLink {
-    pub id: String,
+    #[serde(serialize_with = "as_text")]
+    pub id: CollectionId,
     /// Pages of the collection that match the query, the shown one included
     /// (the link says "N more": this minus one).
     pub matching_pages: u32,
-    pub href: String,
+    /// The entry's own page, which the expansion leaves out.
+    #[serde(skip)]
+    pub entry: PageId,
 }
 
 impl CollectionLink {
@@ -110,16 +122,20 @@ impl CollectionLink {
 /// The Replica link of an entry.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReplicaLink {
-    pub cluster: String,
+    #[serde(serialize_with = "as_text")]
+    pub cluster: ClusterId,
     /// Copies of the collection (the cluster's cardinality), this one included.
     pub copies: usize,
-    pub href: String,
+    /// The entry's page, whose copy on each host the expansion names.
+    #[serde(skip)]
+    pub hit: PageId,
 }
 
 /// A page named in an expansion.
 #[derive(Debug, Clone, Serialize)]
 pub struct PageLink {
-    pub page_id: String,
+    #[serde(serialize_with = "as_text")]
+    pub page_id: PageId,
     pub url: String,
     /// The URL, when a browser may follow it (http or https).
     pub link: Option<String>,
@@ -127,9 +143,29 @@ pub struct PageLink {
     pub host: String,
 }
 
-/// `q` for a URL's query string.
-pub(super) fn encode(query: &str) -> String {
-    url::form_urlencoded::byte_serialize(query.as_bytes()).collect()
+/// An id as the JSON API gives it: as text (`"12"`).
+pub(super) fn as_text<T: std::fmt::Display, S: serde::Serializer>(
+    id: &T,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serializer.collect_str(id)
+}
+
+pub(super) fn as_optional_text<T: std::fmt::Display, S: serde::Serializer>(
+    id: &Option<T>,
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    match id {
+        Some(id) => serializer.serialize_some(&id.to_string()),
+        None => serializer.serialize_none(),
+    }
+}
+
+pub(super) fn as_texts<T: std::fmt::Display, S: serde::Serializer>(
+    ids: &[T],
+    serializer: S,
+) -> std::result::Result<S::Ok, S::Error> {
+    serializer.collect_seq(ids.iter().map(ToString::to_string))
 }
 
 /// The ellipsis marking where a snippet's text is cut.
@@ -276,32 +312,24 @@ impl Engine {
         &self,
         searcher: &Searcher,
         snippets: &SnippetGenerator,
-        query: &str,
         group: &Group,
     ) -> Result<ResultGroup> {
         let hit: &Hit = &group.shown;
         let shown = self.shown(searcher, snippets, hit.doc, hit.page)?;
-        let q = encode(query);
         let collection = hit.collection.and_then(|id| {
             let size = self.collections.collection(id)?.pages.len();
-            (size > 1 && group.collection_hits > 1).then(|| CollectionLink {
-                id: id.to_string(),
+            (size > 1 && group.collection_hits > 1).then_some(CollectionLink {
+                id,
                 matching_pages: group.collection_hits,
-                href: format!("/collection/{id}?q={q}&not={}", hit.page),
+                entry: hit.page,
             })
         });
-        let site = (group.site_more > 0).then(|| {
-            let shown: Vec<String> = group.site_shown.iter().map(ToString::to_string).collect();
-            SiteLink {
-                host_id: hit.host.to_string(),
-                more: group.site_more,
-                href: format!("/site/{}?q={q}&not={}", hit.host, shown.join(",")),
-                shown,
-            }
+        let site = (group.site_more > 0).then(|| SiteLink {
+            host_id: HostId(hit.host),
+            more: group.site_more,
+            shown: group.site_shown.clone(),
         });
-        let replicas = hit
-            .cluster
-            .and_then(|id| self.replica_link(id, hit.page, &q));
+        let replicas = hit.cluster.and_then(|id| self.replica_link(id, hit.page));
         let mut entry =
             self.result_group(shown, group.score, group.hits, hit, collection, replicas);
         entry.site = site;
@@ -331,7 +359,7 @@ impl Engine {
         replicas: Option<ReplicaLink>,
     ) -> ResultGroup {
         ResultGroup {
-            page_id: shown.page.to_string(),
+            page_id: shown.page,
             link: followable(&shown.url),
             url: shown.url,
             title: shown.title,
@@ -340,8 +368,8 @@ impl Engine {
             snippet_parts: shown.parts,
             score,
             hits,
-            cluster: hit.cluster.map(|id| id.to_string()),
-            collection_id: hit.collection.map(|id| id.to_string()),
+            cluster: hit.cluster,
+            collection_id: hit.collection,
             collection,
             replicas,
             site: None,
@@ -350,12 +378,12 @@ impl Engine {
 
     /// The Replica link for a page shown from cluster `id`, when the cluster
     /// has copies.
-    pub(super) fn replica_link(&self, id: ClusterId, page: PageId, q: &str) -> Option<ReplicaLink> {
+    pub(super) fn replica_link(&self, id: ClusterId, page: PageId) -> Option<ReplicaLink> {
         let cluster = self.collections.cluster(id)?;
         (cluster.cardinality() > 1).then(|| ReplicaLink {
-            cluster: id.to_string(),
+            cluster: id,
             copies: cluster.cardinality(),
-            href: format!("/replicas/{id}?q={q}&hit={page}"),
+            hit: page,
         })
     }
 
@@ -363,7 +391,7 @@ impl Engine {
     pub(super) fn page_link(&self, page: PageId) -> Option<PageLink> {
         let row = self.table.page(page)?;
         Some(PageLink {
-            page_id: page.to_string(),
+            page_id: page,
             link: followable(&row.url),
             url: row.url.clone(),
             title: if row.title.trim().is_empty() {

@@ -8,8 +8,10 @@
 //! [`SearchPool`], never on the async workers. Every response carries a strict
 //! Content-Security-Policy: only this site's own stylesheet and script run.
 
+mod api;
 mod charts;
 mod error;
+pub mod links;
 mod params;
 mod pool;
 mod routes;

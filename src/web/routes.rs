@@ -5,7 +5,9 @@ use actix_web::http::StatusCode;
 use actix_web::{web, HttpRequest, HttpResponse};
 use askama::Template;
 
+use super::api::ApiResults;
 use super::error::{ApiError, AppError};
+use super::links;
 use super::params::{Expanded, Params, Target};
 use super::state::AppState;
 use super::views::{
@@ -186,23 +188,16 @@ fn entries(
     };
     let mut entries = Vec::with_capacity(results.groups.len());
     for group in &results.groups {
-        let page = group.page_id.parse::<PageId>().ok();
+        let page = Some(group.page_id);
         let collection = group
             .collection
             .as_ref()
-            .and_then(|link| link.id.parse::<CollectionId>().ok())
-            .map(Target::Collection);
-        let replicas = group.replicas.as_ref().and_then(|link| {
-            Some(Target::Replicas(
-                link.cluster.parse::<ClusterId>().ok()?,
-                page,
-            ))
-        });
-        let site = group
-            .site
+            .map(|link| Target::Collection(link.id));
+        let replicas = group
+            .replicas
             .as_ref()
-            .and_then(|link| link.host_id.parse::<HostId>().ok())
-            .map(Target::Site);
+            .map(|link| Target::Replicas(link.cluster, page));
+        let site = group.site.as_ref().map(|link| Target::Site(link.host_id));
         let mut expansions = Vec::new();
         for &expanded in open {
             let target = Some(expanded.target);
@@ -226,21 +221,27 @@ fn entries(
                 }
             } else if target == site {
                 if let (Target::Site(host), Some(link)) = (expanded.target, &group.site) {
-                    let exclude: Vec<PageId> = link
-                        .shown
-                        .iter()
-                        .filter_map(|id| id.parse::<PageId>().ok())
-                        .collect();
-                    let view = engine.site(host, query, expanded.page, &exclude)?;
-                    let nav = expansion_nav(expanded, &view.paging, query, &link.shown, |now| {
+                    let view = engine.site(host, query, expanded.page, &link.shown)?;
+                    let shown: Vec<String> = link.shown.iter().map(ToString::to_string).collect();
+                    let nav = expansion_nav(expanded, &view.paging, query, &shown, |now| {
                         href(expanded, now)
                     });
                     expansions.push((Expansion::Site(view), nav));
                 }
             }
         }
-        let stored_href = stored_href(&group.page_id, &results.query);
+        let stored_href = stored_href(group.page_id, &results.query);
+        let query = results.query.as_str();
         entries.push(Entry {
+            collection_href: group
+                .collection
+                .as_ref()
+                .map(|link| links::collection(link, query)),
+            replica_href: group
+                .replicas
+                .as_ref()
+                .map(|link| links::replicas(link, query)),
+            site_href: group.site.as_ref().map(|link| links::site(link, query)),
             title_href: group.link.clone().unwrap_or_else(|| stored_href.clone()),
             stored_href,
             group: group.clone(),
@@ -254,7 +255,7 @@ fn entries(
 }
 
 /// A page's stored copy, with the query whose words it marks.
-fn stored_href(page_id: &str, query: &str) -> String {
+fn stored_href(page_id: PageId, query: &str) -> String {
     if query.trim().is_empty() {
         return format!("/page/{page_id}");
     }
@@ -321,7 +322,7 @@ pub async fn api_search(
     let request = params.search_request()?;
     let engine = state.engine();
     let results = state.pool().run(move || engine.search(&request)).await??;
-    Ok(super::with_headers(HttpResponse::Ok()).json(results))
+    Ok(super::with_headers(HttpResponse::Ok()).json(ApiResults::of(&results)))
 }
 
 /// The results page an expansion's own page goes back to.
@@ -352,7 +353,15 @@ pub async fn collection(state: web::Data<AppState>, http: HttpRequest) -> Html {
     let expanded = Expanded::first(Target::Collection(id));
     let exclude: Vec<String> = view.excluded.iter().cloned().collect();
     let nav = standalone_nav(expanded, &view.paging, &view.query, &exclude);
-    render(&CollectionPage { view, nav })
+    let replicas_href = view
+        .replicas
+        .as_ref()
+        .map(|link| links::replicas(link, &view.query));
+    render(&CollectionPage {
+        view,
+        nav,
+        replicas_href,
+    })
 }
 
 /// The controls of an expansion on its own page: its other pages, and back

@@ -53,6 +53,10 @@ pub struct Entry {
     pub title_href: String,
     /// Its stored copy, with the query to highlight.
     pub stored_href: String,
+    /// Its links' URLs.
+    pub collection_href: Option<String>,
+    pub replica_href: Option<String>,
+    pub site_href: Option<String>,
     /// `expand` tokens of its links.
     pub collection_token: Option<String>,
     pub replica_token: Option<String>,
@@ -133,6 +137,8 @@ pub struct SearchPage {
 pub struct CollectionPage {
     pub view: CollectionView,
     pub nav: ExpansionNav,
+    /// The Replica expansion of the collection's cluster, when it has copies.
+    pub replicas_href: Option<String>,
 }
 
 #[derive(Template)]
