@@ -7,8 +7,9 @@ use std::path::Path;
 
 use serde::{Deserialize, Serialize};
 
+use crate::atomic::{self, WriteError};
 use crate::collections::CollectionsConfig;
-use crate::datadir::{self, DataDir, DataError};
+use crate::generation::DataDir;
 use crate::index::IndexConfig;
 use crate::ingest::IngestConfig;
 use crate::mirrors::MirrorsConfig;
@@ -44,7 +45,7 @@ pub enum ConfigError {
     #[error("{path}: {detail}")]
     Invalid { path: String, detail: String },
     #[error("cannot write the default settings: {0}")]
-    Write(Box<DataError>),
+    Write(WriteError),
 }
 
 impl Config {
@@ -62,8 +63,7 @@ impl Config {
         let path = data.config_path();
         if !path.exists() {
             let text = serde_json::to_string_pretty(&Config::default()).unwrap_or_default();
-            datadir::write_atomically(&path, text.as_bytes())
-                .map_err(|error| ConfigError::Write(Box::new(error)))?;
+            atomic::replace_with_bytes(&path, text.as_bytes()).map_err(ConfigError::Write)?;
         }
         Config::load(&path)
     }

@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use crate::collections::Collections;
-use crate::datadir::{Analysis, DataDir, DataError, Result};
+use crate::generation::{Analysis, DataDir, DataError, Result};
 use crate::mirrors::Mirrors;
 use crate::pages::PageTable;
 use crate::similarity::{is_compared, Similarity};

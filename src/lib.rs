@@ -16,6 +16,7 @@ pub mod datadir;
 pub mod eval;
 pub mod export;
 pub mod fingerprint;
+pub mod generation;
 pub mod index;
 pub mod ingest;
 pub mod memory;
@@ -32,3 +33,14 @@ pub mod web;
 
 #[cfg(test)]
 mod test_support;
+
+/// The server's settings as the binary reads them: the search and store
+/// sections of the data folder's `config.json` (its defaults when absent).
+/// Here, at the crate's root, so that the site needs no part of the
+/// configuration of the stages that write.
+pub fn settings_from_config() -> web::Settings {
+    std::sync::Arc::new(|data: &generation::DataDir| {
+        let config = config::Config::of(data)?;
+        Ok((config.search, config.store))
+    })
+}

@@ -271,6 +271,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 bind,
                 reload_every: std::time::Duration::from_secs(1),
                 workers,
+                settings: mirrorscope::settings_from_config(),
             };
             web::serve(&options, |address| {
                 // Scripts and tests read this line to find the port.

@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::collections::{ClusterKind, CollectionCounts, Collections};
-use crate::datadir::{Analysis, DataDir, Manifest, Result};
+use crate::generation::{Analysis, DataDir, Manifest, Result};
 use crate::mirrors::MirrorCounts;
 use crate::pages::{PageTable, TableCounts};
 use crate::similarity::{Similarity, SimilarityCounts};

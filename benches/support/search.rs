@@ -124,7 +124,9 @@ fn path(query: &str, rollup: bool) -> String {
 }
 
 fn start_server(data: &Path) -> SocketAddr {
-    let state = web::Data::new(AppState::open(data).expect("the index opens"));
+    let state = web::Data::new(
+        AppState::open(data, mirrorscope::settings_from_config()).expect("the index opens"),
+    );
     let listener = TcpListener::bind("127.0.0.1:0").unwrap();
     let address = listener.local_addr().unwrap();
     std::thread::spawn(move || {
@@ -191,7 +193,7 @@ pub fn measure(data: &Path, queries: &[String], seconds: f64) {
     // In process: the engine alone.
     let before = resident_mb();
     let opened = Instant::now();
-    let state = AppState::open(data).unwrap();
+    let state = AppState::open(data, mirrorscope::settings_from_config()).unwrap();
     let engine = state.engine();
     println!(
         "opened the generation in {:.1} s; resident memory {:.0} MB -> {:.0} MB",

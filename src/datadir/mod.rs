@@ -1,22 +1,18 @@
-//! The data directory: the page store, the ingested crawls and the
-//! generations built from them, with the switch between generations.
+//! The write side of the data folder: the writer lock, the ingested crawls
+//! and writing the generations built from them, with the switch between
+//! generations, recovery after an interrupted writer and `check`. Reading
+//! a generation is [`crate::generation`]'s, whose [`DataDir`] this module
+//! adds its methods to.
 //!
 //! ```text
 //! data/
-//!   config.json                 the typed configuration (written with defaults on first use)
-//!   lock                        held by `index` while it writes
-//!   store/                      the page store (see `store`)
 //!   crawls/<crawl-id>/          one ingested crawl: captures.bin, report.json, files.json,
 //!                               references (the store references it holds)
 //!   crawls/<crawl-id>.partial/  a crawl being ingested; on the next start, its journaled
 //!                               references are released and it is removed
 //!   crawls/<crawl-id>.stale/    a crawl written by an older build, being ingested again; its
 //!                               references are released once the new one is complete
-//!   generations/gen-<n>/        a complete generation: manifest.json, pages.bin,
-//!                               similarity.bin (fingerprints, trivial clusters),
-//!                               collections.bin (similar clusters and their collections),
-//!                               index/ (the tantivy search index)
-//!   CURRENT                     the name of the generation readers use
+//!   generations/.gen-<n>.tmp/   a generation being written
 //! ```
 //!
 //! A generation directory is written under a temporary name, synced, then
@@ -33,82 +29,31 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use crate::collections::{CollectionCounts, Collections};
-use crate::index::{IndexCounts, IndexError};
+use crate::collections::Collections;
+use crate::generation::{
+    generation_number, io_error, read_json, COLLECTIONS_FILE, MANIFEST_FILE, MIRRORS_FILE,
+    PAGES_FILE, SIMILARITY_FILE,
+};
+pub use crate::generation::{
+    Analysis, CrawlEntry, DataDir, DataError, Generation, Manifest, Result, GENERATION_FORMAT,
+};
+use crate::index::IndexCounts;
 use crate::ingest::{self, Capture, IngestReport};
-use crate::mirrors::{MirrorCounts, Mirrors};
-use crate::pages::{PageTable, TableCounts};
-use crate::similarity::{Similarity, SimilarityCounts};
-use crate::store::{ContentKey, PageStore, StoreConfig, StoreError};
+use crate::mirrors::Mirrors;
+use crate::pages::PageTable;
+use crate::similarity::Similarity;
+use crate::store::{ContentKey, PageStore, StoreConfig};
 
-/// The settings file in the data folder's root.
-const CONFIG_FILE: &str = "config.json";
-
-/// Version of the generation format written by this build.
-pub const GENERATION_FORMAT: u32 = 8;
-/// How many generations are kept on disk, the current one included.
-const GENERATIONS_KEPT: usize = 3;
-
-/// Errors of the data directory.
-#[derive(Debug, thiserror::Error)]
-pub enum DataError {
-    #[error("{path}: {source}")]
-    Io {
-        path: PathBuf,
-        source: std::io::Error,
-    },
-    #[error("{path}: {detail}")]
-    Format { path: PathBuf, detail: String },
-    #[error("{0}: no index yet; run `mirrorscope index` first")]
-    NoGeneration(PathBuf),
-    #[error("{path}: another `mirrorscope index` is writing to this data directory")]
-    Busy { path: PathBuf },
-    #[error(transparent)]
-    Store(#[from] StoreError),
-    #[error(transparent)]
-    Ingest(#[from] ingest::IngestError),
-    #[error(transparent)]
-    Index(#[from] IndexError),
-}
-
-pub type Result<T> = std::result::Result<T, DataError>;
-
-fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> DataError + '_ {
-    move |source| DataError::Io {
-        path: path.to_path_buf(),
-        source,
+impl From<ingest::IngestError> for DataError {
+    fn from(error: ingest::IngestError) -> DataError {
+        DataError::Crawl(Box::new(error))
     }
 }
 
-/// One crawl of a generation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct CrawlEntry {
-    pub id: String,
-    pub files: Vec<String>,
-    pub captures: u64,
-}
-
-/// What a generation holds, written as `manifest.json`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Manifest {
-    pub format: u32,
-    pub generation: String,
-    /// Seconds since the Unix epoch when the generation was written.
-    pub created: u64,
-    pub crawls: Vec<CrawlEntry>,
-    pub counts: TableCounts,
-    pub similarity: SimilarityCounts,
-    pub collections: CollectionCounts,
-    pub mirrors: MirrorCounts,
-    pub index: IndexCounts,
-}
-
-/// A data directory, opened.
-pub struct DataDir {
-    root: PathBuf,
-}
+/// How many generations are kept on disk, the current one included.
+const GENERATIONS_KEPT: usize = 3;
 
 /// Holds the data directory's writer lock until dropped.
 pub struct WriterLock {
@@ -130,20 +75,6 @@ impl DataDir {
         })
     }
 
-    /// Opens an existing data directory for reading, without creating anything.
-    pub fn open_existing(root: &Path) -> Result<DataDir> {
-        if !root.join("CURRENT").exists() {
-            return Err(DataError::NoGeneration(root.to_path_buf()));
-        }
-        Ok(DataDir {
-            root: root.to_path_buf(),
-        })
-    }
-
-    pub fn root(&self) -> &Path {
-        &self.root
-    }
-
     /// Takes the writer lock, failing at once if another writer holds it.
     pub fn lock_for_writing(&self) -> Result<WriterLock> {
         let path = self.root.join("lock");
@@ -160,12 +91,6 @@ impl DataDir {
         }
     }
 
-    /// The folder's `config.json` (it may not exist: then every setting has
-    /// its default).
-    pub fn config_path(&self) -> PathBuf {
-        self.root.join(CONFIG_FILE)
-    }
-
     /// Opens the page store with `config`, for the one process holding this
     /// directory's writer lock. Writes are staged and directory syncs
     /// deferred: writers flush the store before they record what they wrote
@@ -173,15 +98,6 @@ impl DataDir {
     pub fn store(&self, config: &StoreConfig) -> Result<PageStore> {
         let store = PageStore::open(&self.root.join("store"), config.clone())?;
         Ok(store.stage_writes())
-    }
-
-    /// The page store, opened for reading only (see
-    /// [`PageStore::open_for_reading`]).
-    pub fn store_for_reading(&self, config: &StoreConfig) -> Result<PageStore> {
-        Ok(PageStore::open_for_reading(
-            &self.root.join("store"),
-            config.clone(),
-        )?)
     }
 
     pub fn crawl_dir(&self, crawl_id: &str) -> PathBuf {
@@ -551,146 +467,6 @@ impl DataDir {
         }
         Ok(())
     }
-
-    /// The name of the current generation.
-    pub fn current_generation(&self) -> Result<String> {
-        let path = self.root.join("CURRENT");
-        let text = match fs::read_to_string(&path) {
-            Ok(text) => text,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                return Err(DataError::NoGeneration(self.root.clone()))
-            }
-            Err(source) => return Err(DataError::Io { path, source }),
-        };
-        let name = text.trim().to_string();
-        if generation_number(&name).is_none() {
-            return Err(DataError::Format {
-                path,
-                detail: format!("{name:?} is not a generation name"),
-            });
-        }
-        Ok(name)
-    }
-
-    /// The manifest of the current generation.
-    pub fn manifest(&self) -> Result<Manifest> {
-        self.generation()?.manifest()
-    }
-
-    /// The page table of the current generation.
-    pub fn page_table(&self) -> Result<PageTable> {
-        self.generation()?.page_table()
-    }
-
-    /// The current generation's analysis, read once (see [`Analysis`]).
-    pub fn analysis(&self) -> Result<Analysis> {
-        self.generation()?.analysis()
-    }
-
-    /// The current generation, named once: every part read through it comes
-    /// from the same generation even if `index` switches to a newer one.
-    pub fn generation(&self) -> Result<Generation> {
-        let name = self.current_generation()?;
-        Ok(Generation {
-            path: self.root.join("generations").join(name),
-        })
-    }
-}
-
-/// One generation's files.
-pub struct Generation {
-    path: PathBuf,
-}
-
-/// A generation's analysis, read once and checked (the manifest's format
-/// first, then each stage's output against the page table): what every
-/// reader (search, stats, the reports, export, eval) works from.
-pub struct Analysis {
-    pub manifest: Manifest,
-    pub table: PageTable,
-    pub similarity: Similarity,
-    pub collections: Collections,
-    pub mirrors: Mirrors,
-    /// The generation's folder (its search index is in `index/` there).
-    pub path: PathBuf,
-}
-
-impl Generation {
-    /// Reads the whole analysis; see [`Analysis`].
-    pub fn analysis(&self) -> Result<Analysis> {
-        let manifest = self.manifest()?;
-        let table = self.page_table()?;
-        Ok(Analysis {
-            manifest,
-            similarity: self.similarity(&table)?,
-            collections: self.collections(&table)?,
-            mirrors: self.mirrors(&table)?,
-            table,
-            path: self.path.clone(),
-        })
-    }
-
-    /// The manifest, once its format is known to be this build's.
-    pub fn manifest(&self) -> Result<Manifest> {
-        #[derive(Deserialize)]
-        struct Format {
-            format: u32,
-        }
-        let path = self.path.join(MANIFEST_FILE);
-        let Format { format } = read_json(&path)?;
-        if format != GENERATION_FORMAT {
-            return Err(DataError::Format {
-                path: self.path.clone(),
-                detail: format!(
-                    "generation format {format} is not the {GENERATION_FORMAT} this build reads; run `mirrorscope index` again"
-                ),
-            });
-        }
-        read_json(&path)
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    pub fn page_table(&self) -> Result<PageTable> {
-        read_compressed(&self.path.join(PAGES_FILE))
-    }
-
-    /// The similarity stage's output, checked against the page table.
-    pub fn similarity(&self, table: &PageTable) -> Result<Similarity> {
-        self.read_checked(SIMILARITY_FILE, |similarity: &Similarity| {
-            similarity.problem(table.pages.len())
-        })
-    }
-
-    /// The collections stage's output, checked against the page table.
-    pub fn collections(&self, table: &PageTable) -> Result<Collections> {
-        self.read_checked(COLLECTIONS_FILE, |collections: &Collections| {
-            collections.problem(table.pages.len())
-        })
-    }
-
-    /// The mirrors stage's output, checked against the page table.
-    pub fn mirrors(&self, table: &PageTable) -> Result<Mirrors> {
-        self.read_checked(MIRRORS_FILE, |mirrors: &Mirrors| {
-            mirrors.problem(table.hosts.len())
-        })
-    }
-
-    /// A stage's file, refused with `problem`'s reason when it has one.
-    fn read_checked<T: for<'de> Deserialize<'de>>(
-        &self,
-        file: &str,
-        problem: impl FnOnce(&T) -> Option<String>,
-    ) -> Result<T> {
-        let path = self.path.join(file);
-        let value: T = read_compressed(&path)?;
-        match problem(&value) {
-            Some(detail) => Err(DataError::Format { path, detail }),
-            None => Ok(value),
-        }
-    }
 }
 
 fn write_compressed<T: Serialize>(path: &Path, value: &T) -> Result<()> {
@@ -700,15 +476,6 @@ fn write_compressed<T: Serialize>(path: &Path, value: &T) -> Result<()> {
     })?;
     let compressed = zstd::encode_all(bytes.as_slice(), 3).map_err(io_error(path))?;
     write_synced(path, &compressed)
-}
-
-fn read_compressed<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
-    let compressed = fs::read(path).map_err(io_error(path))?;
-    let bytes = zstd::decode_all(compressed.as_slice()).map_err(io_error(path))?;
-    postcard::from_bytes(&bytes).map_err(|error| DataError::Format {
-        path: path.to_path_buf(),
-        detail: error.to_string(),
-    })
 }
 
 /// What [`DataDir::recount_references`] changed and found.
@@ -785,15 +552,6 @@ const STALE_SUFFIX: &str = ".stale";
 const REMOVED_SUFFIX: &str = ".removed";
 const REPORT_FILE: &str = "report.json";
 const CAPTURES_FILE: &str = "captures.bin";
-const PAGES_FILE: &str = "pages.bin";
-const SIMILARITY_FILE: &str = "similarity.bin";
-const COLLECTIONS_FILE: &str = "collections.bin";
-const MIRRORS_FILE: &str = "mirrors.bin";
-const MANIFEST_FILE: &str = "manifest.json";
-
-fn generation_number(name: &str) -> Option<u64> {
-    name.strip_prefix("gen-")?.parse().ok()
-}
 
 fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
     let mut text = serde_json::to_string_pretty(value).map_err(|error| DataError::Format {
@@ -802,14 +560,6 @@ fn write_json<T: Serialize + ?Sized>(path: &Path, value: &T) -> Result<()> {
     })?;
     text.push('\n');
     write_synced(path, text.as_bytes())
-}
-
-fn read_json<T: for<'de> Deserialize<'de>>(path: &Path) -> Result<T> {
-    let text = fs::read_to_string(path).map_err(io_error(path))?;
-    serde_json::from_str(&text).map_err(|error| DataError::Format {
-        path: path.to_path_buf(),
-        detail: error.to_string(),
-    })
 }
 
 fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {

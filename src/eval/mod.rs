@@ -40,7 +40,7 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::datadir::{Analysis, DataDir};
+use crate::generation::{Analysis, DataDir};
 use crate::pages::{PageId, PageTable};
 use crate::similarity::{is_compared, Fingerprint, Similarity};
 
@@ -55,7 +55,7 @@ pub enum EvalError {
     #[error("{path}: {detail}")]
     Format { path: PathBuf, detail: String },
     #[error(transparent)]
-    Data(#[from] crate::datadir::DataError),
+    Data(#[from] crate::generation::DataError),
 }
 
 /// Runs `eval` on the current generation of `data`.

@@ -28,34 +28,16 @@ use std::sync::Mutex;
 use std::time::Instant;
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
+
 use url::Url;
 
 pub use self::config::IngestConfig;
-use crate::corpus::{self, charset, CaptureInfo, ReadLimits, RecordOutcome, WarcReader};
+use crate::corpus::{self, charset, ReadLimits, RecordOutcome, WarcReader};
 use crate::fingerprint::Fingerprint;
 use crate::store::{ContentKey, PageStore};
 
+pub use crate::pages::Capture;
 pub use report::IngestReport;
-
-/// One HTML capture of a crawl: what the page table is built from.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Capture {
-    pub info: CaptureInfo,
-    /// The stored body; `None` for a redirect without an HTML body.
-    pub content_key: Option<ContentKey>,
-    /// Length of the decoded body in bytes.
-    pub body_bytes: u64,
-    /// The encoding the body was decoded from (`UTF-8`, `windows-1252`...).
-    pub encoding: String,
-    pub title: String,
-    /// Canonical outlinks, in document order, unique.
-    pub links: Vec<String>,
-    /// For a revisit record: the URL of the capture whose body it reuses.
-    pub revisit_of: Option<String>,
-    /// The text's fingerprint; `None` without a body.
-    pub fingerprint: Option<Fingerprint>,
-}
 
 /// Errors that stop an ingest (a bad record never does).
 #[derive(Debug, thiserror::Error)]

@@ -11,10 +11,28 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::corpus::RecordLocation;
+use crate::corpus::{CaptureInfo, RecordLocation};
 use crate::fingerprint::Fingerprint;
-use crate::ingest::Capture;
 use crate::store::ContentKey;
+
+/// One HTML capture of a crawl: what the page table is built from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Capture {
+    pub info: CaptureInfo,
+    /// The stored body; `None` for a redirect without an HTML body.
+    pub content_key: Option<ContentKey>,
+    /// Length of the decoded body in bytes.
+    pub body_bytes: u64,
+    /// The encoding the body was decoded from (`UTF-8`, `windows-1252`...).
+    pub encoding: String,
+    pub title: String,
+    /// Canonical outlinks, in document order, unique.
+    pub links: Vec<String>,
+    /// For a revisit record: the URL of the capture whose body it reuses.
+    pub revisit_of: Option<String>,
+    /// The text's fingerprint; `None` without a body.
+    pub fingerprint: Option<Fingerprint>,
+}
 
 /// A page's position in the page table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

@@ -48,7 +48,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::collections::{ClusterKind, Collections};
-use crate::datadir::{Analysis, DataDir, Result};
+use crate::generation::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
 use crate::pages::{folder_prefix, url_path, HostId, PageId, PageTable};
 use crate::similarity::{Similarity, MINHASH_FUNCTIONS};

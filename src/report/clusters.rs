@@ -6,7 +6,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::collections::{Cluster, ClusterKind, Collections};
-use crate::datadir::{Analysis, DataDir, Result};
+use crate::generation::{Analysis, DataDir, Result};
 use crate::pages::PageTable;
 
 /// Which clusters to list.

@@ -39,7 +39,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::collections::{lineage, ClusterId, ClusterKind, Collections};
-use crate::datadir::{Analysis, DataDir, Result};
+use crate::generation::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
 use crate::pages::PageTable;
 use crate::similarity::{is_compared, Similarity};

@@ -4,7 +4,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::datadir::{Analysis, DataDir, Result};
+use crate::generation::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors, Outcome, PairReport, Ranker};
 use crate::pages::PageTable;
 

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::corpus;
-use crate::datadir::{Analysis, DataDir, DataError, Result};
+use crate::generation::{Analysis, DataDir, DataError, Result};
 use crate::similarity::{Evidence, Relation, SimilarityTest};
 
 /// One other page of the trivial cluster.

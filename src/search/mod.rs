@@ -29,7 +29,7 @@ use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Score, Searcher, SegmentReader, TantivyDocument};
 
 use crate::collections::{ClusterId, CollectionId, Collections};
-use crate::datadir::{Analysis, DataDir, DataError, Manifest};
+use crate::generation::{Analysis, DataDir, DataError, Manifest};
 use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, INDEX_DIR};
 use crate::mirrors::Mirrors;
 use crate::pages::{PageId, PageTable};

@@ -28,7 +28,7 @@ use actix_web::{web, App, HttpResponse, HttpResponseBuilder, HttpServer};
 pub use error::{ApiError, AppError};
 pub use params::{Expanded, Params};
 pub use pool::{PoolError, SearchPool};
-pub use state::AppState;
+pub use state::{AppState, Settings};
 pub use views::plural;
 
 /// The policy every response carries: nothing but this site's own style,
@@ -90,7 +90,7 @@ where
 }
 
 /// How `serve` runs.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct ServeOptions {
     pub data: PathBuf,
     /// Address to listen on (`127.0.0.1:8080`; port 0 picks a free one).
@@ -99,6 +99,9 @@ pub struct ServeOptions {
     pub reload_every: Duration,
     /// HTTP worker threads (the async side; searches run on the pool).
     pub workers: usize,
+    /// Where the search and store settings come from (`config.json`, read
+    /// again with each generation: see [`Settings`]).
+    pub settings: Settings,
 }
 
 /// Errors of starting the server.
@@ -107,9 +110,10 @@ pub enum ServeError {
     #[error(transparent)]
     Search(#[from] crate::search::SearchError),
     #[error(transparent)]
-    Data(#[from] crate::datadir::DataError),
-    #[error(transparent)]
-    Config(#[from] crate::config::ConfigError),
+    Data(#[from] crate::generation::DataError),
+    /// The data folder's settings could not be read.
+    #[error("{0}")]
+    Settings(Box<dyn std::error::Error + Send + Sync>),
     #[error("cannot listen on {address}: {source}")]
     Bind {
         address: String,
@@ -126,7 +130,7 @@ pub fn serve(
     options: &ServeOptions,
     on_listening: impl FnOnce(std::net::SocketAddr),
 ) -> Result<(), ServeError> {
-    let state = web::Data::new(AppState::open(&options.data)?);
+    let state = web::Data::new(AppState::open(&options.data, options.settings.clone())?);
     tracing::info!(
         generation = state.engine().generation(),
         search_threads = state.pool().threads(),

@@ -4,29 +4,44 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, RwLock};
 
-use crate::config::Config;
-use crate::datadir::DataDir;
-use crate::search::Engine;
+use crate::generation::DataDir;
+use crate::search::{Engine, SearchConfig};
+use crate::store::StoreConfig;
 
 use super::ServeError;
 
 use super::pool::SearchPool;
 
+/// Reads a data folder's settings for serving it: the search settings and
+/// the page store's. The binary gives one that reads `config.json`
+/// ([`crate::settings_from_config`]); it is read again with each generation
+/// served, so every search setting but the pool's (`threads`, `queue`,
+/// fixed when the server starts) applies from the next generation.
+pub type Settings = Arc<
+    dyn Fn(
+            &DataDir,
+        ) -> Result<(SearchConfig, StoreConfig), Box<dyn std::error::Error + Send + Sync>>
+        + Send
+        + Sync,
+>;
+
 /// What every request reads.
 pub struct AppState {
     data: PathBuf,
+    settings: Settings,
     engine: RwLock<Arc<Engine>>,
     pool: SearchPool,
 }
 
 impl AppState {
     /// Opens the current generation of the data directory `data`.
-    pub fn open(data: &Path) -> Result<AppState, ServeError> {
-        let engine = open_engine(&DataDir::open_existing(data)?)?;
+    pub fn open(data: &Path, settings: Settings) -> Result<AppState, ServeError> {
+        let engine = open_engine(&DataDir::open_existing(data)?, &settings)?;
         let config = engine.config();
         let pool = SearchPool::new(config.pool_threads(), config.queue);
         Ok(AppState {
             data: data.to_path_buf(),
+            settings,
             engine: RwLock::new(Arc::new(engine)),
             pool,
         })
@@ -55,7 +70,7 @@ impl AppState {
         if current == self.engine().generation() {
             return Ok(false);
         }
-        let engine = Arc::new(open_engine(&data)?);
+        let engine = Arc::new(open_engine(&data, &self.settings)?);
         tracing::info!(generation = engine.generation(), "serving a new generation");
         match self.engine.write() {
             Ok(mut slot) => *slot = engine,
@@ -65,10 +80,9 @@ impl AppState {
     }
 }
 
-/// The current generation of `data`, with the folder's settings as they are
-/// now: every search setting but the pool's (`threads`, `queue`, fixed when
-/// the server starts) applies from the next generation served.
-fn open_engine(data: &DataDir) -> Result<Engine, ServeError> {
-    let config = Config::of(data)?;
-    Ok(Engine::open(data, config.search, &config.store)?)
+/// The current generation of `data`, with the folder's settings as they
+/// are now.
+fn open_engine(data: &DataDir, settings: &Settings) -> Result<Engine, ServeError> {
+    let (search, store) = settings(data).map_err(ServeError::Settings)?;
+    Ok(Engine::open(data, search, &store)?)
 }

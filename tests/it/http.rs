@@ -22,7 +22,12 @@ fn shipped_data() -> &'static Path {
 fn shipped_state() -> web::Data<AppState> {
     static STATE: OnceLock<web::Data<AppState>> = OnceLock::new();
     STATE
-        .get_or_init(|| web::Data::new(AppState::open(shipped_data()).expect("the index opens")))
+        .get_or_init(|| {
+            web::Data::new(
+                AppState::open(shipped_data(), mirrorscope::settings_from_config())
+                    .expect("the index opens"),
+            )
+        })
         .clone()
 }
 
@@ -604,7 +609,7 @@ async fn ranking_by_replication_lifts_copied_pages() {
 #[actix_web::test]
 async fn a_new_generation_is_served_without_failing_a_request() {
     let data = common::index_shipped_crawl_into("http-reload");
-    let state = web::Data::new(AppState::open(&data).unwrap());
+    let state = web::Data::new(AppState::open(&data, mirrorscope::settings_from_config()).unwrap());
     let before = state.engine().generation().to_string();
     let answer = get_from(&state, "/api/search?q=zanzibarian").await.json();
     assert_eq!(answer["total_hits"], 0);

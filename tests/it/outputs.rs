@@ -116,7 +116,10 @@ fn reports_of_the_shipped_crawl_are_unchanged() {
 
 #[actix_web::test]
 async fn api_answers_of_the_shipped_crawl_are_unchanged() {
-    let state = web::Data::new(AppState::open(shipped_data()).expect("the index opens"));
+    let state = web::Data::new(
+        AppState::open(shipped_data(), mirrorscope::settings_from_config())
+            .expect("the index opens"),
+    );
     let app =
         actix_test::init_service(App::new().configure(|config| configure(config, state))).await;
     let queries = std::fs::read_to_string(fixtures().join("queries.txt")).unwrap();
