@@ -18,7 +18,7 @@ pub use avoid::{AvoidEntry, AvoidKind, AvoidList};
 pub use clusters::{ClusterEntry, ClusterFilter, ClustersReport, CollectionEntry};
 pub use evolve::Evolution;
 pub use mirrors::{MirrorEntry, MirrorsReport, SubtreeEntry};
-pub use similar::SimilarReport;
+pub use similar::{SimilarError, SimilarReport};
 
 /// The line saying interrupted ingests were rolled back, if any were.
 fn rolled_back(count: usize) -> String {

@@ -5,7 +5,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::corpus;
-use crate::generation::{Analysis, DataDir, DataError, Result};
+use crate::generation::{Analysis, DataDir, DataError};
 use crate::similarity::{Evidence, Relation, SimilarityTest};
 
 /// One other page of the trivial cluster.
@@ -35,22 +35,28 @@ pub struct SimilarReport {
     pub copies: Vec<Copy>,
 }
 
+/// What stops `similar`, in the terms of what was asked.
+#[derive(Debug, thiserror::Error)]
+pub enum SimilarError {
+    #[error("{0:?} is not a URL")]
+    NotAUrl(String),
+    #[error("{0} is not a page of the current generation (run `mirrorscope index` with a crawl that has it)")]
+    NotAPage(String),
+    #[error(transparent)]
+    Data(#[from] DataError),
+}
+
 impl SimilarReport {
     /// Looks `url` up in the current generation.
-    pub fn gather(data: &DataDir, url: &str) -> Result<SimilarReport> {
+    pub fn gather(data: &DataDir, url: &str) -> Result<SimilarReport, SimilarError> {
         let Analysis {
             table, similarity, ..
         } = data.analysis()?;
-        let canonical = corpus::canonical_url_string(url).ok_or_else(|| DataError::Format {
-            path: url.into(),
-            detail: "not a URL".into(),
-        })?;
+        let canonical = corpus::canonical_url_string(url)
+            .ok_or_else(|| SimilarError::NotAUrl(url.to_string()))?;
         let page = table
             .find_url(&canonical)
-            .ok_or_else(|| DataError::Format {
-                path: canonical.clone().into(),
-                detail: "not a page of the current generation".into(),
-            })?;
+            .ok_or_else(|| SimilarError::NotAPage(canonical.clone()))?;
         let members = similarity.cluster_members(page);
         let own = similarity.evidence(&table, page, page);
         let mut copies: Vec<Copy> = members

@@ -89,9 +89,12 @@ pub struct SearchConfig {
     pub max_page: usize,
     /// Most pages one Collection expansion lists.
     pub max_expansion_pages: usize,
-    /// Search threads of the server's pool; 0 = one per core.
+    /// Search threads of the server's pool; 0 = one per core. Read once,
+    /// when the server starts (every other search setting is read again
+    /// with each generation the server opens).
     pub threads: usize,
     /// Searches that may wait for a thread; beyond, the server answers 503.
+    /// Read once, when the server starts, as `threads`.
     pub queue: usize,
 }
 

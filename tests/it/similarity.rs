@@ -125,9 +125,17 @@ fn copies_in_the_shipped_crawl_are_found_and_explained() {
     );
     assert!(!unknown.status.success());
     assert!(
-        stderr(&unknown).contains("http://nowhere.example/: not a page"),
+        stderr(&unknown)
+            .contains("http://nowhere.example/ is not a page of the current generation"),
         "{}",
         stderr(&unknown)
+    );
+    let not_a_url = mirrorscope(crate_dir, &["similar", "::", "--data", data]);
+    assert!(!not_a_url.status.success());
+    assert!(
+        stderr(&not_a_url).contains("\"::\" is not a URL"),
+        "{}",
+        stderr(&not_a_url)
     );
     let missing = mirrorscope(
         crate_dir,
