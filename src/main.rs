@@ -138,10 +138,12 @@ enum Command {
     },
     /// Write the current generation's tables (pages, links, chunks, minhash,
     /// megashingles, trivial clusters, similar clusters, collections, mirrored
-    /// host pairs...) as tab-separated files with a header line, for a
-    /// distributed query engine or a notebook (see docs/SCALING.md).
+    /// host pairs...) as tab-separated files with a header line or as Parquet
+    /// files, for a distributed query engine or a notebook (see
+    /// docs/SCALING.md).
     Export {
-        /// Folder to write NAME.tsv files into (created when missing).
+        /// Folder to write NAME.tsv or NAME.parquet files into (created when
+        /// missing).
         #[arg(long)]
         out: PathBuf,
         /// Data directory.
@@ -150,6 +152,10 @@ enum Command {
         /// Only these tables, comma-separated (default: all of them).
         #[arg(long, value_delimiter = ',')]
         tables: Vec<String>,
+        /// `tsv` (tab-separated text with a header line) or `parquet` (one
+        /// Parquet file per table, typed columns).
+        #[arg(long, default_value = "tsv", value_parser = parse_format)]
+        format: export::Format,
     },
     /// Whether the data folder is consistent: every store block's reference
     /// count against what the crawls hold, blocks nobody holds or that are
@@ -194,6 +200,12 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// `--format`'s value.
+fn parse_format(name: &str) -> Result<export::Format, String> {
+    export::Format::from_name(name)
+        .ok_or_else(|| format!("{name:?} is not a format; formats: tsv, parquet"))
 }
 
 fn init_logging() {
@@ -335,7 +347,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
             }
             print(&mut stdout, json, &evolution, Text::Ended)?;
         }
-        Command::Export { out, data, tables } => {
+        Command::Export {
+            out,
+            data,
+            tables,
+            format,
+        } => {
             let tables = if tables.is_empty() {
                 export::Table::ALL.to_vec()
             } else {
@@ -354,7 +371,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     .collect::<Result<_>>()?
             };
             let data = DataDir::open_existing(&data)?;
-            for file in export::export(&data, &out, &tables)? {
+            for file in export::export(&data, &out, &tables, format)? {
                 writeln!(
                     stdout,
                     "{}\t{} rows\t{} bytes",

@@ -290,3 +290,60 @@ pub fn index_shipped_crawl_into(name: &str) -> PathBuf {
     assert!(output.status.success(), "{}", stderr(&output));
     data
 }
+
+/// A Parquet file, or a folder of them (as Spark writes a table), read
+/// whole: the column names and every row's values as `export` writes them
+/// in tab-separated text (a null as an empty field). Also returns each
+/// column's kind as first seen ("int", "text", "flag"), to check the types.
+pub fn read_parquet(path: &Path) -> (Vec<String>, Vec<Vec<String>>, Vec<&'static str>) {
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+    use parquet::record::Field;
+
+    let files: Vec<PathBuf> = if path.is_dir() {
+        let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .filter(|file| file.extension().is_some_and(|ext| ext == "parquet"))
+            .collect();
+        files.sort();
+        files
+    } else {
+        vec![path.to_path_buf()]
+    };
+    let mut names = Vec::new();
+    let mut rows = Vec::new();
+    let mut kinds: Vec<&'static str> = Vec::new();
+    for file in files {
+        let reader = SerializedFileReader::new(File::open(&file).unwrap())
+            .unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+        names = reader
+            .metadata()
+            .file_metadata()
+            .schema_descr()
+            .columns()
+            .iter()
+            .map(|column| column.name().to_string())
+            .collect();
+        kinds.resize(names.len(), "");
+        for row in reader.get_row_iter(None).unwrap() {
+            let row = row.unwrap();
+            let mut values = Vec::with_capacity(names.len());
+            for (index, (_, field)) in row.get_column_iter().enumerate() {
+                let (kind, value) = match field {
+                    Field::Long(value) => ("int", value.to_string()),
+                    Field::Int(value) => ("int", value.to_string()),
+                    Field::Str(value) => ("text", value.clone()),
+                    Field::Bool(value) => ("flag", value.to_string()),
+                    Field::Null => ("", String::new()),
+                    other => panic!("{}: unexpected value {other:?}", file.display()),
+                };
+                if kinds[index].is_empty() {
+                    kinds[index] = kind;
+                }
+                values.push(value);
+            }
+            rows.push(values);
+        }
+    }
+    (names, rows, kinds)
+}

@@ -1,6 +1,7 @@
 //! `mirrorscope export` on the shipped crawl: every table is written with
 //! its header, parses back as tab-separated CSV, and joined on its ids
-//! gives what `stats`, `clusters` and `mirrors` report.
+//! gives what `stats`, `clusters` and `mirrors` report; in Parquet, every
+//! table holds the same columns and rows, typed.
 
 use crate::common;
 
@@ -343,4 +344,81 @@ fn export_names_what_is_wrong() {
         stderr(&missing)
     );
     assert!(!out.exists(), "nothing is written without an index");
+}
+
+#[test]
+fn parquet_tables_hold_what_the_tsv_tables_hold_typed() {
+    let crawl = shipped_crawl();
+    let dir = tempfile::tempdir().unwrap();
+    let export = |format: &str| {
+        let out = dir.path().join(format);
+        let output = mirrorscope(
+            &crate_dir(),
+            &[
+                "export",
+                "--data",
+                &crawl.data,
+                "--out",
+                out.to_str().unwrap(),
+                "--format",
+                format,
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        (out, stdout(&output))
+    };
+    let (tsv, _) = export("tsv");
+    let (parquet, listed) = export("parquet");
+    let mut files: Vec<String> = std::fs::read_dir(&parquet)
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().into_string().unwrap())
+        .collect();
+    files.sort();
+    assert_eq!(
+        files.len(),
+        11,
+        "one file per table, no .partial: {files:?}"
+    );
+    for file in &files {
+        assert!(file.ends_with(".parquet"), "{file}");
+        assert!(listed.contains(file.as_str()), "{file} listed in {listed}");
+        let name = file.trim_end_matches(".parquet");
+        let (header, rows) = read_tsv(&tsv.join(format!("{name}.tsv")));
+        let (columns, values, kinds) = read_parquet(&parquet.join(file));
+        assert_eq!(columns, header, "{name}: the same columns");
+        assert_eq!(values.len(), rows.len(), "{name}: the same rows");
+        assert!(values == rows, "{name}: the same values, row by row");
+        // Ids, counts and hashes are integers; names and signatures text.
+        for (column, kind) in columns.iter().zip(&kinds) {
+            let expected = match column.as_str() {
+                "url" | "name" | "ip" | "date" | "title" | "body_signature" | "text_signature"
+                | "kind" | "prefix" | "level" | "shared_ip" => "text",
+                "extended" | "small" => "flag",
+                _ => "int",
+            };
+            assert!(
+                kind.is_empty() || *kind == expected,
+                "{name}.{column} is {kind}, not {expected}"
+            );
+        }
+    }
+
+    let output = mirrorscope(
+        &crate_dir(),
+        &[
+            "export",
+            "--data",
+            &crawl.data,
+            "--out",
+            "x",
+            "--format",
+            "csv",
+        ],
+    );
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("formats: tsv, parquet"),
+        "{}",
+        stderr(&output)
+    );
 }

@@ -20,4 +20,5 @@ mod ingest;
 mod mirrors;
 mod outputs;
 mod similarity;
+mod spark;
 mod structure;
