@@ -4,7 +4,7 @@
 #
 #   bash spark/setup.sh [VENV]     (default: target/spark/venv)
 #
-# Prints the environment's python on its last line. Exits 3, with a message,
+# Prints the environment's python (an absolute path) on its last line. Exits 3, with a message,
 # when Java cannot be installed (no apt-get, or the package refused): the
 # Spark test is then skipped rather than failed.
 set -euo pipefail
@@ -27,7 +27,15 @@ fi
 if [ ! -x "$venv/bin/python" ] \
   || ! "$venv/bin/python" -c "import pyspark, sys; sys.exit(pyspark.__version__ != '$pyspark_version')" 2> /dev/null; then
   echo "== installing pyspark $pyspark_version into $venv" >&2
-  python3 -m venv "$venv"
+  mkdir -p "$(dirname "$venv")"
+  if ! python3 -m venv "$venv" 2> /dev/null; then
+    # Debian's python3 keeps venv in a package of its own.
+    sudo=""
+    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv > /dev/null
+    python3 -m venv "$venv"
+  fi
   "$venv/bin/pip" install --quiet --disable-pip-version-check "pyspark==$pyspark_version"
 fi
-echo "$venv/bin/python"
+echo "$(cd "$venv" && pwd)/bin/python"

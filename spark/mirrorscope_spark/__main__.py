@@ -1,14 +1,26 @@
-"""python -m mirrorscope_spark similarity --tables DIR --out DIR [--config FILE]
+"""python -m mirrorscope_spark JOB --tables DIR --out DIR [--config FILE]
 
-Runs the similarity stage on Spark over the Parquet tables of `mirrorscope
-export --format parquet` and writes OUT/trivial (Parquet: page, cluster) and
-OUT/similarity.json (the stage's figures, the seconds it took)."""
+Runs mirrorscope's analysis on Spark over the Parquet tables of `mirrorscope
+export --format parquet`:
+
+- `similarity` reads pages, chunks and megashingles and writes OUT/trivial
+  (Parquet: page, cluster) and OUT/similarity.json (the stage's figures);
+- `mirrors` reads hosts, pages and a trivial table (`--trivial`, default the
+  exported TABLES/trivial.parquet) and writes OUT/mirror_pairs (Parquet: the
+  `clusters` ranker's pairs) and OUT/mirrors.json;
+- `analysis` runs both, the mirrors on Spark's own trivial clusters.
+
+Each prints its figures as JSON."""
 
 import argparse
 import json
 import os
 import sys
 import time
+
+from pyspark.sql import functions as F
+
+from .mirrors import DEFAULTS as MIRRORS_DEFAULTS
 
 # The similarity settings mirrorscope uses when config.json leaves them out
 # (SimilarityConfig's Default in src/similarity/mod.rs).
@@ -23,17 +35,14 @@ SIMILARITY_DEFAULTS = {
 }
 
 
-def similarity_config(path):
-    """The `similarity` section of a mirrorscope config.json, over the
-    defaults; the defaults alone without a file."""
-    config = dict(SIMILARITY_DEFAULTS)
+def section(path, name, defaults):
+    """The settings of section `name` of a mirrorscope config.json that the
+    jobs use, over `defaults`; the defaults alone without a file."""
+    config = dict(defaults)
     if path:
         with open(path, encoding="utf-8") as file:
-            given = json.load(file).get("similarity", {})
-        unknown = sorted(set(given) - set(config))
-        if unknown:
-            raise SystemExit(f"{path}: unknown similarity settings: {', '.join(unknown)}")
-        config.update(given)
+            given = json.load(file).get(name, {})
+        config.update({key: value for key, value in given.items() if key in defaults})
     return config
 
 
@@ -48,6 +57,8 @@ def session(arguments):
         .config("spark.sql.shuffle.partitions", str(arguments.partitions))
         .config("spark.default.parallelism", str(arguments.partitions))
         .config("spark.driver.memory", arguments.driver_memory)
+        # Python workers run this interpreter, which has PySpark.
+        .config("spark.pyspark.python", sys.executable)
         # zstd, as `mirrorscope export` writes: mirrorscope reads it back.
         .config("spark.sql.parquet.compression.codec", "zstd")
         .getOrCreate()
@@ -70,38 +81,80 @@ def read_tables(spark, folder, names):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m mirrorscope_spark")
-    parser.add_argument("job", choices=["similarity"])
+    parser.add_argument("job", choices=["similarity", "mirrors", "analysis"])
     parser.add_argument("--tables", required=True, help="folder of NAME.parquet tables")
     parser.add_argument("--out", required=True, help="folder to write the results into")
-    parser.add_argument("--config", help="mirrorscope config.json (its similarity section)")
+    parser.add_argument("--config", help="mirrorscope config.json (its similarity and mirrors sections)")
+    parser.add_argument("--trivial", help="the mirrors job's trivial table (default TABLES/trivial.parquet)")
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--partitions", type=int, default=8, help="shuffle partitions")
     parser.add_argument("--driver-memory", default="4g")
     arguments = parser.parse_args(argv)
 
-    config = similarity_config(arguments.config)
-    if config["chunk_lines"] not in (1, 2, 4) or config["test"] not in ("chunks", "minhash", "both"):
-        raise SystemExit("similarity: chunk_lines must be 1, 2 or 4 and test chunks, minhash or both")
+    similarity = section(arguments.config, "similarity", SIMILARITY_DEFAULTS)
+    mirrors = section(arguments.config, "mirrors", MIRRORS_DEFAULTS)
+    if similarity["test"] not in ("chunks", "minhash", "both"):
+        raise SystemExit("similarity.test must be chunks, minhash or both")
     started = time.monotonic()
     spark = session(arguments)
+    figures = {}
     try:
-        from .similarity import analyse
-
-        tables = read_tables(spark, arguments.tables, ["pages", "chunks", "megashingles"])
-        trivial, counts = analyse(spark, tables, config)
         os.makedirs(arguments.out, exist_ok=True)
-        trivial.orderBy("page").write.mode("overwrite").parquet(
-            os.path.join(arguments.out, "trivial")
-        )
-        counts["seconds"] = round(time.monotonic() - started, 1)
-        counts["similarity"] = config
-        with open(os.path.join(arguments.out, "similarity.json"), "w", encoding="utf-8") as file:
-            json.dump(counts, file, indent=2)
-            file.write("\n")
-        json.dump(counts, sys.stdout, indent=2)
+        trivial = None
+        if arguments.job in ("similarity", "analysis"):
+            from .similarity import analyse
+
+            tables = read_tables(spark, arguments.tables, ["pages", "chunks", "megashingles"])
+            trivial, counts = analyse(spark, tables, similarity)
+            path = os.path.join(arguments.out, "trivial")
+            trivial.orderBy("page").write.mode("overwrite").parquet(path)
+            trivial = spark.read.parquet(path)
+            counts["seconds"] = round(time.monotonic() - started, 1)
+            counts["similarity"] = similarity
+            write_json(os.path.join(arguments.out, "similarity.json"), counts)
+            figures["similarity"] = counts
+        if arguments.job in ("mirrors", "analysis"):
+            from .mirrors import ranking
+
+            stage_started = time.monotonic()
+            tables = read_tables(spark, arguments.tables, ["hosts", "pages"])
+            if trivial is None:
+                trivial = spark.read.parquet(
+                    arguments.trivial or os.path.join(arguments.tables, "trivial.parquet")
+                )
+            pairs = ranking(tables, trivial, mirrors)
+            path = os.path.join(arguments.out, "mirror_pairs")
+            pairs.orderBy(F.col("score").desc(), "host_a", "host_b").write.mode("overwrite").parquet(path)
+            names = {row.host: row.name for row in tables["hosts"].select("host", "name").collect()}
+            ranked = [
+                {
+                    "a": names[row.host_a],
+                    "b": names[row.host_b],
+                    "score": row.score,
+                    "clustered_pages": [row.clustered_pages_a, row.clustered_pages_b],
+                }
+                for row in spark.read.parquet(path).collect()
+            ]
+            result = {
+                "ranker": "clusters",
+                "ranked": len(ranked),
+                "pairs": ranked,
+                "seconds": round(time.monotonic() - stage_started, 1),
+                "mirrors": mirrors,
+            }
+            write_json(os.path.join(arguments.out, "mirrors.json"), result)
+            figures["mirrors"] = result
+        figures["seconds"] = round(time.monotonic() - started, 1)
+        json.dump(figures, sys.stdout, indent=2)
         print()
     finally:
         spark.stop()
+
+
+def write_json(path, value):
+    with open(path, "w", encoding="utf-8") as file:
+        json.dump(value, file, indent=2)
+        file.write("\n")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,9 @@
 //! The analysis as Spark jobs (spark/, docs/SCALING.md) against the Rust
-//! stages: the shipped crawl exported as Parquet, the similarity job run on
-//! Spark in local mode, and its trivial clusters compared with the
-//! generation's, page by page, with the stage's figures. The development
+//! stages: the shipped crawl exported as Parquet, the jobs run on Spark in
+//! local mode, and what they compute compared with the generation's: the
+//! trivial clusters page by page with the similarity stage's figures, then
+//! the `clusters` ranker's mirrored host pairs (computed from Spark's own
+//! trivial clusters) pair by pair with their scores. The development
 //! crawl's test (tests/it/devcrawl.rs) does the same on its crawl 1, whose
 //! clusters the split by path does divide (the shipped crawl's do not).
 //!
@@ -60,21 +62,21 @@ fn export_parquet(data: &str, out: &Path) {
             "--format",
             "parquet",
             "--tables",
-            "pages,chunks,megashingles,trivial",
+            "hosts,pages,chunks,megashingles,trivial,mirrors",
         ],
     );
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
-/// Runs the similarity job on the data folder `data` and checks its trivial
-/// clusters and figures against the generation's.
-pub fn spark_similarity_matches(python: &str, data: &str) {
+/// Runs the analysis jobs on the data folder `data` and checks their
+/// trivial clusters, figures and mirrored pairs against the generation's.
+pub fn spark_analysis_matches(python: &str, data: &str) {
     let dir = tempfile::tempdir().unwrap();
     let tables = dir.path().join("tables");
     let results = dir.path().join("results");
     export_parquet(data, &tables);
     let mut args = vec![
-        "similarity",
+        "analysis",
         "--tables",
         tables.to_str().unwrap(),
         "--out",
@@ -87,7 +89,8 @@ pub fn spark_similarity_matches(python: &str, data: &str) {
     if Path::new(config).exists() {
         args.extend(["--config", config]);
     }
-    let figures = run_job(python, &args);
+    let output = run_job(python, &args);
+    let figures = &output["similarity"];
 
     // The same table: every page in the same cluster, numbered alike.
     let (_, rust, _) = read_parquet(&tables.join("trivial.parquet"));
@@ -126,12 +129,70 @@ pub fn spark_similarity_matches(python: &str, data: &str) {
             figures[figure], stats[figure]
         );
     }
+
+    // The `clusters` ranker: the same pairs with the same scores, and the
+    // same pages of each side in shared clusters.
+    let reported = json(&mirrorscope(
+        &crate_dir(),
+        &["mirrors", "--data", data, "--ranker", "clusters", "--json"],
+    ));
+    let pairs = |list: &serde_json::Value| {
+        let mut pairs: Vec<(String, String, u64)> = list
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|pair| {
+                (
+                    pair["a"].as_str().unwrap().to_string(),
+                    pair["b"].as_str().unwrap().to_string(),
+                    pair["score"].as_f64().unwrap() as u64,
+                )
+            })
+            .collect();
+        pairs.sort();
+        pairs
+    };
+    let (spark_pairs, rust_pairs) = (
+        pairs(&output["mirrors"]["pairs"]),
+        pairs(&reported["pairs"]),
+    );
+    assert!(!rust_pairs.is_empty());
+    assert_eq!(spark_pairs, rust_pairs, "the clusters ranker's pairs");
+    let (columns, exported, _) = read_parquet(&tables.join("mirrors.parquet"));
+    let column = |name: &str| columns.iter().position(|c| c == name).unwrap();
+    let (_, hosts, _) = read_parquet(&tables.join("hosts.parquet"));
+    let name_of: std::collections::HashMap<&str, &str> = hosts
+        .iter()
+        .map(|row| (row[0].as_str(), row[1].as_str()))
+        .collect();
+    let mut compared = 0;
+    for pair in output["mirrors"]["pairs"].as_array().unwrap() {
+        let row = exported.iter().find(|row| {
+            name_of[row[column("host_a")].as_str()] == pair["a"]
+                && name_of[row[column("host_b")].as_str()] == pair["b"]
+        });
+        if let Some(row) = row {
+            compared += 1;
+            assert_eq!(
+                pair["clustered_pages"],
+                serde_json::json!([
+                    row[column("clustered_pages_a")].parse::<u64>().unwrap(),
+                    row[column("clustered_pages_b")].parse::<u64>().unwrap()
+                ]),
+                "{pair}"
+            );
+        }
+    }
+    assert!(
+        compared > 0,
+        "some pair of the ranker is in the mirrors table"
+    );
 }
 
 #[test]
-fn spark_similarity_gives_the_rust_trivial_clusters_on_the_shipped_crawl() {
+fn spark_gives_the_rust_trivial_clusters_and_mirrored_pairs_on_the_shipped_crawl() {
     let Some(python) = spark_python() else {
         return;
     };
-    spark_similarity_matches(&python, &shipped_crawl().data);
+    spark_analysis_matches(&python, &shipped_crawl().data);
 }
