@@ -22,12 +22,7 @@ fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
 
 /// The process's resident memory in MB (0 where /proc is not there).
 fn resident_mb() -> f64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmRSS:"))
-        .and_then(|rest| rest.split_whitespace().next()?.parse::<f64>().ok())
-        .map_or(0.0, |kilobytes| kilobytes / 1024.0)
+    mirrorscope::memory::resident_mb().unwrap_or(0.0)
 }
 
 fn millis(duration: Duration) -> f64 {

@@ -2,7 +2,8 @@
 //! uses only modules listed before it in the "Module order" list there (so
 //! no two modules reach each other), and the read side (reading a
 //! generation, search, the site and the statistics both show) reaches
-//! nothing of the write side, directly or through the modules it uses.
+//! nothing of the write side, directly or through the modules it uses, and
+//! calls none of the page store's writing methods.
 //!
 //! Dependencies are read from `crate::NAME` paths in the code (`use`
 //! groups included). Test code is left out, as Cargo leaves out
@@ -207,6 +208,62 @@ fn the_read_side_reaches_nothing_of_the_write_side() {
             assert!(!reached.contains(*writer), "{module} reaches {writer}");
         }
     }
+}
+
+/// The page store's methods that write: the read side opens the store
+/// with `PageStore::open_for_reading` and only gets bodies. (`flush` writes
+/// what `put` staged, so it is left out: its name is every writer's.)
+const STORE_WRITES: &[&str] = &[
+    "PageStore::open(",
+    "PageStore::open_with_signer(",
+    ".put(",
+    ".add_reference(",
+    ".delete(",
+    ".stage_writes(",
+    ".defer_directory_syncs(",
+    ".set_references(",
+    ".remove_temporary_file(",
+];
+
+/// Calls of the store's writing methods in `code`.
+fn store_writes(code: &str) -> Vec<&'static str> {
+    STORE_WRITES
+        .iter()
+        .copied()
+        .filter(|call| code.contains(call))
+        .collect()
+}
+
+#[test]
+fn the_read_side_writes_nothing_into_the_page_store() {
+    let graph = dependencies();
+    let mut files = Vec::new();
+    rust_files(&src_dir(), &mut files);
+    let mut writes = Vec::new();
+    for module in READ_SIDE {
+        // The module and every module it reaches, the store itself aside
+        // (where these methods are defined).
+        let mut modules = reached(&graph, module);
+        modules.insert(module.to_string());
+        modules.remove("store");
+        for file in &files {
+            if module_of(file).is_some_and(|owner| modules.contains(&owner)) {
+                let code = code_of(&std::fs::read_to_string(file).unwrap());
+                for call in store_writes(&code) {
+                    writes.push(format!(
+                        "{} (reached by {module}) calls {call}",
+                        file.display()
+                    ));
+                }
+            }
+        }
+    }
+    assert!(writes.is_empty(), "{writes:#?}");
+    assert_eq!(
+        store_writes("let store = PageStore::open_for_reading(root, config)?;\nstore.get(&key)?;"),
+        Vec::<&str>::new()
+    );
+    assert_eq!(store_writes("store.put(&body)?;"), [".put("]);
 }
 
 #[test]
