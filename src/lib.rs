@@ -17,6 +17,7 @@ pub mod eval;
 pub mod export;
 pub mod fingerprint;
 pub mod generation;
+pub mod import;
 pub mod index;
 pub mod ingest;
 pub mod memory;

@@ -157,6 +157,18 @@ enum Command {
         #[arg(long, default_value = "tsv", value_parser = parse_format)]
         format: export::Format,
     },
+    /// Make trivial clusters computed elsewhere (the Spark jobs of spark/,
+    /// docs/SCALING.md) the current generation's: reads DIR/trivial
+    /// (Parquet: page, cluster) and DIR/GENERATION, then computes the
+    /// collections, mirrors and search index again on those clusters into a
+    /// new generation.
+    ImportAnalysis {
+        /// The jobs' output folder.
+        dir: PathBuf,
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+    },
     /// Whether the data folder is consistent: every store block's reference
     /// count against what the crawls hold, blocks nobody holds or that are
     /// missing or corrupt, temporary files, each generation against its
@@ -380,6 +392,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     file.bytes
                 )?;
             }
+        }
+        Command::ImportAnalysis { dir, data } => {
+            let imported = mirrorscope::import::import(&data, &dir)?;
+            writeln!(
+                stdout,
+                "{}",
+                report::import_summary(&imported.manifest, &imported.stages, &imported.files)
+            )?;
         }
         Command::Check { data, repair, json } => {
             let data = DataDir::open_existing(&data)?;

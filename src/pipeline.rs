@@ -40,6 +40,9 @@ pub enum PipelineError {
         "{crawl} is the only crawl of generation {generation}: add another before removing it"
     )]
     OnlyCrawl { crawl: String, generation: String },
+    /// `import-analysis` was given clusters this generation cannot take.
+    #[error("{0}")]
+    Analysis(String),
     #[error(transparent)]
     Config(#[from] ConfigError),
     #[error(transparent)]
@@ -359,6 +362,49 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
     })
 }
 
+/// A new generation of the current one's crawls and page table whose
+/// trivial clusters are `labels` (one per page, from elsewhere: the Spark
+/// jobs, see `import`) instead of this build's; the later stages run on
+/// them. `expected` names the generation the labels were computed from,
+/// when known: it must be the current one.
+pub fn run_with_trivial(
+    data_path: &Path,
+    labels: &[u64],
+    expected: Option<&str>,
+) -> Result<(Manifest, Stages)> {
+    let data = DataDir::open_existing(data_path)?;
+    let _lock = data.lock_for_writing()?;
+    let config = Config::for_writer(&data)?;
+    let store = data.store(&config.store)?;
+    data.recover_interrupted_crawls(&store)?;
+    let mut stages = Stages::default();
+    let analysis = stages.run("read the generation", || data.analysis())?;
+    if let Some(expected) = expected {
+        if expected != analysis.manifest.generation {
+            return Err(PipelineError::Analysis(format!(
+                "the clusters were computed from generation {expected}, the current one is {}: export its tables and run the jobs again",
+                analysis.manifest.generation
+            )));
+        }
+    }
+    let table = analysis.table;
+    let similarity = stages
+        .run("trivial clusters", || {
+            analysis.similarity.with_trivial(&table, labels)
+        })
+        .map_err(PipelineError::Analysis)?;
+    let manifest = analyse_and_write(
+        &data,
+        &config,
+        &store,
+        analysis.manifest.crawls,
+        &table,
+        &similarity,
+        &mut stages,
+    )?;
+    Ok((manifest, stages))
+}
+
 /// Every stage after ingest, on the given crawls (in order, the newest
 /// capture of a URL winning): a new generation, switched to. Takes the
 /// captures, and lets them go once the page table is built.
@@ -381,14 +427,28 @@ fn build_generation(
     let similarity = stages.run("trivial clusters", || {
         similarity::analyse(&table, fingerprints, &config.similarity)
     });
+    analyse_and_write(data, config, store, entries, &table, &similarity, stages)
+}
+
+/// The stages after the trivial clusters, then the search index: a new
+/// generation of `entries` with `table` and `similarity`, switched to.
+fn analyse_and_write(
+    data: &DataDir,
+    config: &crate::config::Config,
+    store: &crate::store::PageStore,
+    entries: Vec<CrawlEntry>,
+    table: &PageTable,
+    similarity: &similarity::Similarity,
+    stages: &mut Stages,
+) -> Result<Manifest> {
     let mut collections = stages.run("link summary and growth", || {
-        collections::analyse(&table, &similarity, &config.collections)
+        collections::analyse(table, similarity, &config.collections)
     });
     stages.run("cluster ids", || match previous_collections(data) {
         Ok(Some((previous_table, previous))) => collections::lineage::renumber(
             &mut collections,
             &previous,
-            collections::lineage::by_url(&previous_table, &previous, &table),
+            collections::lineage::by_url(&previous_table, &previous, table),
         ),
         Ok(None) => {}
         Err(error) => tracing::warn!(
@@ -396,7 +456,7 @@ fn build_generation(
         ),
     });
     let mirrors = stages.run("mirrors", || {
-        mirrors::analyse(&table, &similarity, &collections, &config.mirrors)
+        mirrors::analyse(table, similarity, &collections, &config.mirrors)
     });
     tracing::info!(
         ranked_pairs = mirrors.counts.ranked_pairs,
@@ -404,20 +464,12 @@ fn build_generation(
     );
     let mut index_time = None;
     let manifest = stages.run("index and write generation", || {
-        data.write_generation(
-            entries,
-            &table,
-            &similarity,
-            &collections,
-            &mirrors,
-            |dir| {
-                let started = std::time::Instant::now();
-                let built =
-                    index::build(dir, &table, &similarity, &collections, store, &config.index);
-                index_time = Some(started.elapsed().as_secs_f64());
-                Ok(built?)
-            },
-        )
+        data.write_generation(entries, table, similarity, &collections, &mirrors, |dir| {
+            let started = std::time::Instant::now();
+            let built = index::build(dir, table, similarity, &collections, store, &config.index);
+            index_time = Some(started.elapsed().as_secs_f64());
+            Ok(built?)
+        })
     })?;
     if let Some(seconds) = index_time {
         tracing::info!(seconds, "search index built");

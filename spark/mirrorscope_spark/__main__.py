@@ -10,11 +10,14 @@ export --format parquet`:
   `clusters` ranker's pairs) and OUT/mirrors.json;
 - `analysis` runs both, the mirrors on Spark's own trivial clusters.
 
-Each prints its figures as JSON."""
+Each prints its figures as JSON, and copies TABLES/GENERATION (the
+generation `export` read) into OUT, so that `mirrorscope import-analysis
+OUT` can check it imports the clusters into the generation they are of."""
 
 import argparse
 import json
 import os
+import shutil
 import sys
 import time
 
@@ -50,7 +53,7 @@ def session(arguments):
     from pyspark.sql import SparkSession
 
     spark = (
-        SparkSession.builder.appName("mirrorscope similarity")
+        SparkSession.builder.appName(f"mirrorscope {arguments.job}")
         .master(arguments.master)
         .config("spark.ui.enabled", "false")
         .config("spark.ui.showConsoleProgress", "false")
@@ -100,6 +103,11 @@ def main(argv=None):
     figures = {}
     try:
         os.makedirs(arguments.out, exist_ok=True)
+        # Which generation the results are of, for `mirrorscope
+        # import-analysis` to check.
+        marker = os.path.join(arguments.tables, "GENERATION")
+        if os.path.exists(marker):
+            shutil.copyfile(marker, os.path.join(arguments.out, "GENERATION"))
         trivial = None
         if arguments.job in ("similarity", "analysis"):
             from .similarity import analyse

@@ -17,7 +17,8 @@
 //! signatures hexadecimal text.
 //!
 //! Reads the current generation; writes only the files it is asked for, each
-//! first as `NAME.EXT.partial`, renamed when complete.
+//! first as `NAME.EXT.partial`, renamed when complete, and `GENERATION`, the
+//! generation's name (`import-analysis` checks it).
 
 mod parquet;
 mod tsv;
@@ -30,6 +31,9 @@ use crate::generation::{Analysis, DataDir, DataError, Result};
 use crate::mirrors::Mirrors;
 use crate::pages::PageTable;
 use crate::similarity::{is_compared, Similarity};
+
+/// The file naming the generation the tables are of, beside them.
+pub const GENERATION_FILE: &str = "GENERATION";
 
 /// A table `export` writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -275,6 +279,7 @@ pub fn export(
     format: Format,
 ) -> Result<Vec<Exported>> {
     let Analysis {
+        manifest,
         table,
         similarity,
         collections,
@@ -291,6 +296,14 @@ pub fn export(
         path: out.to_path_buf(),
         source,
     })?;
+    // Which generation the tables are of, for `import-analysis` to check
+    // that clusters computed from them are the current generation's.
+    let marker = out.join(GENERATION_FILE);
+    crate::atomic::replace_with_bytes(&marker, format!("{}\n", manifest.generation).as_bytes())
+        .map_err(|error| DataError::Io {
+            path: error.path,
+            source: error.source,
+        })?;
     let mut written = Vec::with_capacity(tables.len());
     for &table in tables {
         let name = format!("{}.{}", table.name(), format.extension());

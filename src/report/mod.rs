@@ -75,12 +75,21 @@ pub fn index_summary(outcome: &IndexOutcome) -> String {
         "\ngeneration {}: {} pages on {} hosts, {} distinct bodies, {} exact duplicate pages, {} links between crawled pages",
         outcome.manifest.generation, counts.pages, counts.hosts, counts.distinct_bodies, counts.exact_duplicate_pages, counts.links
     ));
-    let similarity = &outcome.manifest.similarity;
+    text.push_str(&analysis_lines(&outcome.manifest));
+    text.push_str(&stage_line(&outcome.stages));
+    text
+}
+
+/// The lines of a generation's analysis: trivial clusters, collections,
+/// mirrors and the search index.
+fn analysis_lines(manifest: &crate::datadir::Manifest) -> String {
+    let mut text = String::new();
+    let similarity = &manifest.similarity;
     text.push_str(&format!(
         "\nsimilarity ({}): {} near-duplicate pages in {} trivial clusters",
         similarity.similarity_test, similarity.near_duplicate_pages, similarity.trivial_clusters
     ));
-    let collections = &outcome.manifest.collections;
+    let collections = &manifest.collections;
     text.push_str(&format!(
         "
 collections: {} similar clusters, {} of them of collections of 2 pages or more ({} extended, {} small); {} pages in {} collections",
@@ -91,12 +100,12 @@ collections: {} similar clusters, {} of them of collections of 2 pages or more (
         collections.pages_in_collections,
         collections.collections
     ));
-    let mirrors = &outcome.manifest.mirrors;
+    let mirrors = &manifest.mirrors;
     text.push_str(&format!(
         "\nmirrors: {} ranked host pairs among {} hosts considered, {} of them mirrors (levels 1-5)",
         mirrors.ranked_pairs, mirrors.hosts_considered, mirrors.mirrored_pairs
     ));
-    let index = &outcome.manifest.index;
+    let index = &manifest.index;
     text.push_str(&format!(
         "\nsearch index: {} pages ({:.1} MB){}",
         index.documents,
@@ -110,7 +119,27 @@ collections: {} similar clusters, {} of them of collections of 2 pages or more (
             String::new()
         }
     ));
-    text.push_str(&stage_line(&outcome.stages));
+    text
+}
+
+/// The text `mirrorscope import-analysis` prints when it is done.
+pub fn import_summary(
+    manifest: &crate::datadir::Manifest,
+    stages: &crate::pipeline::Stages,
+    files: &[std::path::PathBuf],
+) -> String {
+    let mut text = format!(
+        "imported the trivial clusters of {} file(s): {}\ngeneration {}: its crawls and page table, the collections, mirrors and search index computed again on these clusters",
+        files.len(),
+        files
+            .iter()
+            .map(|file| file.display().to_string())
+            .collect::<Vec<_>>()
+            .join(", "),
+        manifest.generation
+    );
+    text.push_str(&analysis_lines(manifest));
+    text.push_str(&stage_line(stages));
     text
 }
 

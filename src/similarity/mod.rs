@@ -544,6 +544,63 @@ pub struct Evidence {
 }
 
 impl Similarity {
+    /// The same analysis with other trivial clusters: `labels` gives each
+    /// page's cluster (any numbering; renumbered in the order of each
+    /// cluster's first page, as this stage numbers them), computed
+    /// elsewhere (`mirrorscope import-analysis`, from the Spark jobs). The
+    /// figures that depend on the clusters are counted again; those of the
+    /// other levels of sameness are this stage's. Says what is wrong when
+    /// the labels cannot be this table's: not one per page, or a page that
+    /// is not compared (no text) sharing a cluster.
+    pub fn with_trivial(
+        mut self,
+        table: &PageTable,
+        labels: &[u64],
+    ) -> std::result::Result<Similarity, String> {
+        if labels.len() != table.pages.len() {
+            return Err(format!(
+                "{} clusters given for the {} pages of the generation",
+                labels.len(),
+                table.pages.len()
+            ));
+        }
+        let compared: Vec<bool> = (0..labels.len())
+            .map(|page| is_compared(table, &self.fingerprints, page))
+            .collect();
+        let mut number_of: HashMap<u64, (u32, usize)> = HashMap::new();
+        let mut trivial = Vec::with_capacity(labels.len());
+        for (page, &label) in labels.iter().enumerate() {
+            let next = number_of.len() as u32;
+            let (number, first) = *number_of.entry(label).or_insert((next, page));
+            if first != page && !(compared[page] && compared[first]) {
+                let alone = if compared[page] { first } else { page };
+                return Err(format!(
+                    "page {alone} has no text to compare but shares cluster {label} with page {}",
+                    if alone == page { first } else { page }
+                ));
+            }
+            trivial.push(TrivialClusterId(number));
+        }
+        let mut sizes: HashMap<u32, u64> = HashMap::new();
+        for (page, cluster) in trivial.iter().enumerate() {
+            if compared[page] {
+                *sizes.entry(cluster.0).or_default() += 1;
+            }
+        }
+        let mut pages = [0u64; HISTOGRAM_BUCKETS.len()];
+        for size in sizes.values() {
+            pages[bucket(size - 1)] += size;
+        }
+        let counts = &mut self.counts;
+        counts.trivial_clusters = sizes.values().filter(|&&size| size > 1).count() as u64;
+        counts.near_duplicate_pages = counts.compared_pages - sizes.len() as u64;
+        for (row, pages) in counts.replica_histogram.iter_mut().zip(pages) {
+            row.pages = pages;
+        }
+        self.trivial = trivial;
+        Ok(self)
+    }
+
     /// Splits a page's extracted text (lines joined by `\n`) into its own
     /// lines and the lines this stage set aside as site chrome (a chunk of
     /// them is in [`Similarity::boilerplate`]), each kept in order and joined

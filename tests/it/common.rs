@@ -347,3 +347,39 @@ pub fn read_parquet(path: &Path) -> (Vec<String>, Vec<Vec<String>>, Vec<&'static
     }
     (names, rows, kinds)
 }
+
+/// Writes a Parquet file with the columns `page` and `cluster` (INT64), as
+/// the Spark jobs write the table `trivial`.
+pub fn write_trivial_parquet(path: &Path, rows: &[(i64, i64)]) {
+    use parquet::data_type::Int64Type;
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    use std::sync::Arc;
+
+    let schema =
+        parse_message_type("message trivial { required int64 page; required int64 cluster; }")
+            .unwrap();
+    let file = File::create(path).unwrap();
+    let mut writer = SerializedFileWriter::new(
+        file,
+        Arc::new(schema),
+        Arc::new(WriterProperties::builder().build()),
+    )
+    .unwrap();
+    let mut group = writer.next_row_group().unwrap();
+    for column in 0..2 {
+        let values: Vec<i64> = rows
+            .iter()
+            .map(|&(page, cluster)| if column == 0 { page } else { cluster })
+            .collect();
+        let mut writer = group.next_column().unwrap().unwrap();
+        writer
+            .typed::<Int64Type>()
+            .write_batch(&values, None, None)
+            .unwrap();
+        writer.close().unwrap();
+    }
+    group.close().unwrap();
+    writer.close().unwrap();
+}

@@ -125,6 +125,7 @@ fn exported_tables_join_into_what_the_reports_say() {
     assert_eq!(
         files,
         [
+            "GENERATION",
             "chunks.tsv",
             "clusters.tsv",
             "collection_pages.tsv",
@@ -139,9 +140,17 @@ fn exported_tables_join_into_what_the_reports_say() {
         ],
         "no .partial file is left"
     );
-    for file in &files {
+    for file in files.iter().filter(|file| *file != "GENERATION") {
         assert!(listed.contains(file.as_str()), "{file} listed in {listed}");
     }
+    let current = std::fs::read_to_string(crawl.path().join("CURRENT")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(out.join("GENERATION"))
+            .unwrap()
+            .trim(),
+        current.trim(),
+        "GENERATION names the generation exported"
+    );
 
     let stats = json(&mirrorscope(
         &crate_dir(),
@@ -376,10 +385,14 @@ fn parquet_tables_hold_what_the_tsv_tables_hold_typed() {
     files.sort();
     assert_eq!(
         files.len(),
-        11,
-        "one file per table, no .partial: {files:?}"
+        12,
+        "one file per table and GENERATION, no .partial: {files:?}"
     );
-    for file in &files {
+    assert_eq!(
+        std::fs::read_to_string(parquet.join("GENERATION")).unwrap(),
+        std::fs::read_to_string(tsv.join("GENERATION")).unwrap()
+    );
+    for file in files.iter().filter(|file| *file != "GENERATION") {
         assert!(file.ends_with(".parquet"), "{file}");
         assert!(listed.contains(file.as_str()), "{file} listed in {listed}");
         let name = file.trim_end_matches(".parquet");

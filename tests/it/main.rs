@@ -16,6 +16,7 @@ mod devcrawl;
 mod evolve;
 mod export;
 mod http;
+mod import;
 mod ingest;
 mod mirrors;
 mod outputs;

@@ -196,3 +196,110 @@ fn spark_gives_the_rust_trivial_clusters_and_mirrored_pairs_on_the_shipped_crawl
     };
     spark_analysis_matches(&python, &shipped_crawl().data);
 }
+
+#[test]
+fn clusters_computed_on_spark_are_imported_and_served() {
+    let Some(python) = spark_python() else {
+        return;
+    };
+    // A data folder of its own: the import writes a generation.
+    let data = index_shipped_crawl_into("spark-import");
+    let data_str = data.to_str().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let tables = dir.path().join("tables");
+    let results = dir.path().join("results");
+    export_parquet(data_str, &tables);
+    // Clusters the Rust stage did not compute: min-hash megashingles
+    // instead of shared chunks.
+    let config = dir.path().join("config.json");
+    std::fs::write(&config, r#"{"similarity": {"test": "minhash"}}"#).unwrap();
+    let output = run_job(
+        &python,
+        &[
+            "similarity",
+            "--tables",
+            tables.to_str().unwrap(),
+            "--out",
+            results.to_str().unwrap(),
+            "--master",
+            "local[2]",
+            "--config",
+            config.to_str().unwrap(),
+        ],
+    );
+    let before = json(&mirrorscope(
+        &crate_dir(),
+        &["stats", "--data", data_str, "--json"],
+    ));
+    assert_ne!(
+        output["similarity"]["trivial_clusters"], before["trivial_clusters"],
+        "the min-hash clusters differ from the chunk clusters on the shipped crawl"
+    );
+
+    let imported = mirrorscope(
+        &crate_dir(),
+        &[
+            "import-analysis",
+            results.to_str().unwrap(),
+            "--data",
+            data_str,
+        ],
+    );
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    let after = json(&mirrorscope(
+        &crate_dir(),
+        &["stats", "--data", data_str, "--json"],
+    ));
+    for figure in ["trivial_clusters", "near_duplicate_pages"] {
+        assert_eq!(after[figure], output["similarity"][figure], "{figure}");
+    }
+    // The generation's trivial table is Spark's, row for row.
+    let again = dir.path().join("again");
+    export_parquet(data_str, &again);
+    let (_, rust, _) = read_parquet(&again.join("trivial.parquet"));
+    let (_, mut spark, _) = read_parquet(&results.join("trivial"));
+    spark.sort_by_key(|row| row[0].parse::<u64>().unwrap());
+    assert!(
+        rust == spark,
+        "the imported generation holds Spark's clusters"
+    );
+
+    // And the read side works from them: a page's copies, as `similar`
+    // (and the site's page view) shows them, are its Spark cluster's.
+    let (_, pages, _) = read_parquet(&again.join("pages.parquet"));
+    let mut members: std::collections::BTreeMap<&str, Vec<usize>> = Default::default();
+    for row in &spark {
+        members
+            .entry(row[1].as_str())
+            .or_default()
+            .push(row[0].parse().unwrap());
+    }
+    let cluster = members
+        .values()
+        .find(|pages| pages.len() >= 3)
+        .expect("a cluster of three pages or more");
+    let shown = json(&mirrorscope(
+        &crate_dir(),
+        &[
+            "similar",
+            &pages[cluster[0]][1],
+            "--data",
+            data_str,
+            "--json",
+        ],
+    ));
+    assert_eq!(shown["cluster_size"], cluster.len(), "{shown}");
+    let mut copies: Vec<&str> = shown["copies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|copy| copy["url"].as_str().unwrap())
+        .collect();
+    copies.sort();
+    let mut expected: Vec<&str> = cluster[1..]
+        .iter()
+        .map(|&page| pages[page][1].as_str())
+        .collect();
+    expected.sort();
+    assert_eq!(copies, expected);
+}

@@ -1,0 +1,234 @@
+//! `mirrorscope import-analysis`: trivial clusters from a Parquet table made
+//! a new generation's, the later stages computed again on them; tables that
+//! cannot be the current generation's refused with what is wrong, the data
+//! folder left as it was.
+
+use crate::common;
+
+use std::path::Path;
+
+use common::*;
+use serde_json::Value;
+
+fn current(data: &Path) -> String {
+    std::fs::read_to_string(data.join("CURRENT"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+fn stats(data: &Path) -> Value {
+    json(&mirrorscope(
+        &crate_dir(),
+        &["stats", "--data", data.to_str().unwrap(), "--json"],
+    ))
+}
+
+fn import(data: &Path, dir: &Path) -> std::process::Output {
+    mirrorscope(
+        &crate_dir(),
+        &[
+            "import-analysis",
+            dir.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+        ],
+    )
+}
+
+/// The current generation's trivial table, exported as Parquet into `dir`.
+fn export_trivial(data: &Path, dir: &Path) -> Vec<(i64, i64)> {
+    let output = mirrorscope(
+        &crate_dir(),
+        &[
+            "export",
+            "--data",
+            data.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+            "--format",
+            "parquet",
+            "--tables",
+            "trivial",
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let (_, rows, _) = read_parquet(&dir.join("trivial.parquet"));
+    rows.iter()
+        .map(|row| (row[0].parse().unwrap(), row[1].parse().unwrap()))
+        .collect()
+}
+
+#[test]
+fn imported_clusters_become_the_generation_s() {
+    if !slow_tests_wanted("import") {
+        return;
+    }
+    let data = index_shipped_crawl_into("import");
+    let dir = tempfile::tempdir().unwrap();
+    let exported = dir.path().join("exported");
+    let rows = export_trivial(&data, &exported);
+    let before = stats(&data);
+    let clusters_before = json(&mirrorscope(
+        &crate_dir(),
+        &["clusters", "--data", data.to_str().unwrap(), "--json"],
+    ));
+
+    // The generation's own clusters, imported: a new generation with the
+    // same analysis.
+    let first = current(&data);
+    let output = import(&data, &exported);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(stdout(&output).contains("imported the trivial clusters of 1 file(s)"));
+    let second = current(&data);
+    assert_ne!(first, second, "a new generation");
+    let after = stats(&data);
+    for figure in [
+        "pages",
+        "trivial_clusters",
+        "near_duplicate_pages",
+        "compared_pages",
+    ] {
+        assert_eq!(before[figure], after[figure], "{figure}");
+    }
+    let clusters_after = json(&mirrorscope(
+        &crate_dir(),
+        &["clusters", "--data", data.to_str().unwrap(), "--json"],
+    ));
+    assert_eq!(clusters_before["clusters"], clusters_after["clusters"]);
+
+    // Clusters computed from the first generation are refused now.
+    let output = import(&data, &exported);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains(&format!(
+            "computed from generation {first}, the current one is {second}"
+        )),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(current(&data), second, "nothing written");
+
+    // Every page alone (one cluster each, numbered as Spark might, from a
+    // folder of part files): no copies, no collections, no mirrors by the
+    // clusters.
+    let alone = dir.path().join("alone");
+    std::fs::create_dir_all(alone.join("trivial")).unwrap();
+    std::fs::write(alone.join("GENERATION"), format!("{second}\n")).unwrap();
+    let half = rows.len() / 2;
+    let singletons: Vec<(i64, i64)> = rows.iter().map(|&(page, _)| (page, 1000 + page)).collect();
+    write_trivial_parquet(&alone.join("trivial/part-0.parquet"), &singletons[..half]);
+    write_trivial_parquet(&alone.join("trivial/part-1.parquet"), &singletons[half..]);
+    let output = import(&data, &alone);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let single = stats(&data);
+    assert_eq!(single["trivial_clusters"], 0);
+    assert_eq!(single["near_duplicate_pages"], 0);
+    assert_eq!(single["collections"]["collection_clusters"], 0);
+    assert!(
+        before["collections"]["collection_clusters"]
+            .as_u64()
+            .unwrap()
+            > 0
+    );
+    let mirrors = json(&mirrorscope(
+        &crate_dir(),
+        &[
+            "mirrors",
+            "--data",
+            data.to_str().unwrap(),
+            "--ranker",
+            "clusters",
+            "--json",
+        ],
+    ));
+    assert_eq!(
+        mirrors["ranked"], 0,
+        "no shared clusters, no pair: {mirrors}"
+    );
+}
+
+#[test]
+fn tables_that_cannot_be_the_generation_s_are_refused() {
+    let crawl = shipped_crawl();
+    // Refused before any write: the shared crawl's folder stays as it is
+    // (an import that went through would need its own folder).
+    let data = crawl.path();
+    let dir = tempfile::tempdir().unwrap();
+    let rows = export_trivial(data, dir.path());
+    let generation = current(data);
+    let case = |name: &str, rows: &[(i64, i64)]| {
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("GENERATION"), &generation).unwrap();
+        write_trivial_parquet(&folder.join("trivial.parquet"), rows);
+        let output = import(data, &folder);
+        assert!(!output.status.success(), "{name} was imported");
+        assert_eq!(current(data), generation, "{name}: nothing written");
+        stderr(&output)
+    };
+
+    let message = case("short", &rows[..rows.len() - 1]);
+    assert!(
+        message.contains(&format!(
+            "{} clusters given for the {} pages",
+            rows.len() - 1,
+            rows.len()
+        )),
+        "{message}"
+    );
+    let mut twice = rows.clone();
+    twice.push(rows[3]);
+    assert!(case("twice", &twice).contains("page 3 is given two clusters"));
+    let mut gap = rows.clone();
+    gap.remove(5);
+    assert!(case("gap", &gap).contains("page 5 has no cluster"));
+
+    // A page the similarity stage does not compare (no text) cannot share
+    // a cluster.
+    let pages_json = json(&mirrorscope(
+        &crate_dir(),
+        &["stats", "--data", crawl.data.as_str(), "--json"],
+    ));
+    let compared = pages_json["compared_pages"].as_u64().unwrap() as usize;
+    if compared < rows.len() {
+        let (_, pages, _) = {
+            let out = dir.path().join("pages");
+            let output = mirrorscope(
+                &crate_dir(),
+                &[
+                    "export",
+                    "--data",
+                    crawl.data.as_str(),
+                    "--out",
+                    out.to_str().unwrap(),
+                    "--format",
+                    "parquet",
+                    "--tables",
+                    "pages",
+                ],
+            );
+            assert!(output.status.success());
+            read_parquet(&out.join("pages.parquet"))
+        };
+        // status is the fifth column; a page answered other than 200 is
+        // not compared.
+        let other = pages.iter().position(|row| row[4] != "200").unwrap();
+        let mut joined = rows.clone();
+        let partner = if other == 0 { 1 } else { 0 };
+        joined[other].1 = joined[partner].1;
+        let message = case("joined", &joined);
+        assert!(message.contains("has no text to compare"), "{message}");
+    }
+
+    let empty = dir.path().join("empty");
+    std::fs::create_dir_all(&empty).unwrap();
+    let output = import(data, &empty);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("holds neither trivial/"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(current(data), generation);
+}
