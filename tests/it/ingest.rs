@@ -869,3 +869,77 @@ fn check_finds_what_is_wrong_and_repair_reclaims_what_can_be() {
         assert!(out.contains("cannot be read"), "{out}");
     }
 }
+
+/// `check` finds a body the crawls hold but the store lost (the pages of
+/// the current generation that cannot be read back named), and generation
+/// files unlike their manifest: neither is something `--repair` can put
+/// right.
+#[test]
+fn check_finds_a_missing_block_and_a_generation_unlike_its_manifest() {
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = dir.path().join("site.warc.gz");
+    write_site(&crawl, true, &site("docs.example", 6), 0);
+    let data = dir.path().join("data");
+    index(&[&crawl], &data).unwrap();
+    let data_arg = data.to_str().unwrap();
+    let check = |extra: &[&str]| {
+        let mut args = vec!["check", "--data", data_arg];
+        args.extend(extra);
+        let output = mirrorscope(dir.path(), &args);
+        (output.status.success(), stdout(&output))
+    };
+    assert!(check(&[]).0);
+
+    // A generation whose manifest counts other pages than its files hold.
+    let folder = DataDir::open_existing(&data).unwrap();
+    let generation = folder.current_generation().unwrap();
+    let manifest_path = data
+        .join("generations")
+        .join(&generation)
+        .join("manifest.json");
+    let manifest = std::fs::read_to_string(&manifest_path).unwrap();
+    let mut parsed: serde_json::Value = serde_json::from_str(&manifest).unwrap();
+    let pages = parsed["counts"]["pages"].as_u64().unwrap();
+    parsed["counts"]["pages"] = (pages + 1).into();
+    std::fs::write(&manifest_path, parsed.to_string()).unwrap();
+    let (clean, out) = check(&[]);
+    assert!(!clean, "{out}");
+    assert!(out.contains("generation problems         1"), "{out}");
+    assert!(
+        out.contains(&format!(
+            "pages.bin holds {pages} pages, the manifest says {}",
+            pages + 1
+        )),
+        "{out}"
+    );
+    std::fs::write(&manifest_path, manifest).unwrap();
+    assert!(check(&[]).0, "the manifest put back");
+
+    // A block the crawl holds, gone from the store.
+    let config = mirrorscope::config::Config::of(&folder).unwrap().store;
+    let table = folder.page_table().unwrap();
+    let page = &table.pages[0];
+    let key = page.content_key.unwrap();
+    let store = folder.store_for_reading(&config).unwrap();
+    let block = store
+        .walk()
+        .unwrap()
+        .blocks
+        .into_iter()
+        .find(|block| block.key == key)
+        .unwrap();
+    std::fs::remove_file(&block.path).unwrap();
+    for extra in [&[][..], &["--repair"][..]] {
+        let (clean, out) = check(extra);
+        assert!(!clean, "{out}");
+        assert!(out.contains("blocks missing              1"), "{out}");
+        assert!(
+            out.contains(&format!("{key}: held by a crawl, not in the store")),
+            "{out}"
+        );
+        assert!(
+            out.contains(&format!("the body of {} ({key}) cannot be read", page.url)),
+            "{out}"
+        );
+    }
+}
