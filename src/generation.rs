@@ -67,6 +67,15 @@ pub enum DataError {
 
 pub type Result<T> = std::result::Result<T, DataError>;
 
+impl From<crate::atomic::WriteError> for DataError {
+    fn from(error: crate::atomic::WriteError) -> DataError {
+        DataError::Io {
+            path: error.path,
+            source: error.source,
+        }
+    }
+}
+
 pub(crate) fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> DataError + '_ {
     move |source| DataError::Io {
         path: path.to_path_buf(),

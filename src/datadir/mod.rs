@@ -570,17 +570,11 @@ fn write_synced(path: &Path, bytes: &[u8]) -> Result<()> {
 
 /// Replaces `path` atomically (see [`crate::atomic`]).
 pub fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
-    crate::atomic::replace_with_bytes(path, bytes).map_err(|error| DataError::Io {
-        path: error.path,
-        source: error.source,
-    })
+    Ok(crate::atomic::replace_with_bytes(path, bytes)?)
 }
 
 fn sync_dir(path: &Path) -> Result<()> {
-    crate::atomic::sync_folder(path).map_err(|error| DataError::Io {
-        path: error.path,
-        source: error.source,
-    })
+    Ok(crate::atomic::sync_folder(path)?)
 }
 
 #[cfg(test)]

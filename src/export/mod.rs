@@ -27,7 +27,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::collections::Collections;
-use crate::generation::{Analysis, DataDir, DataError, Result};
+use crate::generation::{io_error, Analysis, DataDir, Result};
 use crate::mirrors::Mirrors;
 use crate::pages::PageTable;
 use crate::similarity::{is_compared, Similarity};
@@ -292,18 +292,11 @@ pub fn export(
         collections,
         mirrors,
     };
-    std::fs::create_dir_all(out).map_err(|source| DataError::Io {
-        path: out.to_path_buf(),
-        source,
-    })?;
+    std::fs::create_dir_all(out).map_err(io_error(out))?;
     // Which generation the tables are of, for `import-analysis` to check
     // that clusters computed from them are the current generation's.
     let marker = out.join(GENERATION_FILE);
-    crate::atomic::replace_with_bytes(&marker, format!("{}\n", manifest.generation).as_bytes())
-        .map_err(|error| DataError::Io {
-            path: error.path,
-            source: error.source,
-        })?;
+    crate::atomic::replace_with_bytes(&marker, format!("{}\n", manifest.generation).as_bytes())?;
     let mut written = Vec::with_capacity(tables.len());
     for &table in tables {
         let name = format!("{}.{}", table.name(), format.extension());
@@ -320,17 +313,8 @@ pub fn export(
                 all.write(table, &mut rows)?;
                 rows.finish()
             }
-        })
-        .map_err(|error| DataError::Io {
-            path: error.path,
-            source: error.source,
         })?;
-        let bytes = std::fs::metadata(&path)
-            .map_err(|source| DataError::Io {
-                path: path.clone(),
-                source,
-            })?
-            .len();
+        let bytes = std::fs::metadata(&path).map_err(io_error(&path))?.len();
         tracing::debug!(table = table.name(), rows, bytes, "exported");
         written.push(Exported {
             table,

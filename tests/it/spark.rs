@@ -32,11 +32,27 @@ pub fn spark_python() -> Option<String> {
     }
 }
 
-/// Runs `python -m mirrorscope_spark ARGS` from `spark/`.
-fn run_job(python: &str, args: &[&str]) -> serde_json::Value {
-    let output = Command::new(python)
-        .args(["-m", "mirrorscope_spark"])
-        .args(args)
+/// Runs `python -m mirrorscope_spark JOB` from `spark/` in local mode on
+/// the tables in `tables`, into `out`, with `config` (a mirrorscope
+/// config.json) when given; returns the figures it prints.
+fn run_job(
+    python: &str,
+    job: &str,
+    tables: &Path,
+    out: &Path,
+    config: Option<&Path>,
+) -> serde_json::Value {
+    let mut command = Command::new(python);
+    command
+        .args(["-m", "mirrorscope_spark", job, "--master", "local[2]"])
+        .arg("--tables")
+        .arg(tables)
+        .arg("--out")
+        .arg(out);
+    if let Some(config) = config {
+        command.arg("--config").arg(config);
+    }
+    let output = command
         .current_dir(crate_dir().join("spark"))
         .output()
         .expect("the environment's python runs");
@@ -75,21 +91,14 @@ pub fn spark_analysis_matches(python: &str, data: &str) {
     let tables = dir.path().join("tables");
     let results = dir.path().join("results");
     export_parquet(data, &tables);
-    let mut args = vec![
-        "analysis",
-        "--tables",
-        tables.to_str().unwrap(),
-        "--out",
-        results.to_str().unwrap(),
-        "--master",
-        "local[2]",
-    ];
     let config = Path::new(data).join("config.json");
-    let config = config.to_str().unwrap();
-    if Path::new(config).exists() {
-        args.extend(["--config", config]);
-    }
-    let output = run_job(python, &args);
+    let output = run_job(
+        python,
+        "analysis",
+        &tables,
+        &results,
+        config.exists().then_some(config.as_path()),
+    );
     let figures = &output["similarity"];
 
     // The same table: every page in the same cluster, numbered alike.
@@ -213,20 +222,7 @@ fn clusters_computed_on_spark_are_imported_and_served() {
     // instead of shared chunks.
     let config = dir.path().join("config.json");
     std::fs::write(&config, r#"{"similarity": {"test": "minhash"}}"#).unwrap();
-    let output = run_job(
-        &python,
-        &[
-            "similarity",
-            "--tables",
-            tables.to_str().unwrap(),
-            "--out",
-            results.to_str().unwrap(),
-            "--master",
-            "local[2]",
-            "--config",
-            config.to_str().unwrap(),
-        ],
-    );
+    let output = run_job(&python, "similarity", &tables, &results, Some(&config));
     let before = json(&mirrorscope(
         &crate_dir(),
         &["stats", "--data", data_str, "--json"],
