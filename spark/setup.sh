@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the Spark jobs need: Java from Debian (when `java` is
-# missing) and PySpark from PyPI into a virtual environment.
+# missing), and PySpark and xxhash (the collections job hashes relative
+# links as mirrorscope does, with XXH3) from PyPI into a virtual environment.
 #
 #   bash spark/setup.sh [VENV]     (default: target/spark/venv)
 #
@@ -11,6 +12,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 venv="${1:-target/spark/venv}"
 pyspark_version=3.5.7
+xxhash_version=3.5.0
 
 if ! command -v java > /dev/null; then
   echo "== installing Java (openjdk-17-jre-headless)" >&2
@@ -25,8 +27,8 @@ if ! command -v java > /dev/null; then
 fi
 
 if [ ! -x "$venv/bin/python" ] \
-  || ! "$venv/bin/python" -c "import pyspark, sys; sys.exit(pyspark.__version__ != '$pyspark_version')" 2> /dev/null; then
-  echo "== installing pyspark $pyspark_version into $venv" >&2
+  || ! "$venv/bin/python" -c "import pyspark, sys, xxhash; sys.exit(pyspark.__version__ != '$pyspark_version' or xxhash.VERSION != '$xxhash_version')" 2> /dev/null; then
+  echo "== installing pyspark $pyspark_version and xxhash $xxhash_version into $venv" >&2
   mkdir -p "$(dirname "$venv")"
   if ! python3 -m venv "$venv" 2> /dev/null; then
     # Debian's python3 keeps venv in a package of its own.
@@ -36,6 +38,7 @@ if [ ! -x "$venv/bin/python" ] \
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv > /dev/null
     python3 -m venv "$venv"
   fi
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "pyspark==$pyspark_version"
+  "$venv/bin/pip" install --quiet --disable-pip-version-check \
+    "pyspark==$pyspark_version" "xxhash==$xxhash_version"
 fi
 echo "$(cd "$venv" && pwd)/bin/python"

@@ -1,26 +1,39 @@
-//! `mirrorscope import-analysis DIR`: trivial clusters computed elsewhere
-//! (the Spark jobs of `spark/`, docs/SCALING.md) made the current
-//! generation's, so that search, the reports and the later stages work from
-//! them.
+//! `mirrorscope import-analysis DIR`: the analysis computed elsewhere (the
+//! Spark jobs of `spark/`, docs/SCALING.md) made the current generation's,
+//! so that search, the reports and the later stages work from it.
 //!
-//! Reads `DIR/trivial`, a Parquet file or a folder of Parquet files (as Spark
-//! writes a table) with the columns `page` and `cluster`, one row per page
-//! of the current generation, and `DIR/GENERATION` when present (the name of
+//! Reads from `DIR`, each table a Parquet file `NAME.parquet` or a folder
+//! `NAME/` of Parquet files (as Spark writes a table):
+//!
+//! - `trivial` (page, cluster): one row per page of the current generation,
+//!   its trivial cluster (the `similarity` job);
+//! - `grown` (component, growth, collection, position, page) and
+//!   `grown_trivial` (component, growth, position, cluster), with
+//!   `collections.json` (growth's figures): the similar clusters as grown
+//!   (the `collections` job), each the `growth`-th grown from the component
+//!   of trivial clusters whose smallest is `component`, its collections'
+//!   pages in order (the root first) and the trivial clusters it took pages
+//!   from (the start first);
+//!
+//! at least one of the two, and `DIR/GENERATION` when present (the name of
 //! the generation whose tables were exported, which `export` writes and the
-//! jobs copy): the clusters must have been computed from the current
-//! generation. Then the collections and mirrors stages and the search index
-//! run on those clusters into a new generation (see
-//! [`pipeline::run_with_trivial`]).
+//! jobs copy): the analysis must have been computed from the current
+//! generation. The rest (parts joining their manuals, principal copies,
+//! mirrors, the search index) is computed here into a new generation (see
+//! [`pipeline::run_imported`]).
 
+use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 
+use crate::collections::{Grown, Growth, GrowthCounts};
 use crate::datadir::Manifest;
 use crate::export::GENERATION_FILE;
-use crate::pipeline::{self, PipelineError, Stages};
+use crate::pages::PageId;
+use crate::pipeline::{self, ImportedAnalysis, PipelineError, Stages};
 
 /// What stopped `import-analysis`.
 #[derive(Debug, thiserror::Error)]
@@ -47,15 +60,37 @@ pub struct Imported {
     pub files: Vec<PathBuf>,
 }
 
-/// Imports `dir`'s trivial clusters into the data folder `data`.
+/// Imports `dir`'s analysis into the data folder `data`.
 pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
-    let (files, labels) = read_trivial(dir)?;
+    let mut files = Vec::new();
+    let trivial = match table_files(dir, "trivial")? {
+        Some(found) => {
+            let labels = read_trivial(dir, &found)?;
+            files.extend(found);
+            Some(labels)
+        }
+        None => None,
+    };
+    let growth = match table_files(dir, "grown")? {
+        Some(found) => {
+            let (growth, read) = read_growth(dir, found)?;
+            files.extend(read);
+            Some(growth)
+        }
+        None => None,
+    };
+    if trivial.is_none() && growth.is_none() {
+        return Err(ImportError::Read {
+            path: dir.to_path_buf(),
+            message: "holds neither trivial clusters (trivial/ or trivial.parquet) nor grown clusters (grown/ or grown.parquet)".into(),
+        });
+    }
     let marker = dir.join(GENERATION_FILE);
     let expected = match std::fs::read_to_string(&marker) {
         Ok(text) => Some(text.trim().to_string()),
         Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
             tracing::warn!(
-                "{}: missing; the clusters are taken to be of the current generation",
+                "{}: missing; the analysis is taken to be of the current generation",
                 marker.display()
             );
             None
@@ -67,7 +102,11 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
             })
         }
     };
-    let (manifest, stages) = pipeline::run_with_trivial(data, &labels, expected.as_deref())?;
+    let (manifest, stages) = pipeline::run_imported(
+        data,
+        ImportedAnalysis { trivial, growth },
+        expected.as_deref(),
+    )?;
     Ok(Imported {
         manifest,
         stages,
@@ -75,10 +114,12 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
     })
 }
 
-/// The Parquet files of the table `trivial` in `dir`.
-fn trivial_files(dir: &Path) -> Result<Vec<PathBuf>> {
-    let folder = dir.join("trivial");
-    let file = dir.join("trivial.parquet");
+/// The Parquet files of the table `name` in `dir`: the file
+/// `NAME.parquet`, or those of the folder `NAME/`; `None` when it has
+/// neither.
+fn table_files(dir: &Path, name: &str) -> Result<Option<Vec<PathBuf>>> {
+    let folder = dir.join(name);
+    let file = dir.join(format!("{name}.parquet"));
     if folder.is_dir() {
         let entries = std::fs::read_dir(&folder).map_err(|error| ImportError::Read {
             path: folder.clone(),
@@ -95,62 +136,68 @@ fn trivial_files(dir: &Path) -> Result<Vec<PathBuf>> {
                 message: "no .parquet file in the folder".into(),
             });
         }
-        Ok(files)
+        Ok(Some(files))
     } else if file.is_file() {
-        Ok(vec![file])
+        Ok(Some(vec![file]))
     } else {
-        Err(ImportError::Read {
-            path: dir.to_path_buf(),
-            message: "holds neither trivial/ (a folder of Parquet files) nor trivial.parquet"
-                .into(),
-        })
+        Ok(None)
     }
 }
 
-/// Each page's cluster, by page id, from the table `trivial` in `dir`; and
-/// the files read.
-pub fn read_trivial(dir: &Path) -> Result<(Vec<PathBuf>, Vec<u64>)> {
-    let files = trivial_files(dir)?;
-    let mut pairs: Vec<(u64, u64)> = Vec::new();
-    for path in &files {
+/// The rows of a table's files, each the values of `columns` (integers of
+/// 0 or more), in the files' order.
+fn read_rows(files: &[PathBuf], columns: &[&str]) -> Result<Vec<Vec<u64>>> {
+    let mut rows = Vec::new();
+    for path in files {
         let failed = |message: String| ImportError::Read {
             path: path.clone(),
             message,
         };
         let file = File::open(path).map_err(|error| failed(error.to_string()))?;
         let reader = SerializedFileReader::new(file).map_err(|error| failed(error.to_string()))?;
-        let rows = reader
+        let records = reader
             .get_row_iter(None)
             .map_err(|error| failed(error.to_string()))?;
-        for (row, record) in (1u64..).zip(rows) {
+        for (row, record) in (1u64..).zip(records) {
             let at = |message: String| ImportError::Row {
                 path: path.clone(),
                 row,
                 message,
             };
             let record = record.map_err(|error| at(error.to_string()))?;
-            let (mut page, mut cluster) = (None, None);
+            let mut values: Vec<Option<Option<u64>>> = vec![None; columns.len()];
             for (name, field) in record.get_column_iter() {
-                let value = match field {
-                    Field::Long(value) => u64::try_from(*value).ok(),
-                    Field::Int(value) => u64::try_from(*value).ok(),
-                    _ => None,
-                };
-                match name.as_str() {
-                    "page" => page = Some(value),
-                    "cluster" => cluster = Some(value),
-                    _ => {}
+                if let Some(index) = columns.iter().position(|column| column == name) {
+                    values[index] = Some(match field {
+                        Field::Long(value) => u64::try_from(*value).ok(),
+                        Field::Int(value) => u64::try_from(*value).ok(),
+                        _ => None,
+                    });
                 }
             }
-            let (Some(page), Some(cluster)) = (page, cluster) else {
-                return Err(at("no column page or cluster".into()));
-            };
-            let (Some(page), Some(cluster)) = (page, cluster) else {
-                return Err(at("page and cluster must be integers of 0 or more".into()));
-            };
-            pairs.push((page, cluster));
+            let mut parsed = Vec::with_capacity(columns.len());
+            for (value, column) in values.into_iter().zip(columns) {
+                match value {
+                    None => return Err(at(format!("no column {column}"))),
+                    Some(None) => {
+                        return Err(at(format!("{column} must be an integer of 0 or more")))
+                    }
+                    Some(Some(value)) => parsed.push(value),
+                }
+            }
+            rows.push(parsed);
         }
     }
+    Ok(rows)
+}
+
+/// Each page's cluster, by page id, from the table `trivial` in `dir` (its
+/// `files`).
+pub fn read_trivial(dir: &Path, files: &[PathBuf]) -> Result<Vec<u64>> {
+    let mut pairs: Vec<(u64, u64)> = read_rows(files, &["page", "cluster"])?
+        .into_iter()
+        .map(|row| (row[0], row[1]))
+        .collect();
     // One row per page, pages 0 to n - 1.
     pairs.sort_unstable();
     let mut labels = Vec::with_capacity(pairs.len());
@@ -168,5 +215,137 @@ pub fn read_trivial(dir: &Path) -> Result<(Vec<PathBuf>, Vec<u64>)> {
         }
         labels.push(cluster);
     }
-    Ok((files, labels))
+    Ok(labels)
+}
+
+/// The similar clusters as grown, from the tables `grown` (its `files`) and
+/// `grown_trivial` and from `collections.json` in `dir`, in growth's order;
+/// and every file read.
+fn read_growth(dir: &Path, files: Vec<PathBuf>) -> Result<(Growth, Vec<PathBuf>)> {
+    let trivial_files = table_files(dir, "grown_trivial")?.ok_or_else(|| ImportError::Read {
+        path: dir.to_path_buf(),
+        message: "holds grown clusters but not the trivial clusters they grew from (grown_trivial/ or grown_trivial.parquet)".into(),
+    })?;
+    let page_id = |page: u64| {
+        u32::try_from(page)
+            .map(PageId)
+            .map_err(|_| ImportError::Read {
+                path: dir.join("grown"),
+                message: format!("page {page} is not a page id"),
+            })
+    };
+    // By (component, growth): the collections' pages by (collection,
+    // position), and the trivial clusters by position.
+    type Key = (u64, u64);
+    let mut pages: BTreeMap<Key, BTreeMap<(u64, u64), PageId>> = BTreeMap::new();
+    for row in read_rows(
+        &files,
+        &["component", "growth", "collection", "position", "page"],
+    )? {
+        let placed = pages
+            .entry((row[0], row[1]))
+            .or_default()
+            .insert((row[2], row[3]), page_id(row[4])?);
+        if placed.is_some() {
+            return Err(ImportError::Read {
+                path: dir.join("grown"),
+                message: format!(
+                    "component {}, growth {}: collection {} has two pages at position {}",
+                    row[0], row[1], row[2], row[3]
+                ),
+            });
+        }
+    }
+    let mut trivial: BTreeMap<Key, BTreeMap<u64, u32>> = BTreeMap::new();
+    for row in read_rows(
+        &trivial_files,
+        &["component", "growth", "position", "cluster"],
+    )? {
+        let cluster = u32::try_from(row[3]).map_err(|_| ImportError::Read {
+            path: dir.join("grown_trivial"),
+            message: format!("cluster {} is not a trivial cluster id", row[3]),
+        })?;
+        if trivial
+            .entry((row[0], row[1]))
+            .or_default()
+            .insert(row[2], cluster)
+            .is_some()
+        {
+            return Err(ImportError::Read {
+                path: dir.join("grown_trivial"),
+                message: format!(
+                    "component {}, growth {}: two trivial clusters at position {}",
+                    row[0], row[1], row[2]
+                ),
+            });
+        }
+    }
+    if let Some(key) = trivial.keys().find(|key| !pages.contains_key(key)) {
+        return Err(ImportError::Read {
+            path: dir.join("grown"),
+            message: format!("component {}, growth {} has no page", key.0, key.1),
+        });
+    }
+    let mut grown = Vec::with_capacity(pages.len());
+    for (key, placed) in pages {
+        let Some(clusters) = trivial.remove(&key) else {
+            return Err(ImportError::Read {
+                path: dir.join("grown_trivial"),
+                message: format!(
+                    "component {}, growth {} names no trivial cluster",
+                    key.0, key.1
+                ),
+            });
+        };
+        let mut collections: Vec<Vec<PageId>> = Vec::new();
+        let mut last = None;
+        for ((collection, _), page) in placed {
+            if last != Some(collection) {
+                collections.push(Vec::new());
+                last = Some(collection);
+            }
+            if let Some(pages) = collections.last_mut() {
+                pages.push(page);
+            }
+        }
+        grown.push(Grown {
+            collections,
+            trivial: clusters.into_values().collect(),
+        });
+    }
+    let figures_path = dir.join("collections.json");
+    let counts = read_growth_counts(&figures_path)?;
+    let mut read = files;
+    read.extend(trivial_files);
+    read.push(figures_path);
+    Ok((
+        Growth {
+            clusters: grown,
+            counts,
+        },
+        read,
+    ))
+}
+
+/// Growth's figures, from the `collections` job's `collections.json`.
+fn read_growth_counts(path: &Path) -> Result<GrowthCounts> {
+    let failed = |message: String| ImportError::Read {
+        path: path.to_path_buf(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|error| failed(error.to_string()))?;
+    let figures: serde_json::Value =
+        serde_json::from_str(&text).map_err(|error| failed(error.to_string()))?;
+    let figure = |name: &str| {
+        figures[name]
+            .as_u64()
+            .ok_or_else(|| failed(format!("no figure {name} (an integer of 0 or more)")))
+    };
+    Ok(GrowthCounts {
+        candidate_rows: figure("link_summary_rows")?,
+        virtual_links: figure("virtual_links")?,
+        merge_edges: figure("merge_edges")?,
+        extended_merge_edges: figure("extended_merge_edges")?,
+        components: figure("components")?,
+    })
 }

@@ -157,11 +157,13 @@ enum Command {
         #[arg(long, default_value = "tsv", value_parser = parse_format)]
         format: export::Format,
     },
-    /// Make trivial clusters computed elsewhere (the Spark jobs of spark/,
+    /// Make the analysis computed elsewhere (the Spark jobs of spark/,
     /// docs/SCALING.md) the current generation's: reads DIR/trivial
-    /// (Parquet: page, cluster) and DIR/GENERATION, then computes the
-    /// collections, mirrors and search index again on those clusters into a
-    /// new generation.
+    /// (Parquet: page, cluster), DIR/grown and DIR/grown_trivial (similar
+    /// clusters as grown) with DIR/collections.json, at least one of the
+    /// two, and DIR/GENERATION; then computes the rest (parts joining their
+    /// manuals, principal copies, mirrors, search index) on them into a new
+    /// generation.
     ImportAnalysis {
         /// The jobs' output folder.
         dir: PathBuf,

@@ -5,7 +5,7 @@
 //! files again reuses the ingested crawl (its bodies are not stored twice and
 //! their reference counts do not grow) and gives the same page table.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -362,14 +362,26 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
     })
 }
 
+/// What `import-analysis` brings in from elsewhere (the Spark jobs, see
+/// [`crate::import`]): trivial clusters, similar clusters as grown, or both.
+#[derive(Debug, Default)]
+pub struct ImportedAnalysis {
+    /// Each page's trivial cluster, by page id, in any numbering.
+    pub trivial: Option<Vec<u64>>,
+    /// The similar clusters as grown (in [`collections::grow::grow`]'s
+    /// order) and growth's figures. Their trivial clusters are numbered as
+    /// in `trivial` when it is given, else as the current generation's.
+    pub growth: Option<collections::Growth>,
+}
+
 /// A new generation of the current one's crawls and page table whose
-/// trivial clusters are `labels` (one per page, from elsewhere: the Spark
-/// jobs, see `import`) instead of this build's; the later stages run on
-/// them. `expected` names the generation the labels were computed from,
-/// when known: it must be the current one.
-pub fn run_with_trivial(
+/// trivial clusters, similar clusters as grown, or both are `imported`
+/// instead of this build's; the later stages run on them. `expected` names
+/// the generation they were computed from, when known: it must be the
+/// current one.
+pub fn run_imported(
     data_path: &Path,
-    labels: &[u64],
+    imported: ImportedAnalysis,
     expected: Option<&str>,
 ) -> Result<(Manifest, Stages)> {
     let data = DataDir::open_existing(data_path)?;
@@ -388,18 +400,47 @@ pub fn run_with_trivial(
         }
     }
     let table = analysis.table;
-    let similarity = stages
-        .run("trivial clusters", || {
-            analysis.similarity.with_trivial(&table, labels)
-        })
-        .map_err(PipelineError::Analysis)?;
+    let mut growth = imported.growth;
+    let similarity = match &imported.trivial {
+        None => analysis.similarity,
+        Some(labels) => {
+            let similarity = stages
+                .run("trivial clusters", || {
+                    analysis.similarity.with_trivial(&table, labels)
+                })
+                .map_err(PipelineError::Analysis)?;
+            // The grown clusters name the given clusters' numbers; the
+            // generation numbers them by first page.
+            if let Some(growth) = &mut growth {
+                let renumbered: HashMap<u64, u32> = labels
+                    .iter()
+                    .zip(&similarity.trivial)
+                    .map(|(&given, ours)| (given, ours.0))
+                    .collect();
+                for cluster in &mut growth.clusters {
+                    for trivial in &mut cluster.trivial {
+                        *trivial = *renumbered.get(&u64::from(*trivial)).ok_or_else(|| {
+                            PipelineError::Analysis(format!(
+                                "the grown clusters name trivial cluster {trivial}, which no page is in"
+                            ))
+                        })?;
+                    }
+                }
+            }
+            similarity
+        }
+    };
+    let clustered = Clustered {
+        table: &table,
+        similarity: &similarity,
+        growth,
+    };
     let manifest = analyse_and_write(
         &data,
         &config,
         &store,
         analysis.manifest.crawls,
-        &table,
-        &similarity,
+        clustered,
         &mut stages,
     )?;
     Ok((manifest, stages))
@@ -427,23 +468,47 @@ fn build_generation(
     let similarity = stages.run("trivial clusters", || {
         similarity::analyse(&table, fingerprints, &config.similarity)
     });
-    analyse_and_write(data, config, store, entries, &table, &similarity, stages)
+    let clustered = Clustered {
+        table: &table,
+        similarity: &similarity,
+        growth: None,
+    };
+    analyse_and_write(data, config, store, entries, clustered, stages)
+}
+
+/// What the stages after the trivial clusters start from.
+struct Clustered<'a> {
+    table: &'a PageTable,
+    similarity: &'a similarity::Similarity,
+    /// The similar clusters as grown elsewhere; `None` grows them here.
+    growth: Option<collections::Growth>,
 }
 
 /// The stages after the trivial clusters, then the search index: a new
-/// generation of `entries` with `table` and `similarity`, switched to.
+/// generation of `entries` with the clustered page table, switched to.
 fn analyse_and_write(
     data: &DataDir,
     config: &crate::config::Config,
     store: &crate::store::PageStore,
     entries: Vec<CrawlEntry>,
-    table: &PageTable,
-    similarity: &similarity::Similarity,
+    clustered: Clustered,
     stages: &mut Stages,
 ) -> Result<Manifest> {
-    let mut collections = stages.run("link summary and growth", || {
-        collections::analyse(table, similarity, &config.collections)
-    });
+    let Clustered {
+        table,
+        similarity,
+        growth,
+    } = clustered;
+    let mut collections = match growth {
+        None => stages.run("link summary and growth", || {
+            collections::analyse(table, similarity, &config.collections)
+        }),
+        Some(growth) => stages
+            .run("collections of the clusters as grown", || {
+                collections::analyse_grown(table, similarity, &config.collections, growth)
+            })
+            .map_err(|error| PipelineError::Analysis(format!("the grown clusters: {error}")))?,
+    };
     stages.run("cluster ids", || match previous_collections(data) {
         Ok(Some((previous_table, previous))) => collections::lineage::renumber(
             &mut collections,

@@ -5,10 +5,15 @@ export --format parquet`:
 
 - `similarity` reads pages, chunks and megashingles and writes OUT/trivial
   (Parquet: page, cluster) and OUT/similarity.json (the stage's figures);
-- `mirrors` reads hosts, pages and a trivial table (`--trivial`, default the
-  exported TABLES/trivial.parquet) and writes OUT/mirror_pairs (Parquet: the
-  `clusters` ranker's pairs) and OUT/mirrors.json;
-- `analysis` runs both, the mirrors on Spark's own trivial clusters.
+- `collections` reads pages, links, uncrawled and a trivial table
+  (`--trivial`, default the exported TABLES/trivial.parquet) and writes the
+  similar clusters as grown: OUT/grown (Parquet: component, growth,
+  collection, position, page), OUT/grown_trivial (component, growth,
+  position, cluster) and OUT/collections.json (growth's figures);
+- `mirrors` reads hosts, pages and a trivial table (as `collections`) and
+  writes OUT/mirror_pairs (Parquet: the `clusters` ranker's pairs) and
+  OUT/mirrors.json;
+- `analysis` runs all three, the later two on Spark's own trivial clusters.
 
 Each prints its figures as JSON, and copies TABLES/GENERATION (the
 generation `export` read) into OUT, so that `mirrorscope import-analysis
@@ -23,6 +28,7 @@ import time
 
 from pyspark.sql import functions as F
 
+from .collections import DEFAULTS as COLLECTIONS_DEFAULTS
 from .mirrors import DEFAULTS as MIRRORS_DEFAULTS
 
 # The similarity settings mirrorscope uses when config.json leaves them out
@@ -51,6 +57,11 @@ def section(path, name, defaults):
 
 def session(arguments):
     from pyspark.sql import SparkSession
+
+    # Python workers run this interpreter, which has PySpark and xxhash: the
+    # environment variable, as local mode does not pass the setting below on
+    # to the workers it starts.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
 
     spark = (
         SparkSession.builder.appName(f"mirrorscope {arguments.job}")
@@ -84,17 +95,23 @@ def read_tables(spark, folder, names):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m mirrorscope_spark")
-    parser.add_argument("job", choices=["similarity", "mirrors", "analysis"])
+    parser.add_argument("job", choices=["similarity", "collections", "mirrors", "analysis"])
     parser.add_argument("--tables", required=True, help="folder of NAME.parquet tables")
     parser.add_argument("--out", required=True, help="folder to write the results into")
-    parser.add_argument("--config", help="mirrorscope config.json (its similarity and mirrors sections)")
-    parser.add_argument("--trivial", help="the mirrors job's trivial table (default TABLES/trivial.parquet)")
+    parser.add_argument(
+        "--config", help="mirrorscope config.json (its similarity, collections and mirrors sections)"
+    )
+    parser.add_argument(
+        "--trivial",
+        help="the collections and mirrors jobs' trivial table (default TABLES/trivial.parquet)",
+    )
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--partitions", type=int, default=8, help="shuffle partitions")
     parser.add_argument("--driver-memory", default="4g")
     arguments = parser.parse_args(argv)
 
     similarity = section(arguments.config, "similarity", SIMILARITY_DEFAULTS)
+    collections = section(arguments.config, "collections", COLLECTIONS_DEFAULTS)
     mirrors = section(arguments.config, "mirrors", MIRRORS_DEFAULTS)
     if similarity["test"] not in ("chunks", "minhash", "both"):
         raise SystemExit("similarity.test must be chunks, minhash or both")
@@ -121,15 +138,30 @@ def main(argv=None):
             counts["similarity"] = similarity
             write_json(os.path.join(arguments.out, "similarity.json"), counts)
             figures["similarity"] = counts
+        if trivial is None:
+            trivial = spark.read.parquet(
+                arguments.trivial or os.path.join(arguments.tables, "trivial.parquet")
+            )
+        if arguments.job in ("collections", "analysis"):
+            from .collections import analyse as grow
+
+            stage_started = time.monotonic()
+            tables = read_tables(spark, arguments.tables, ["pages", "links", "uncrawled"])
+            grown, grown_trivial, counts = grow(spark, tables, trivial, collections)
+            order = ["component", "growth", "collection", "position"]
+            grown.orderBy(*order).write.mode("overwrite").parquet(os.path.join(arguments.out, "grown"))
+            grown_trivial.orderBy("component", "growth", "position").write.mode("overwrite").parquet(
+                os.path.join(arguments.out, "grown_trivial")
+            )
+            counts["seconds"] = round(time.monotonic() - stage_started, 1)
+            counts["collections"] = collections
+            write_json(os.path.join(arguments.out, "collections.json"), counts)
+            figures["collections"] = counts
         if arguments.job in ("mirrors", "analysis"):
             from .mirrors import ranking
 
             stage_started = time.monotonic()
             tables = read_tables(spark, arguments.tables, ["hosts", "pages"])
-            if trivial is None:
-                trivial = spark.read.parquet(
-                    arguments.trivial or os.path.join(arguments.tables, "trivial.parquet")
-                )
             pairs = ranking(tables, trivial, mirrors)
             path = os.path.join(arguments.out, "mirror_pairs")
             pairs.orderBy(F.col("score").desc(), "host_a", "host_b").write.mode("overwrite").parquet(path)

@@ -165,13 +165,17 @@ def components(nodes, edges):
             F.col("dst").alias("node"), "label"
         )
         smallest = (
-            labels.union(offered).groupBy("node").agg(F.min("label").alias("label"))
+            labels.union(offered)
+            .groupBy("node")
+            .agg(F.min("label").alias("label"))
+            .localCheckpoint()
         )
-        # Pointer jumping: a node takes its label's label.
+        # Pointer jumping: a node takes its label's label (the second side
+        # renamed: Spark resolves a self-join's columns by name otherwise).
+        jumps = smallest.select(F.col("node").alias("via"), F.col("label").alias("jump"))
         jumped = (
-            smallest.alias("n")
-            .join(smallest.alias("l"), F.col("n.label") == F.col("l.node"))
-            .select(F.col("n.node").alias("node"), F.col("l.label").alias("label"))
+            smallest.join(jumps, smallest.label == jumps.via)
+            .select("node", F.col("jump").alias("label"))
             .localCheckpoint()
         )
         changed = (

@@ -20,7 +20,10 @@
 //!    Clusters of the component the start cannot reach grow from the next
 //!    start, so one component can give several similar clusters.
 //!
-//! Components are independent and grow in parallel.
+//! Components are independent and grow in parallel. The similar clusters
+//! come in order of their component's smallest trivial cluster, then in the
+//! order their starts were taken: an order fixed by the clusters alone, which
+//! the Spark job of `spark/` gives its growth too.
 
 use std::cmp::Reverse;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -98,6 +101,14 @@ pub struct Grown {
     pub trivial: Vec<u32>,
 }
 
+/// Similar clusters as grown elsewhere (the Spark job of `spark/`), in the
+/// order [`grow`] gives its own, with growth's figures.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Growth {
+    pub clusters: Vec<Grown>,
+    pub counts: GrowthCounts,
+}
+
 /// What growing found, besides the clusters.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct GrowthCounts {
@@ -156,9 +167,13 @@ pub fn grow(
         .collect();
     in_component.par_sort_unstable();
     in_component.dedup();
-    let components: Vec<&[(u32, u32)]> = in_component
+    // Components in order of their smallest trivial cluster (each sorted
+    // run starts with it): an order of the clusters alone, which the
+    // growth imported from elsewhere (`import-analysis`) follows too.
+    let mut components: Vec<&[(u32, u32)]> = in_component
         .chunk_by(|first, second| first.0 == second.0)
         .collect();
+    components.sort_unstable_by_key(|component| component[0].1);
     counts.components = components.len() as u64;
 
     let context = Context {
@@ -393,4 +408,67 @@ impl Context<'_> {
             trivial,
         }
     }
+}
+
+/// Why clusters grown elsewhere (and imported) are not clusters growth
+/// could give over `labels` (each page's trivial cluster as growth sees it,
+/// [`NO_CLUSTER`] for a page it does not) and `trivial_clusters` trivial
+/// clusters, if they are not: every cluster holds collections of pages,
+/// each page in one collection of one cluster and its trivial cluster one
+/// the cluster took pages from, a collection takes at most one page of
+/// each trivial cluster (Definition 5's one-to-one mapping), and each
+/// trivial cluster grew into one similar cluster at most.
+pub fn check_grown(grown: &[Grown], labels: &[u32], trivial_clusters: usize) -> Result<(), String> {
+    let mut cluster_of_trivial: HashMap<u32, usize> = HashMap::new();
+    let mut placed: HashSet<PageId> = HashSet::new();
+    for (index, cluster) in grown.iter().enumerate() {
+        if cluster.collections.is_empty() || cluster.trivial.is_empty() {
+            return Err(format!("grown cluster {index} holds no collection"));
+        }
+        for &trivial in &cluster.trivial {
+            if trivial as usize >= trivial_clusters {
+                return Err(format!(
+                    "grown cluster {index} names trivial cluster {trivial}, of {trivial_clusters}"
+                ));
+            }
+            if let Some(other) = cluster_of_trivial.insert(trivial, index) {
+                return Err(format!(
+                    "trivial cluster {trivial} grew into clusters {other} and {index}"
+                ));
+            }
+        }
+        for pages in &cluster.collections {
+            if pages.is_empty() {
+                return Err(format!("grown cluster {index} has an empty collection"));
+            }
+            let mut taken: HashSet<u32> = HashSet::new();
+            for &page in pages {
+                let label = labels
+                    .get(page.0 as usize)
+                    .copied()
+                    .ok_or_else(|| format!("page {} is not a page of the generation", page.0))?;
+                if label == NO_CLUSTER {
+                    return Err(format!(
+                        "page {} takes no part in growth (not compared, or a second name of a page of its host)",
+                        page.0
+                    ));
+                }
+                if cluster_of_trivial.get(&label) != Some(&index) {
+                    return Err(format!(
+                        "page {} of grown cluster {index} is in trivial cluster {label}, which the cluster does not name",
+                        page.0
+                    ));
+                }
+                if !taken.insert(label) {
+                    return Err(format!(
+                        "a collection of grown cluster {index} holds two pages of trivial cluster {label}"
+                    ));
+                }
+                if !placed.insert(page) {
+                    return Err(format!("page {} is in two grown collections", page.0));
+                }
+            }
+        }
+    }
+    Ok(())
 }

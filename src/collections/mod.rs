@@ -44,7 +44,7 @@ use serde::{Deserialize, Serialize};
 use crate::pages::{folder_prefix, parse_decimal_id, HostId, NotAnId, PageId, PageTable};
 use crate::similarity::{is_compared, Similarity};
 pub use graph::WebGraph;
-pub use grow::{GrowOptions, Grown, GrowthCounts, Members};
+pub use grow::{GrowOptions, Grown, Growth, GrowthCounts, Members};
 pub use summary::{link_summary, LinkSummaryRow, VirtualLinks, NO_CLUSTER};
 
 /// Settings of the collections stage.
@@ -358,6 +358,41 @@ pub fn analyse(
     similarity: &Similarity,
     config: &CollectionsConfig,
 ) -> Collections {
+    let (graph, labels, trivial_clusters, facts) = prepare(table, similarity);
+    build(&graph, &labels, trivial_clusters, config, &facts)
+}
+
+/// Runs the stage with the similar clusters as grown elsewhere (the Spark
+/// job of `spark/`, read by `import-analysis`): growth by `growth` (in the
+/// order [`grow::grow`] gives its clusters, over the trivial clusters of
+/// `similarity`), the rest of the stage (parts joining their manuals,
+/// second names, principal copies) here. Refuses, saying why, clusters that
+/// growth could not have given ([`grow::check_grown`]).
+pub fn analyse_grown(
+    table: &PageTable,
+    similarity: &Similarity,
+    config: &CollectionsConfig,
+    growth: Growth,
+) -> Result<Collections, String> {
+    let (graph, labels, trivial_clusters, facts) = prepare(table, similarity);
+    let (growth_labels, _) = aliases(&graph, &labels);
+    grow::check_grown(&growth.clusters, &growth_labels, trivial_clusters)?;
+    Ok(build_with(
+        &graph,
+        &labels,
+        trivial_clusters,
+        config,
+        &facts,
+        Some(growth),
+    ))
+}
+
+/// The web graph, each page's trivial cluster as growth sees it, the number
+/// of trivial clusters, and the other facts of the pages.
+fn prepare<'a>(
+    table: &'a PageTable,
+    similarity: &Similarity,
+) -> (WebGraph, Vec<u32>, usize, PageFacts<'a>) {
     let started = std::time::Instant::now();
     let graph = WebGraph::from_table(table);
     let labels = compared_labels(table, similarity);
@@ -382,7 +417,7 @@ pub fn analyse(
         seconds = started.elapsed().as_secs_f64(),
         "collections: web graph, own texts and stand-ins"
     );
-    build(&graph, &labels, trivial_clusters, config, &facts)
+    (graph, labels, trivial_clusters, facts)
 }
 
 /// What growing needs to know of each page besides the graph, by page id.
@@ -410,6 +445,19 @@ pub fn build(
     config: &CollectionsConfig,
     facts: &PageFacts,
 ) -> Collections {
+    build_with(graph, labels, trivial_clusters, config, facts, None)
+}
+
+/// [`build`], with the clusters grown here or, when `grown` is given, as
+/// grown elsewhere.
+fn build_with(
+    graph: &WebGraph,
+    labels: &[u32],
+    trivial_clusters: usize,
+    config: &CollectionsConfig,
+    facts: &PageFacts,
+    grown: Option<Growth>,
+) -> Collections {
     let urls = &facts.urls;
     let started = std::time::Instant::now();
     let lap = |step: &str| {
@@ -431,12 +479,17 @@ pub fn build(
         extended: config.extended,
         single_site: config.single_site,
     };
-    let sizes: Vec<u32> = (0..trivial_clusters as u32)
-        .map(|cluster| members.size(cluster))
-        .collect();
-    let virtual_links =
-        VirtualLinks::find(graph, &growth_labels, &sizes, urls, &facts.uncrawled_links);
-    let (mut grown, growth) = grow::grow(graph, &growth_labels, &members, options, &virtual_links);
+    let (mut grown, growth) = match grown {
+        Some(imported) => (imported.clusters, imported.counts),
+        None => {
+            let sizes: Vec<u32> = (0..trivial_clusters as u32)
+                .map(|cluster| members.size(cluster))
+                .collect();
+            let virtual_links =
+                VirtualLinks::find(graph, &growth_labels, &sizes, urls, &facts.uncrawled_links);
+            grow::grow(graph, &growth_labels, &members, options, &virtual_links)
+        }
+    };
     lap("grown");
 
     // Trivial clusters of copies that took part in no grown cluster are

@@ -41,6 +41,7 @@ pub enum Table {
     Hosts,
     Pages,
     Links,
+    Uncrawled,
     Chunks,
     Minhash,
     Megashingles,
@@ -115,10 +116,11 @@ impl Column {
 }
 
 impl Table {
-    pub const ALL: [Table; 11] = [
+    pub const ALL: [Table; 12] = [
         Table::Hosts,
         Table::Pages,
         Table::Links,
+        Table::Uncrawled,
         Table::Chunks,
         Table::Minhash,
         Table::Megashingles,
@@ -135,6 +137,7 @@ impl Table {
             Table::Hosts => "hosts",
             Table::Pages => "pages",
             Table::Links => "links",
+            Table::Uncrawled => "uncrawled",
             Table::Chunks => "chunks",
             Table::Minhash => "minhash",
             Table::Megashingles => "megashingles",
@@ -177,6 +180,7 @@ impl Table {
                 Column::optional("words", Int),
             ],
             Table::Links => ints(&["src", "dst"]),
+            Table::Uncrawled => ints(&["page", "link"]),
             Table::Chunks => ints(&["page", "chunk"]),
             Table::Minhash => std::iter::once(Column::new("page", Int))
                 .chain(
@@ -386,6 +390,15 @@ impl Tables {
                     for target in &page.outlinks {
                         out.int(int(id))?;
                         out.int(i64::from(target.0))?;
+                        out.end_row()?;
+                    }
+                }
+            }
+            Table::Uncrawled => {
+                for (id, page) in pages.iter().enumerate() {
+                    for &link in &page.uncrawled_links {
+                        out.int(int(id))?;
+                        out.int(link as i64)?;
                         out.end_row()?;
                     }
                 }

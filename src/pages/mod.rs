@@ -495,6 +495,20 @@ mod tests {
     }
 
     #[test]
+    fn relative_link_key_is_the_hash_of_the_relative_link() {
+        // spark/tests/test_growth.py checks its port against this value.
+        let key = relative_link_key(
+            "http://a.example/docs/guide/intro.html",
+            "http://a.example/docs/api/index.html?x=1",
+        );
+        assert_eq!(
+            key,
+            Some(xxhash_rust::xxh3::xxh3_64(b"../api/index.html?x=1"))
+        );
+        assert_eq!(key.map(|key| key as i64), Some(-4939720349677312645));
+    }
+
+    #[test]
     fn relative_link_keys_agree_between_copies_under_other_prefixes() {
         let key = relative_link_key;
         let primary = key(

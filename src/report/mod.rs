@@ -129,7 +129,7 @@ pub fn import_summary(
     files: &[std::path::PathBuf],
 ) -> String {
     let mut text = format!(
-        "imported the trivial clusters of {} file(s): {}\ngeneration {}: its crawls and page table, the collections, mirrors and search index computed again on these clusters",
+        "imported the analysis of {} file(s): {}\ngeneration {}: its crawls and page table, the rest of the collections stage, the mirrors and the search index computed again on it",
         files.len(),
         files
             .iter()

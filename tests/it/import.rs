@@ -79,7 +79,7 @@ fn imported_clusters_become_the_generation_s() {
     let first = current(&data);
     let output = import(&data, &exported);
     assert!(output.status.success(), "{}", stderr(&output));
-    assert!(stdout(&output).contains("imported the trivial clusters of 1 file(s)"));
+    assert!(stdout(&output).contains("imported the analysis of 1 file(s)"));
     let second = current(&data);
     assert_ne!(first, second, "a new generation");
     let after = stats(&data);
