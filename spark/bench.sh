@@ -4,11 +4,13 @@
 #   bash spark/bench.sh DATA [MASTER]      (MASTER default local[2])
 #
 # Exports the tables the jobs read as Parquet, runs `analysis` (similarity,
-# then the clusters ranker on Spark's own trivial clusters) and prints the
+# then growth and the clusters ranker on Spark's own trivial clusters) and prints the
 # seconds each took and the peak memory of the whole process tree (the
 # Python driver, the JVM and its Python workers, sampled every 0.2 s), and
-# whether the results are the Rust stages' (the figures `stats` gives, the
-# pairs `mirrors --ranker clusters` gives), for BENCHMARKS.md. The Rust
+# whether the results are the Rust stages' (the figures `stats` gives,
+# growth's among them, the pairs `mirrors --ranker clusters` gives), for
+# BENCHMARKS.md. (tests/it/spark.rs also imports the grown clusters and
+# compares the collections themselves.) The Rust
 # stages' times are those `index` printed for the same generation.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,7 +23,7 @@ trap 'rm -rf "$work"' EXIT
 
 started=$(date +%s.%N)
 "$mirrorscope" export --data "$data" --out "$work/tables" --format parquet \
-  --tables hosts,pages,chunks,megashingles,trivial > /dev/null
+  --tables hosts,pages,links,uncrawled,chunks,megashingles,trivial > /dev/null
 exported=$(date +%s.%N)
 echo "export (parquet): $(echo "$exported - $started" | bc) s, $(du -sh "$work/tables" | cut -f1)"
 
@@ -50,13 +52,14 @@ wait "$job" || { cat "$work/stderr" >&2; exit 1; }
 python3 - "$work/figures.json" "$peak" <<'PY'
 import json, sys
 figures = json.load(open(sys.argv[1]))
-similarity, mirrors = figures["similarity"], figures["mirrors"]
+similarity, growth, mirrors = figures["similarity"], figures["collections"], figures["mirrors"]
 print(f"spark analysis: {figures['seconds']} s in all (similarity {similarity['seconds']} s, "
-      f"clusters ranker {mirrors['seconds']} s), peak {int(sys.argv[2]) / 1024:.0f} MB "
-      f"resident over the process tree")
+      f"growth {growth['seconds']} s, clusters ranker {mirrors['seconds']} s), peak "
+      f"{int(sys.argv[2]) / 1024:.0f} MB resident over the process tree")
 print(f"  {similarity['compared_pages']} compared pages, {similarity['trivial_clusters']} trivial "
       f"clusters, {similarity['chunk_pairs']} chunk pairs, {similarity['component_rounds']} "
-      f"rounds of label propagation; {mirrors['ranked']} ranked host pairs")
+      f"rounds of label propagation; {growth['link_summary_rows']} LinkSummary rows with a = s, "
+      f"{growth['clusters_grown']} clusters grown; {mirrors['ranked']} ranked host pairs")
 PY
 "$mirrorscope" stats --data "$data" --json > "$work/stats.json"
 "$mirrorscope" mirrors --data "$data" --ranker clusters --json > "$work/mirrors.json"
@@ -66,8 +69,12 @@ figures, stats, mirrors = (json.load(open(path)) for path in sys.argv[1:])
 names = ["compared_pages", "distinct_texts", "trivial_clusters", "near_duplicate_pages",
          "boilerplate_chunks", "chunk_pairs", "megashingle_pairs"]
 differ = [name for name in names if figures["similarity"][name] != stats[name]]
+growth = ["alias_pages", "virtual_links", "link_summary_rows", "merge_edges",
+          "extended_merge_edges", "clusters_grown"]
+differ += [name for name in growth if figures["collections"][name] != stats["collections"][name]]
 pairs = lambda listed: sorted((p["a"], p["b"], p["score"]) for p in listed)
 same_pairs = pairs(figures["mirrors"]["pairs"]) == pairs(mirrors["pairs"])
-print("against the Rust stages: similarity figures", "the same" if not differ else f"differ in {differ}",
+print("against the Rust stages: similarity and growth figures",
+      "the same" if not differ else f"differ in {differ}",
       "; clusters ranker", "the same pairs and scores" if same_pairs else "DIFFERENT pairs")
 PY

@@ -879,3 +879,144 @@ fn a_cluster_split_in_two_continues_in_the_part_holding_more_pages() {
     }];
     assert_eq!(lineage::continuations(&overlaps, 1, pages), vec![None]);
 }
+
+impl Web {
+    /// Grows the clusters as [`build`] does, without the later steps.
+    fn grown(&self, options: GrowOptions) -> (Vec<Grown>, GrowthCounts) {
+        let members = Members::new(&self.labels, self.label_names.len());
+        grow::grow(
+            &self.graph(),
+            &self.labels,
+            &members,
+            options,
+            &VirtualLinks::default(),
+        )
+    }
+}
+
+#[test]
+fn grown_clusters_come_in_order_of_their_components_smallest_cluster() {
+    // Two components: p -> q, and x -> {a, y}, on two hosts each. Their
+    // trivial clusters are numbered a 0, p 1, q 2, x 3, y 4; union-find
+    // roots the second component at x (3), the first at p (1), but the
+    // second holds the smallest cluster (a) and comes first.
+    let mut web = Web::default();
+    for (host, mark) in ["", "'"].iter().enumerate() {
+        for label in ["a", "p", "q", "x", "y"] {
+            web.page(&format!("{label}{mark}"), host as u32, Some(label));
+        }
+        web.link(&format!("p{mark}"), &format!("q{mark}"));
+        web.link(&format!("x{mark}"), &format!("a{mark}"));
+        web.link(&format!("x{mark}"), &format!("y{mark}"));
+    }
+    let options = GrowOptions {
+        extended: true,
+        single_site: true,
+    };
+    let (grown, counts) = web.grown(options);
+    assert_eq!(counts.components, 2);
+    let starts: Vec<u32> = grown.iter().map(|cluster| cluster.trivial[0]).collect();
+    assert_eq!(starts, [web.label_names["x"], web.label_names["p"]]);
+}
+
+#[test]
+fn clusters_grown_elsewhere_give_the_collections_grown_here() {
+    // What import-analysis does with the Spark job's growth: the same
+    // clusters, in the same order, give the same stage's output, on the
+    // generated webs (whose manuals' joining depends on the order).
+    for seed in 1..60u64 {
+        let (graph, labels, clusters) = replicated_web(12, 3, seed * 104_729);
+        let pages = labels.len();
+        let urls: Vec<String> = (0..pages)
+            .map(|page| {
+                format!(
+                    "http://h{}.example/d/{page}.html",
+                    graph.host(PageId(page as u32)).0
+                )
+            })
+            .collect();
+        let facts = PageFacts {
+            urls: urls.iter().map(String::as_str).collect(),
+            dates: vec![""; pages],
+            uncrawled_links: vec![&[]; pages],
+            own_text: Vec::new(),
+            addresses: Vec::new(),
+            stand_ins: Vec::new(),
+        };
+        for config in [strict(), CollectionsConfig::default()] {
+            let here = build(&graph, &labels, clusters, &config, &facts);
+            let (growth_labels, _) = aliases(&graph, &labels);
+            let members = Members::new(&growth_labels, clusters);
+            let options = GrowOptions {
+                extended: config.extended,
+                single_site: config.single_site,
+            };
+            let (grown, counts) = grow::grow(
+                &graph,
+                &growth_labels,
+                &members,
+                options,
+                &VirtualLinks::default(),
+            );
+            grow::check_grown(&grown, &growth_labels, clusters).unwrap();
+            let growth = Growth {
+                clusters: grown,
+                counts,
+            };
+            let elsewhere = build_with(&graph, &labels, clusters, &config, &facts, Some(growth));
+            assert_eq!(elsewhere.clusters, here.clusters, "seed {seed}");
+            assert_eq!(elsewhere.collections, here.collections, "seed {seed}");
+            assert_eq!(elsewhere.counts, here.counts, "seed {seed}");
+        }
+    }
+}
+
+#[test]
+fn clusters_growth_could_not_give_are_refused() {
+    let web = figure_6();
+    let (grown, _) = web.grown(GrowOptions {
+        extended: true,
+        single_site: true,
+    });
+    let clusters = web.label_names.len();
+    assert_eq!(grow::check_grown(&grown, &web.labels, clusters), Ok(()));
+    let check = |change: &dyn Fn(&mut Vec<Grown>)| {
+        let mut changed = grown.clone();
+        change(&mut changed);
+        grow::check_grown(&changed, &web.labels, clusters).unwrap_err()
+    };
+    let (a, b) = (web.id("a"), web.id("b"));
+    // A page twice, in another copy's collection.
+    let error = check(&|grown| grown[0].collections[1].push(a));
+    assert!(
+        error.contains("holds two pages of trivial cluster"),
+        "{error}"
+    );
+    // A page of a trivial cluster the cluster did not grow from.
+    let error = check(&|grown| grown[0].collections[0].push(web.id("s")));
+    assert!(error.contains("which the cluster does not name"), "{error}");
+    // One trivial cluster in two grown clusters.
+    let error = check(&|grown| {
+        grown.push(Grown {
+            collections: vec![vec![b]],
+            trivial: vec![web.labels[b.0 as usize]],
+        })
+    });
+    assert!(error.contains("grew into clusters 0 and 1"), "{error}");
+    let error = check(&|grown| grown[0].trivial.push(clusters as u32));
+    assert!(
+        error.contains(&format!("names trivial cluster {clusters}")),
+        "{error}"
+    );
+    let error = check(&|grown| grown[0].collections.push(Vec::new()));
+    assert!(error.contains("an empty collection"), "{error}");
+    let error = check(&|grown| grown[0].collections[0].push(PageId(9999)));
+    assert!(
+        error.contains("page 9999 is not a page of the generation"),
+        "{error}"
+    );
+    let mut unlabelled = web.labels.clone();
+    unlabelled[a.0 as usize] = NO_CLUSTER;
+    let error = grow::check_grown(&grown, &unlabelled, clusters).unwrap_err();
+    assert!(error.contains("takes no part in growth"), "{error}");
+}

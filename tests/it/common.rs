@@ -348,18 +348,30 @@ pub fn read_parquet(path: &Path) -> (Vec<String>, Vec<Vec<String>>, Vec<&'static
     (names, rows, kinds)
 }
 
-/// Writes a Parquet file with the columns `page` and `cluster` (INT64), as
-/// the Spark jobs write the table `trivial`.
+/// Writes a Parquet file of `page` and `cluster` rows (64-bit integers, no
+/// nulls), as a Spark job's trivial table.
 pub fn write_trivial_parquet(path: &Path, rows: &[(i64, i64)]) {
+    let rows: Vec<Vec<i64>> = rows
+        .iter()
+        .map(|&(page, cluster)| vec![page, cluster])
+        .collect();
+    write_int_parquet(path, &["page", "cluster"], &rows);
+}
+
+/// Writes a Parquet file of 64-bit integer `columns` (no nulls), one row
+/// per entry of `rows`.
+pub fn write_int_parquet(path: &Path, columns: &[&str], rows: &[Vec<i64>]) {
     use parquet::data_type::Int64Type;
     use parquet::file::properties::WriterProperties;
     use parquet::file::writer::SerializedFileWriter;
     use parquet::schema::parser::parse_message_type;
     use std::sync::Arc;
 
-    let schema =
-        parse_message_type("message trivial { required int64 page; required int64 cluster; }")
-            .unwrap();
+    let fields: String = columns
+        .iter()
+        .map(|column| format!(" required int64 {column};"))
+        .collect();
+    let schema = parse_message_type(&format!("message table {{{fields} }}")).unwrap();
     let file = File::create(path).unwrap();
     let mut writer = SerializedFileWriter::new(
         file,
@@ -368,11 +380,8 @@ pub fn write_trivial_parquet(path: &Path, rows: &[(i64, i64)]) {
     )
     .unwrap();
     let mut group = writer.next_row_group().unwrap();
-    for column in 0..2 {
-        let values: Vec<i64> = rows
-            .iter()
-            .map(|&(page, cluster)| if column == 0 { page } else { cluster })
-            .collect();
+    for column in 0..columns.len() {
+        let values: Vec<i64> = rows.iter().map(|row| row[column]).collect();
         let mut writer = group.next_column().unwrap().unwrap();
         writer
             .typed::<Int64Type>()

@@ -1,7 +1,8 @@
 //! `mirrorscope import-analysis`: trivial clusters from a Parquet table made
 //! a new generation's, the later stages computed again on them; tables that
-//! cannot be the current generation's refused with what is wrong, the data
-//! folder left as it was.
+//! cannot be the current generation's, and similar clusters that growth
+//! could not have given, refused with what is wrong, the data folder left
+//! as it was. (tests/it/spark.rs imports what the Spark jobs compute.)
 
 use crate::common;
 
@@ -226,9 +227,119 @@ fn tables_that_cannot_be_the_generation_s_are_refused() {
     let output = import(data, &empty);
     assert!(!output.status.success());
     assert!(
-        stderr(&output).contains("holds neither trivial/"),
+        stderr(&output).contains("holds neither trivial clusters"),
         "{}",
         stderr(&output)
     );
     assert_eq!(current(data), generation);
+}
+
+#[test]
+fn grown_clusters_growth_could_not_give_are_refused() {
+    let crawl = shipped_crawl();
+    // Refused before any write, as above.
+    let data = crawl.path();
+    let dir = tempfile::tempdir().unwrap();
+    let rows = export_trivial(data, dir.path());
+    let generation = current(data);
+    // The first page of each trivial cluster of two pages or more: a page
+    // growth sees (a later page can be a second name of an earlier one).
+    let mut firsts: Vec<(i64, i64)> = Vec::new();
+    let mut sizes: std::collections::HashMap<i64, usize> = Default::default();
+    for &(_, cluster) in &rows {
+        *sizes.entry(cluster).or_default() += 1;
+    }
+    for &(page, cluster) in &rows {
+        if sizes[&cluster] >= 2 && !firsts.iter().any(|&(_, seen)| seen == cluster) {
+            firsts.push((page, cluster));
+        }
+    }
+    let (first, other) = (firsts[0], firsts[1]);
+    let figures = r#"{"link_summary_rows": 1, "virtual_links": 0, "merge_edges": 1,
+        "extended_merge_edges": 0, "components": 1}"#;
+    // `collections`: (collection, page) of one grown cluster; `trivial` the
+    // clusters it grew from.
+    let case = |name: &str, collections: &[(i64, i64)], trivial: &[i64], figures: Option<&str>| {
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("GENERATION"), &generation).unwrap();
+        let grown: Vec<Vec<i64>> = collections
+            .iter()
+            .map(|&(collection, page)| vec![first.1, 0, collection, 0, page])
+            .collect();
+        write_int_parquet(
+            &folder.join("grown.parquet"),
+            &["component", "growth", "collection", "position", "page"],
+            &grown,
+        );
+        if !trivial.is_empty() {
+            let listed: Vec<Vec<i64>> = (0..)
+                .zip(trivial)
+                .map(|(position, &cluster)| vec![first.1, 0, position, cluster])
+                .collect();
+            write_int_parquet(
+                &folder.join("grown_trivial.parquet"),
+                &["component", "growth", "position", "cluster"],
+                &listed,
+            );
+        }
+        if let Some(figures) = figures {
+            std::fs::write(folder.join("collections.json"), figures).unwrap();
+        }
+        let output = import(data, &folder);
+        assert!(!output.status.success(), "{name} was imported");
+        assert_eq!(current(data), generation, "{name}: nothing written");
+        stderr(&output)
+    };
+
+    let message = case(
+        "twice",
+        &[(0, first.0), (1, first.0)],
+        &[first.1],
+        Some(figures),
+    );
+    assert!(
+        message.contains(&format!("page {} is in two grown collections", first.0)),
+        "{message}"
+    );
+    let message = case(
+        "unnamed",
+        &[(0, first.0), (1, other.0)],
+        &[first.1],
+        Some(figures),
+    );
+    assert!(
+        message.contains(&format!(
+            "page {} of grown cluster 0 is in trivial cluster {}, which the cluster does not name",
+            other.0, other.1
+        )),
+        "{message}"
+    );
+    let message = case(
+        "outside",
+        &[(0, first.0), (1, rows.len() as i64)],
+        &[first.1],
+        Some(figures),
+    );
+    assert!(
+        message.contains(&format!(
+            "page {} is not a page of the generation",
+            rows.len()
+        )),
+        "{message}"
+    );
+    let message = case("no trivial", &[(0, first.0)], &[], Some(figures));
+    assert!(
+        message.contains("holds grown clusters but not the trivial clusters they grew from"),
+        "{message}"
+    );
+    let message = case("no figures", &[(0, first.0)], &[first.1], None);
+    assert!(message.contains("collections.json"), "{message}");
+    let message = case(
+        "bad figures",
+        &[(0, first.0)],
+        &[first.1],
+        Some(r#"{"link_summary_rows": -1}"#),
+    );
+    assert!(message.contains("no figure link_summary_rows"), "{message}");
 }

@@ -1,11 +1,15 @@
 //! The analysis as Spark jobs (spark/, docs/SCALING.md) against the Rust
-//! stages: the shipped crawl exported as Parquet, the jobs run on Spark in
-//! local mode, and what they compute compared with the generation's: the
-//! trivial clusters page by page with the similarity stage's figures, then
-//! the `clusters` ranker's mirrored host pairs (computed from Spark's own
-//! trivial clusters) pair by pair with their scores. The development
-//! crawl's test (tests/it/devcrawl.rs) does the same on its crawl 1, whose
-//! clusters the split by path does divide (the shipped crawl's do not).
+//! stages: a crawl exported as Parquet, the jobs run on Spark in local
+//! mode, and what they compute compared with the generation's: the trivial
+//! clusters page by page with the similarity stage's figures; the similar
+//! clusters as grown (from Spark's own trivial clusters), by growth's
+//! figures and by importing them, which must give the generation's clusters,
+//! collections and mirrors to the byte; then the `clusters` ranker's
+//! mirrored host pairs pair by pair with their scores. Strict growth (cho
+//! §3, without §4's extended clusters) is compared on the shipped crawl. The
+//! development crawl's test (tests/it/devcrawl.rs) does the same on its
+//! crawl 1, whose clusters the split by path does divide (the shipped
+//! crawl's do not).
 //!
 //! Needs Java and PySpark: `.ci/run` installs them (spark/setup.sh) and sets
 //! `MIRRORSCOPE_SPARK_PYTHON` to the environment's python. Without it the
@@ -65,7 +69,7 @@ fn run_job(
     serde_json::from_slice(&output.stdout).expect("the job prints its figures as JSON")
 }
 
-/// Exports the tables the similarity job reads from `data` into `out`.
+/// Exports the tables the jobs read from `data` into `out`.
 fn export_parquet(data: &str, out: &Path) {
     let output = mirrorscope(
         &crate_dir(),
@@ -78,14 +82,77 @@ fn export_parquet(data: &str, out: &Path) {
             "--format",
             "parquet",
             "--tables",
-            "hosts,pages,chunks,megashingles,trivial,mirrors",
+            "hosts,pages,links,uncrawled,chunks,megashingles,trivial,mirrors",
         ],
     );
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
+/// The current generation's clusters, collections and mirrors, as the
+/// text `export` writes, by table.
+fn analysis_tables(data: &str) -> Vec<(&'static str, String)> {
+    let dir = tempfile::tempdir().unwrap();
+    let tables = ["clusters", "collections", "collection_pages", "mirrors"];
+    let output = mirrorscope(
+        &crate_dir(),
+        &[
+            "export",
+            "--data",
+            data,
+            "--out",
+            dir.path().to_str().unwrap(),
+            "--tables",
+            &tables.join(","),
+        ],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    tables
+        .into_iter()
+        .map(|table| {
+            let text = std::fs::read_to_string(dir.path().join(format!("{table}.tsv"))).unwrap();
+            (table, text)
+        })
+        .collect()
+}
+
+/// Imports the jobs' `results` into `data` and checks that the new
+/// generation's clusters, collections and mirrors are those of `expected`.
+fn imported_analysis_is(data: &str, results: &Path, expected: &[(&str, String)]) {
+    let imported = mirrorscope(
+        &crate_dir(),
+        &["import-analysis", results.to_str().unwrap(), "--data", data],
+    );
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    for ((table, rust), (_, spark)) in expected.iter().zip(analysis_tables(data)) {
+        assert!(
+            !rust.is_empty() && *rust == spark,
+            "{table}: the similar clusters grown on Spark give another table than the Rust stage's"
+        );
+    }
+}
+
+/// Growth's figures: as the Spark job reports them against the manifest's.
+fn growth_figures_agree(spark: &serde_json::Value, rust: &serde_json::Value) {
+    for figure in [
+        "alias_pages",
+        "virtual_links",
+        "link_summary_rows",
+        "merge_edges",
+        "extended_merge_edges",
+        "clusters_grown",
+    ] {
+        assert_eq!(
+            spark[figure], rust[figure],
+            "{figure}: Spark said {}, the Rust stage {}",
+            spark[figure], rust[figure]
+        );
+    }
+}
+
 /// Runs the analysis jobs on the data folder `data` and checks their
-/// trivial clusters, figures and mirrored pairs against the generation's.
+/// trivial clusters, figures, similar clusters and mirrored pairs against
+/// the generation's. Imports the jobs' results: writes a generation (the
+/// same analysis) into `data`.
 pub fn spark_analysis_matches(python: &str, data: &str) {
     let dir = tempfile::tempdir().unwrap();
     let tables = dir.path().join("tables");
@@ -123,6 +190,7 @@ pub fn spark_analysis_matches(python: &str, data: &str) {
         &crate_dir(),
         &["stats", "--data", data, "--json"],
     ));
+    growth_figures_agree(&output["collections"], &stats["collections"]);
     for figure in [
         "compared_pages",
         "distinct_texts",
@@ -196,14 +264,75 @@ pub fn spark_analysis_matches(python: &str, data: &str) {
         compared > 0,
         "some pair of the ranker is in the mirrors table"
     );
+
+    // Spark's trivial and grown clusters imported: the same similar
+    // clusters, collections and mirrors as the Rust stages computed.
+    let expected = analysis_tables(data);
+    imported_analysis_is(data, &results, &expected);
 }
 
 #[test]
-fn spark_gives_the_rust_trivial_clusters_and_mirrored_pairs_on_the_shipped_crawl() {
+fn spark_gives_the_rust_trivial_clusters_similar_clusters_and_mirrored_pairs_on_the_shipped_crawl()
+{
     let Some(python) = spark_python() else {
         return;
     };
-    spark_analysis_matches(&python, &shipped_crawl().data);
+    // A data folder of its own: the import writes a generation.
+    let data = index_shipped_crawl_into("spark-analysis");
+    spark_analysis_matches(&python, data.to_str().unwrap());
+}
+
+#[test]
+fn strict_growth_on_spark_is_the_rust_growth() {
+    let Some(python) = spark_python() else {
+        return;
+    };
+    let data = index_shipped_crawl_into("spark-strict");
+    let data_str = data.to_str().unwrap();
+    let extended = json(&mirrorscope(
+        &crate_dir(),
+        &["stats", "--data", data_str, "--json"],
+    ));
+    // Strict similar clusters (cho §3: a = s = d = b only), as grown (no
+    // joining by folders): the Rust stage grows them on the generation's
+    // own trivial clusters, imported.
+    let config_path = data.join("config.json");
+    let mut config: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&config_path).unwrap()).unwrap();
+    config["collections"]["extended"] = false.into();
+    config["collections"]["folders"] = false.into();
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let own = dir.path().join("own");
+    export_parquet(data_str, &own);
+    let imported = mirrorscope(
+        &crate_dir(),
+        &["import-analysis", own.to_str().unwrap(), "--data", data_str],
+    );
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    let strict = json(&mirrorscope(
+        &crate_dir(),
+        &["stats", "--data", data_str, "--json"],
+    ));
+    assert_eq!(strict["collections"]["extended_merge_edges"], 0);
+    assert_ne!(
+        strict["collections"]["clusters"], extended["collections"]["clusters"],
+        "strict clusters as grown are not the default's on the shipped crawl"
+    );
+
+    let tables = dir.path().join("tables");
+    let results = dir.path().join("results");
+    export_parquet(data_str, &tables);
+    let output = run_job(
+        &python,
+        "collections",
+        &tables,
+        &results,
+        Some(&config_path),
+    );
+    growth_figures_agree(&output["collections"], &strict["collections"]);
+    let expected = analysis_tables(data_str);
+    imported_analysis_is(data_str, &results, &expected);
 }
 
 #[test]
