@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use common::*;
@@ -136,7 +136,8 @@ fn exported_tables_join_into_what_the_reports_say() {
             "minhash.tsv",
             "mirrors.tsv",
             "pages.tsv",
-            "trivial.tsv"
+            "trivial.tsv",
+            "uncrawled.tsv"
         ],
         "no .partial file is left"
     );
@@ -160,6 +161,7 @@ fn exported_tables_join_into_what_the_reports_say() {
     let pages = Table::read(&out, "pages");
     let hosts = Table::read(&out, "hosts");
     let links = Table::read(&out, "links");
+    let uncrawled = Table::read(&out, "uncrawled");
     let trivial = Table::read(&out, "trivial");
     let minhash = Table::read(&out, "minhash");
     let megashingles = Table::read(&out, "megashingles");
@@ -173,6 +175,15 @@ fn exported_tables_join_into_what_the_reports_say() {
     assert_eq!(pages.rows.len(), count(&stats["pages"]));
     assert_eq!(hosts.rows.len(), count(&stats["hosts"]));
     assert_eq!(links.rows.len(), count(&stats["links"]));
+    // Links to pages the crawl did not fetch: some pages of the shipped
+    // crawl's partial mirrors have them, each page's keys distinct.
+    assert!(!uncrawled.rows.is_empty());
+    let mut keys: HashSet<(&str, &str)> = HashSet::new();
+    for row in &uncrawled.rows {
+        let page: usize = uncrawled.get(row, "page").parse().unwrap();
+        assert!(page < pages.rows.len());
+        assert!(keys.insert((uncrawled.get(row, "page"), uncrawled.get(row, "link"))));
+    }
     assert_eq!(trivial.rows.len(), pages.rows.len());
     assert_eq!(
         clusters.rows.len(),
@@ -385,7 +396,7 @@ fn parquet_tables_hold_what_the_tsv_tables_hold_typed() {
     files.sort();
     assert_eq!(
         files.len(),
-        12,
+        13,
         "one file per table and GENERATION, no .partial: {files:?}"
     );
     assert_eq!(
