@@ -14,12 +14,16 @@
 //!   of trivial clusters whose smallest is `component`, its collections'
 //!   pages in order (the root first) and the trivial clusters it took pages
 //!   from (the start first);
+//! - `mirror_pairs` and `prefix_pairs` (host_a, host_b, score): the
+//!   rankings of mirrored hosts of the `clusters` and `prefix` rankers (the
+//!   `mirrors` job), used in place of the rankers' own;
 //!
-//! at least one of the two, and `DIR/GENERATION` when present (the name of
+//! at least one of them, and `DIR/GENERATION` when present (the name of
 //! the generation whose tables were exported, which `export` writes and the
 //! jobs copy): the analysis must have been computed from the current
-//! generation. The rest (parts joining their manuals, principal copies,
-//! mirrors, the search index) is computed here into a new generation (see
+//! generation. The rest (parts joining their manuals, principal copies, the
+//! other rankers, combining and classifying mirrored pairs, the search
+//! index) is computed here into a new generation (see
 //! [`pipeline::run_imported`]).
 
 use std::collections::BTreeMap;
@@ -32,6 +36,7 @@ use parquet::record::Field;
 use crate::collections::{Grown, Growth, GrowthCounts};
 use crate::datadir::Manifest;
 use crate::export::GENERATION_FILE;
+use crate::mirrors::{Ranker, RankingRows};
 use crate::pages::PageId;
 use crate::pipeline::{self, ImportedAnalysis, PipelineError, Stages};
 
@@ -51,6 +56,13 @@ pub enum ImportError {
 }
 
 type Result<T, E = ImportError> = std::result::Result<T, E>;
+
+/// The rankings of mirrored hosts the jobs write, by the table holding
+/// each.
+const RANKING_TABLES: [(Ranker, &str); 2] = [
+    (Ranker::Clusters, "mirror_pairs"),
+    (Ranker::Prefix, "prefix_pairs"),
+];
 
 /// What was imported.
 pub struct Imported {
@@ -79,10 +91,20 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
         }
         None => None,
     };
-    if trivial.is_none() && growth.is_none() {
+    let mut rankings = Vec::new();
+    for (ranker, table) in RANKING_TABLES {
+        if let Some(found) = table_files(dir, table)? {
+            rankings.push(RankingRows {
+                ranker,
+                rows: read_ranking(&found)?,
+            });
+            files.extend(found);
+        }
+    }
+    if trivial.is_none() && growth.is_none() && rankings.is_empty() {
         return Err(ImportError::Read {
             path: dir.to_path_buf(),
-            message: "holds neither trivial clusters (trivial/ or trivial.parquet) nor grown clusters (grown/ or grown.parquet)".into(),
+            message: "holds neither trivial clusters (trivial/ or trivial.parquet), nor grown clusters (grown/ or grown.parquet), nor a ranking of mirrored hosts (mirror_pairs/, prefix_pairs/)".into(),
         });
     }
     let marker = dir.join(GENERATION_FILE);
@@ -104,7 +126,11 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
     };
     let (manifest, stages) = pipeline::run_imported(
         data,
-        ImportedAnalysis { trivial, growth },
+        ImportedAnalysis {
+            trivial,
+            growth,
+            rankings,
+        },
         expected.as_deref(),
     )?;
     Ok(Imported {
@@ -144,9 +170,14 @@ fn table_files(dir: &Path, name: &str) -> Result<Option<Vec<PathBuf>>> {
     }
 }
 
-/// The rows of a table's files, each the values of `columns` (integers of
-/// 0 or more), in the files' order.
-fn read_rows(files: &[PathBuf], columns: &[&str]) -> Result<Vec<Vec<u64>>> {
+/// The rows of a table's files, each the values of `columns` as `value`
+/// reads them (`kind` says what it accepts), in the files' order.
+fn read_rows<T: Copy>(
+    files: &[PathBuf],
+    columns: &[&str],
+    value: fn(&Field) -> Option<T>,
+    kind: &str,
+) -> Result<Vec<Vec<T>>> {
     let mut rows = Vec::new();
     for path in files {
         let failed = |message: String| ImportError::Read {
@@ -165,23 +196,17 @@ fn read_rows(files: &[PathBuf], columns: &[&str]) -> Result<Vec<Vec<u64>>> {
                 message,
             };
             let record = record.map_err(|error| at(error.to_string()))?;
-            let mut values: Vec<Option<Option<u64>>> = vec![None; columns.len()];
+            let mut values: Vec<Option<Option<T>>> = vec![None; columns.len()];
             for (name, field) in record.get_column_iter() {
                 if let Some(index) = columns.iter().position(|column| column == name) {
-                    values[index] = Some(match field {
-                        Field::Long(value) => u64::try_from(*value).ok(),
-                        Field::Int(value) => u64::try_from(*value).ok(),
-                        _ => None,
-                    });
+                    values[index] = Some(value(field));
                 }
             }
             let mut parsed = Vec::with_capacity(columns.len());
             for (value, column) in values.into_iter().zip(columns) {
                 match value {
                     None => return Err(at(format!("no column {column}"))),
-                    Some(None) => {
-                        return Err(at(format!("{column} must be an integer of 0 or more")))
-                    }
+                    Some(None) => return Err(at(format!("{column} must be {kind}"))),
                     Some(Some(value)) => parsed.push(value),
                 }
             }
@@ -191,10 +216,44 @@ fn read_rows(files: &[PathBuf], columns: &[&str]) -> Result<Vec<Vec<u64>>> {
     Ok(rows)
 }
 
+/// An integer of 0 or more.
+fn integer(field: &Field) -> Option<u64> {
+    match field {
+        Field::Long(value) => u64::try_from(*value).ok(),
+        Field::Int(value) => u64::try_from(*value).ok(),
+        _ => None,
+    }
+}
+
+const INTEGER: &str = "an integer of 0 or more";
+
+/// A number, integer or not.
+fn number(field: &Field) -> Option<f64> {
+    match field {
+        Field::Long(value) => Some(*value as f64),
+        Field::Int(value) => Some(f64::from(*value)),
+        Field::Double(value) => Some(*value),
+        Field::Float(value) => Some(f64::from(*value)),
+        _ => None,
+    }
+}
+
+/// The (host, host, score) rows of a ranking table: `host_a`, `host_b`
+/// (integers of 0 or more) and `score` (a number).
+fn read_ranking(files: &[PathBuf]) -> Result<Vec<(u64, u64, f64)>> {
+    let hosts = read_rows(files, &["host_a", "host_b"], integer, INTEGER)?;
+    let scores = read_rows(files, &["score"], number, "a number")?;
+    Ok(hosts
+        .into_iter()
+        .zip(scores)
+        .map(|(hosts, score)| (hosts[0], hosts[1], score[0]))
+        .collect())
+}
+
 /// Each page's cluster, by page id, from the table `trivial` in `dir` (its
 /// `files`).
 pub fn read_trivial(dir: &Path, files: &[PathBuf]) -> Result<Vec<u64>> {
-    let mut pairs: Vec<(u64, u64)> = read_rows(files, &["page", "cluster"])?
+    let mut pairs: Vec<(u64, u64)> = read_rows(files, &["page", "cluster"], integer, INTEGER)?
         .into_iter()
         .map(|row| (row[0], row[1]))
         .collect();
@@ -241,6 +300,8 @@ fn read_growth(dir: &Path, files: Vec<PathBuf>) -> Result<(Growth, Vec<PathBuf>)
     for row in read_rows(
         &files,
         &["component", "growth", "collection", "position", "page"],
+        integer,
+        INTEGER,
     )? {
         let placed = pages
             .entry((row[0], row[1]))
@@ -260,6 +321,8 @@ fn read_growth(dir: &Path, files: Vec<PathBuf>) -> Result<(Growth, Vec<PathBuf>)
     for row in read_rows(
         &trivial_files,
         &["component", "growth", "position", "cluster"],
+        integer,
+        INTEGER,
     )? {
         let cluster = u32::try_from(row[3]).map_err(|_| ImportError::Read {
             path: dir.join("grown_trivial"),

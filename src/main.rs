@@ -160,10 +160,11 @@ enum Command {
     /// Make the analysis computed elsewhere (the Spark jobs of spark/,
     /// docs/SCALING.md) the current generation's: reads DIR/trivial
     /// (Parquet: page, cluster), DIR/grown and DIR/grown_trivial (similar
-    /// clusters as grown) with DIR/collections.json, at least one of the
-    /// two, and DIR/GENERATION; then computes the rest (parts joining their
-    /// manuals, principal copies, mirrors, search index) on them into a new
-    /// generation.
+    /// clusters as grown) with DIR/collections.json, DIR/mirror_pairs and
+    /// DIR/prefix_pairs (rankings of mirrored hosts), whichever are there,
+    /// and DIR/GENERATION; then computes the rest (parts joining their
+    /// manuals, principal copies, the other rankers, levels, search index)
+    /// on them into a new generation.
     ImportAnalysis {
         /// The jobs' output folder.
         dir: PathBuf,

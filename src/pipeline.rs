@@ -372,6 +372,9 @@ pub struct ImportedAnalysis {
     /// order) and growth's figures. Their trivial clusters are numbered as
     /// in `trivial` when it is given, else as the current generation's.
     pub growth: Option<collections::Growth>,
+    /// Rankings of mirrored host pairs, as (host, host, score) rows, used
+    /// in place of these rankers' own.
+    pub rankings: Vec<mirrors::RankingRows>,
 }
 
 /// A new generation of the current one's crawls and page table whose
@@ -401,6 +404,15 @@ pub fn run_imported(
     }
     let table = analysis.table;
     let mut growth = imported.growth;
+    let rankings = imported
+        .rankings
+        .iter()
+        .map(|read| {
+            mirrors::imported_ranking(read, table.hosts.len()).map_err(|error| {
+                PipelineError::Analysis(format!("the {} ranking: {error}", read.ranker.name()))
+            })
+        })
+        .collect::<Result<Vec<_>>>()?;
     let similarity = match &imported.trivial {
         None => analysis.similarity,
         Some(labels) => {
@@ -434,6 +446,7 @@ pub fn run_imported(
         table: &table,
         similarity: &similarity,
         growth,
+        rankings,
     };
     let manifest = analyse_and_write(
         &data,
@@ -472,6 +485,7 @@ fn build_generation(
         table: &table,
         similarity: &similarity,
         growth: None,
+        rankings: Vec::new(),
     };
     analyse_and_write(data, config, store, entries, clustered, stages)
 }
@@ -482,6 +496,8 @@ struct Clustered<'a> {
     similarity: &'a similarity::Similarity,
     /// The similar clusters as grown elsewhere; `None` grows them here.
     growth: Option<collections::Growth>,
+    /// Rankings computed elsewhere, in place of these rankers' own.
+    rankings: Vec<mirrors::Ranking>,
 }
 
 /// The stages after the trivial clusters, then the search index: a new
@@ -498,6 +514,7 @@ fn analyse_and_write(
         table,
         similarity,
         growth,
+        rankings,
     } = clustered;
     let mut collections = match growth {
         None => stages.run("link summary and growth", || {
@@ -521,7 +538,7 @@ fn analyse_and_write(
         ),
     });
     let mirrors = stages.run("mirrors", || {
-        mirrors::analyse(table, similarity, &collections, &config.mirrors)
+        mirrors::analyse_with(table, similarity, &collections, &config.mirrors, &rankings)
     });
     tracing::info!(
         ranked_pairs = mirrors.counts.ranked_pairs,

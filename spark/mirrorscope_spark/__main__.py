@@ -11,8 +11,10 @@ export --format parquet`:
   collection, position, page), OUT/grown_trivial (component, growth,
   position, cluster) and OUT/collections.json (growth's figures);
 - `mirrors` reads hosts, pages and a trivial table (as `collections`) and
-  writes OUT/mirror_pairs (Parquet: the `clusters` ranker's pairs) and
-  OUT/mirrors.json;
+  writes OUT/mirror_pairs (Parquet: the `clusters` ranker's pairs) with
+  OUT/mirrors.json, and OUT/prefix_pairs (Parquet: host_a, host_b, score,
+  the `prefix` ranker's pairs, bharat-2000's path-prefix evidence) with
+  OUT/prefix.json;
 - `analysis` runs all three, the later two on Spark's own trivial clusters.
 
 Each prints its figures as JSON, and copies TABLES/GENERATION (the
@@ -158,7 +160,7 @@ def main(argv=None):
             write_json(os.path.join(arguments.out, "collections.json"), counts)
             figures["collections"] = counts
         if arguments.job in ("mirrors", "analysis"):
-            from .mirrors import ranking
+            from .mirrors import prefix_ranking, ranking
 
             stage_started = time.monotonic()
             tables = read_tables(spark, arguments.tables, ["hosts", "pages"])
@@ -184,6 +186,26 @@ def main(argv=None):
             }
             write_json(os.path.join(arguments.out, "mirrors.json"), result)
             figures["mirrors"] = result
+
+            stage_started = time.monotonic()
+            prefix = prefix_ranking(spark, tables, mirrors)
+            path = os.path.join(arguments.out, "prefix_pairs")
+            prefix.orderBy(F.col("score").desc(), "host_a", "host_b").write.mode("overwrite").parquet(path)
+            ranked = sorted(
+                spark.read.parquet(path).collect(),
+                key=lambda row: (-row.score, row.host_a, row.host_b),
+            )
+            result = {
+                "ranker": "prefix",
+                "ranked": len(ranked),
+                "pairs": [
+                    {"a": names[row.host_a], "b": names[row.host_b], "score": row.score}
+                    for row in ranked[: mirrors["max_pairs"]]
+                ],
+                "seconds": round(time.monotonic() - stage_started, 1),
+            }
+            write_json(os.path.join(arguments.out, "prefix.json"), result)
+            figures["prefix"] = result
         figures["seconds"] = round(time.monotonic() - started, 1)
         json.dump(figures, sys.stdout, indent=2)
         print()

@@ -432,6 +432,26 @@ pub fn analyse(
     collections: &Collections,
     config: &MirrorsConfig,
 ) -> Mirrors {
+    analyse_with(table, similarity, collections, config, &[])
+}
+
+/// [`analyse`], with the rankings of some rankers computed elsewhere (the
+/// Spark jobs, read by `import-analysis`; see [`imported_ranking`]) in place
+/// of their own. The evidence classification reads of the `clusters` ranker
+/// (its pairs' subtrees and clustered pages) is still gathered here.
+pub fn analyse_with(
+    table: &PageTable,
+    similarity: &Similarity,
+    collections: &Collections,
+    config: &MirrorsConfig,
+    imported: &[Ranking],
+) -> Mirrors {
+    let imported_pairs = |ranker: Ranker| {
+        imported
+            .iter()
+            .find(|ranking| ranking.ranker == ranker)
+            .map(|ranking| ranking.pairs.clone())
+    };
     let web = hosts::Web::new(table, similarity, config);
     let bigrams = candidates::rank_hosts(&web.candidate_inputs());
     let paths = terms::paths(&web, config);
@@ -446,11 +466,17 @@ pub fn analyse(
         (Ranker::Hosts, terms::hosts(&web, config)),
         (Ranker::Conn, conn),
         (Ranker::Paths, paths),
-        (Ranker::Prefix, terms::prefix(&web, config)),
+        (
+            Ranker::Prefix,
+            imported_pairs(Ranker::Prefix).unwrap_or_else(|| terms::prefix(&web, config)),
+        ),
         (Ranker::Shingles, terms::shingles(&web, config)),
         (Ranker::Hconn1, terms::hconn(&web, false)),
         (Ranker::Hconn2, terms::hconn(&web, true)),
-        (Ranker::Clusters, cluster_evidence.ranking()),
+        (
+            Ranker::Clusters,
+            imported_pairs(Ranker::Clusters).unwrap_or_else(|| cluster_evidence.ranking()),
+        ),
         (Ranker::Collections, copy_evidence.ranking()),
     ]
     .into_iter()
@@ -642,6 +668,52 @@ pub fn combine(rankings: &[Ranking], members: &[Ranker]) -> Vec<Ranked> {
 
 /// Sorts scored pairs best first (ties by pair, so the order is the same on
 /// every run) and drops pairs without a positive score.
+/// A ranking as read from elsewhere (the Spark jobs' tables).
+#[derive(Debug, Clone, PartialEq)]
+pub struct RankingRows {
+    pub ranker: Ranker,
+    /// (host id, host id, score), in any order.
+    pub rows: Vec<(u64, u64, f64)>,
+}
+
+/// A ranking computed elsewhere, over `hosts` hosts: in the order every
+/// ranking has (highest score first, then by pair). Says what is wrong when
+/// it cannot be a ranking of these hosts: a host id out of range, a host
+/// paired with itself, a pair listed twice, a score that is not a positive
+/// number.
+pub fn imported_ranking(read: &RankingRows, hosts: usize) -> Result<Ranking, String> {
+    let mut scores: HashMap<HostPair, f64> = HashMap::new();
+    for &(first, second, score) in &read.rows {
+        let host = |id: u64| {
+            u32::try_from(id)
+                .ok()
+                .filter(|&id| (id as usize) < hosts)
+                .map(HostId)
+                .ok_or_else(|| format!("host {id} is not one of the generation's {hosts} hosts"))
+        };
+        let (first, second) = (host(first)?, host(second)?);
+        if first == second {
+            return Err(format!("host {} is paired with itself", first.0));
+        }
+        if !(score.is_finite() && score > 0.0) {
+            return Err(format!(
+                "hosts {} and {}: the score {score} is not a positive number",
+                first.0, second.0
+            ));
+        }
+        if scores.insert(HostPair::new(first, second), score).is_some() {
+            return Err(format!(
+                "hosts {} and {} are listed twice",
+                first.0, second.0
+            ));
+        }
+    }
+    Ok(Ranking {
+        ranker: read.ranker,
+        pairs: ranked(scores),
+    })
+}
+
 fn ranked(scores: HashMap<HostPair, f64>) -> Vec<Ranked> {
     let mut pairs: Vec<Ranked> = scores
         .into_iter()

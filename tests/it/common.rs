@@ -392,3 +392,47 @@ pub fn write_int_parquet(path: &Path, columns: &[&str], rows: &[Vec<i64>]) {
     group.close().unwrap();
     writer.close().unwrap();
 }
+
+/// Writes a Parquet file of `host_a`, `host_b` (64-bit integers) and
+/// `score` (a double) rows, as the Spark jobs write a ranking.
+pub fn write_ranking_parquet(path: &Path, rows: &[(i64, i64, f64)]) {
+    use parquet::data_type::{DoubleType, Int64Type};
+    use parquet::file::properties::WriterProperties;
+    use parquet::file::writer::SerializedFileWriter;
+    use parquet::schema::parser::parse_message_type;
+    use std::sync::Arc;
+
+    let schema = parse_message_type(
+        "message ranking { required int64 host_a; required int64 host_b; required double score; }",
+    )
+    .unwrap();
+    let file = File::create(path).unwrap();
+    let mut writer = SerializedFileWriter::new(
+        file,
+        Arc::new(schema),
+        Arc::new(WriterProperties::builder().build()),
+    )
+    .unwrap();
+    let mut group = writer.next_row_group().unwrap();
+    for column in 0..2 {
+        let values: Vec<i64> = rows
+            .iter()
+            .map(|row| if column == 0 { row.0 } else { row.1 })
+            .collect();
+        let mut writer = group.next_column().unwrap().unwrap();
+        writer
+            .typed::<Int64Type>()
+            .write_batch(&values, None, None)
+            .unwrap();
+        writer.close().unwrap();
+    }
+    let scores: Vec<f64> = rows.iter().map(|row| row.2).collect();
+    let mut column = group.next_column().unwrap().unwrap();
+    column
+        .typed::<DoubleType>()
+        .write_batch(&scores, None, None)
+        .unwrap();
+    column.close().unwrap();
+    group.close().unwrap();
+    writer.close().unwrap();
+}

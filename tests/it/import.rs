@@ -342,4 +342,102 @@ fn grown_clusters_growth_could_not_give_are_refused() {
         Some(r#"{"link_summary_rows": -1}"#),
     );
     assert!(message.contains("no figure link_summary_rows"), "{message}");
+
+    // Rankings of mirrored hosts that cannot be the generation's.
+    let hosts = stats(data)["hosts"].as_u64().unwrap() as i64;
+    let ranking = |name: &str, rows: &[(i64, i64, f64)]| {
+        let folder = dir.path().join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(folder.join("GENERATION"), &generation).unwrap();
+        write_ranking_parquet(&folder.join("mirror_pairs.parquet"), rows);
+        let output = import(data, &folder);
+        assert!(!output.status.success(), "{name} was imported");
+        assert_eq!(current(data), generation, "{name}: nothing written");
+        stderr(&output)
+    };
+    let message = ranking("far host", &[(0, hosts, 1.0)]);
+    assert!(
+        message.contains(&format!(
+            "the clusters ranking: host {hosts} is not one of the generation's {hosts} hosts"
+        )),
+        "{message}"
+    );
+    assert!(ranking("self", &[(1, 1, 1.0)]).contains("host 1 is paired with itself"));
+    assert!(
+        ranking("twice", &[(0, 1, 1.0), (1, 0, 2.0)]).contains("hosts 1 and 0 are listed twice")
+    );
+    assert!(ranking("zero", &[(0, 1, 0.0)]).contains("is not a positive number"));
+}
+
+#[test]
+fn imported_rankings_replace_the_rankers_own() {
+    if !slow_tests_wanted("import") {
+        return;
+    }
+    let data = index_shipped_crawl_into("import-rankings");
+    let data_str = data.to_str().unwrap();
+    let ranking = |ranker: &str| {
+        json(&mirrorscope(
+            &crate_dir(),
+            &["mirrors", "--data", data_str, "--ranker", ranker, "--json"],
+        ))
+    };
+    let pairs = |report: &Value| -> Vec<(String, String, f64)> {
+        report["pairs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|pair| {
+                (
+                    pair["a"].as_str().unwrap().to_string(),
+                    pair["b"].as_str().unwrap().to_string(),
+                    pair["score"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let paths_before = pairs(&ranking("paths"));
+    let prefix_before = pairs(&ranking("prefix"));
+    assert!(prefix_before.len() > 2);
+
+    // A prefix ranking of two pairs, the weaker first and the host ids
+    // given either way round: the generation ranks them by score.
+    let hosts = {
+        let dir = tempfile::tempdir().unwrap();
+        let output = mirrorscope(
+            &crate_dir(),
+            &[
+                "export",
+                "--data",
+                data_str,
+                "--out",
+                dir.path().to_str().unwrap(),
+                "--tables",
+                "hosts",
+            ],
+        );
+        assert!(output.status.success(), "{}", stderr(&output));
+        let text = std::fs::read_to_string(dir.path().join("hosts.tsv")).unwrap();
+        text.lines()
+            .skip(1)
+            .map(|line| line.split('\t').nth(1).unwrap().to_string())
+            .collect::<Vec<String>>()
+    };
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("GENERATION"), current(&data)).unwrap();
+    write_ranking_parquet(
+        &dir.path().join("prefix_pairs.parquet"),
+        &[(3, 1, 2.5), (0, 2, 7.25)],
+    );
+    let output = import(&data, dir.path());
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(
+        pairs(&ranking("prefix")),
+        [
+            (hosts[0].clone(), hosts[2].clone(), 7.25),
+            (hosts[1].clone(), hosts[3].clone(), 2.5)
+        ]
+    );
+    // The other rankers' are the generation's own.
+    assert_eq!(pairs(&ranking("paths")), paths_before);
 }

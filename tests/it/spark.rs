@@ -5,7 +5,8 @@
 //! clusters as grown (from Spark's own trivial clusters), by growth's
 //! figures and by importing them, which must give the generation's clusters,
 //! collections and mirrors to the byte; then the `clusters` ranker's
-//! mirrored host pairs pair by pair with their scores. Strict growth (cho
+//! mirrored host pairs pair by pair with their scores, and the `prefix`
+//! ranker's (the path-prefix evidence) in order with their scores. Strict growth (cho
 //! §3, without §4's extended clusters) is compared on the shipped crawl. The
 //! development crawl's test (tests/it/devcrawl.rs) does the same on its
 //! crawl 1, whose clusters the split by path does divide (the shipped
@@ -265,8 +266,37 @@ pub fn spark_analysis_matches(python: &str, data: &str) {
         "some pair of the ranker is in the mirrors table"
     );
 
-    // Spark's trivial and grown clusters imported: the same similar
-    // clusters, collections and mirrors as the Rust stages computed.
+    // The `prefix` ranker (bharat-2000's path-prefix evidence): the same
+    // pairs in the same order with the same scores, to the bit (Spark adds
+    // each pair's terms in the order the Rust ranker does).
+    let reported = json(&mirrorscope(
+        &crate_dir(),
+        &["mirrors", "--data", data, "--ranker", "prefix", "--json"],
+    ));
+    let scored = |list: &serde_json::Value| -> Vec<(String, String, f64)> {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|pair| {
+                (
+                    pair["a"].as_str().unwrap().to_string(),
+                    pair["b"].as_str().unwrap().to_string(),
+                    pair["score"].as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let rust_prefix = scored(&reported["pairs"]);
+    assert!(!rust_prefix.is_empty());
+    assert_eq!(
+        scored(&output["prefix"]["pairs"]),
+        rust_prefix,
+        "the prefix ranker's pairs"
+    );
+
+    // Spark's trivial and grown clusters and its two rankings imported: the
+    // same similar clusters, collections and mirrors as the Rust stages
+    // computed.
     let expected = analysis_tables(data);
     imported_analysis_is(data, &results, &expected);
 }
