@@ -4,7 +4,8 @@
 #   bash spark/bench.sh DATA [MASTER]      (MASTER default local[2])
 #
 # Exports the tables the jobs read as Parquet, runs `analysis` (similarity,
-# then growth and the clusters ranker on Spark's own trivial clusters) and prints the
+# then growth and the clusters ranker on Spark's own trivial clusters, and
+# the prefix ranker) and prints the
 # seconds each took and the peak memory of the whole process tree (the
 # Python driver, the JVM and its Python workers, sampled every 0.2 s), and
 # whether the results are the Rust stages' (the figures `stats` gives,
@@ -53,19 +54,22 @@ python3 - "$work/figures.json" "$peak" <<'PY'
 import json, sys
 figures = json.load(open(sys.argv[1]))
 similarity, growth, mirrors = figures["similarity"], figures["collections"], figures["mirrors"]
+prefix = figures["prefix"]
 print(f"spark analysis: {figures['seconds']} s in all (similarity {similarity['seconds']} s, "
-      f"growth {growth['seconds']} s, clusters ranker {mirrors['seconds']} s), peak "
-      f"{int(sys.argv[2]) / 1024:.0f} MB resident over the process tree")
+      f"growth {growth['seconds']} s, clusters ranker {mirrors['seconds']} s, prefix ranker "
+      f"{prefix['seconds']} s), peak {int(sys.argv[2]) / 1024:.0f} MB resident over the process tree")
 print(f"  {similarity['compared_pages']} compared pages, {similarity['trivial_clusters']} trivial "
       f"clusters, {similarity['chunk_pairs']} chunk pairs, {similarity['component_rounds']} "
       f"rounds of label propagation; {growth['link_summary_rows']} LinkSummary rows with a = s, "
-      f"{growth['clusters_grown']} clusters grown; {mirrors['ranked']} ranked host pairs")
+      f"{growth['clusters_grown']} clusters grown; {mirrors['ranked']} and {prefix['ranked']} "
+      f"ranked host pairs")
 PY
 "$mirrorscope" stats --data "$data" --json > "$work/stats.json"
 "$mirrorscope" mirrors --data "$data" --ranker clusters --json > "$work/mirrors.json"
-python3 - "$work/figures.json" "$work/stats.json" "$work/mirrors.json" <<'PY'
+"$mirrorscope" mirrors --data "$data" --ranker prefix --json > "$work/prefix.json"
+python3 - "$work/figures.json" "$work/stats.json" "$work/mirrors.json" "$work/prefix.json" <<'PY'
 import json, sys
-figures, stats, mirrors = (json.load(open(path)) for path in sys.argv[1:])
+figures, stats, mirrors, prefix = (json.load(open(path)) for path in sys.argv[1:])
 names = ["compared_pages", "distinct_texts", "trivial_clusters", "near_duplicate_pages",
          "boilerplate_chunks", "chunk_pairs", "megashingle_pairs"]
 differ = [name for name in names if figures["similarity"][name] != stats[name]]
@@ -74,6 +78,10 @@ growth = ["alias_pages", "virtual_links", "link_summary_rows", "merge_edges",
 differ += [name for name in growth if figures["collections"][name] != stats["collections"][name]]
 pairs = lambda listed: sorted((p["a"], p["b"], p["score"]) for p in listed)
 same_pairs = pairs(figures["mirrors"]["pairs"]) == pairs(mirrors["pairs"])
+scored = lambda listed: [(p["a"], p["b"], p["score"]) for p in listed]
+same_prefix = scored(figures["prefix"]["pairs"]) == scored(prefix["pairs"])
+print("against the Rust stages: prefix ranker",
+      "the same pairs, order and scores" if same_prefix else "DIFFERENT pairs")
 print("against the Rust stages: similarity and growth figures",
       "the same" if not differ else f"differ in {differ}",
       "; clusters ranker", "the same pairs and scores" if same_pairs else "DIFFERENT pairs")

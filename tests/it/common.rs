@@ -351,17 +351,65 @@ pub fn read_parquet(path: &Path) -> (Vec<String>, Vec<Vec<String>>, Vec<&'static
 /// Writes a Parquet file of `page` and `cluster` rows (64-bit integers, no
 /// nulls), as a Spark job's trivial table.
 pub fn write_trivial_parquet(path: &Path, rows: &[(i64, i64)]) {
-    let rows: Vec<Vec<i64>> = rows
-        .iter()
-        .map(|&(page, cluster)| vec![page, cluster])
-        .collect();
-    write_int_parquet(path, &["page", "cluster"], &rows);
+    write_parquet(
+        path,
+        &[
+            ("page", Values::Int(rows.iter().map(|row| row.0).collect())),
+            (
+                "cluster",
+                Values::Int(rows.iter().map(|row| row.1).collect()),
+            ),
+        ],
+    );
 }
 
 /// Writes a Parquet file of 64-bit integer `columns` (no nulls), one row
 /// per entry of `rows`.
 pub fn write_int_parquet(path: &Path, columns: &[&str], rows: &[Vec<i64>]) {
-    use parquet::data_type::Int64Type;
+    let columns: Vec<(&str, Values)> = columns
+        .iter()
+        .enumerate()
+        .map(|(index, name)| {
+            (
+                *name,
+                Values::Int(rows.iter().map(|row| row[index]).collect()),
+            )
+        })
+        .collect();
+    write_parquet(path, &columns);
+}
+
+/// Writes a Parquet file of `host_a`, `host_b` (64-bit integers) and
+/// `score` (a double) rows, as the Spark jobs write a ranking.
+pub fn write_ranking_parquet(path: &Path, rows: &[(i64, i64, f64)]) {
+    write_parquet(
+        path,
+        &[
+            (
+                "host_a",
+                Values::Int(rows.iter().map(|row| row.0).collect()),
+            ),
+            (
+                "host_b",
+                Values::Int(rows.iter().map(|row| row.1).collect()),
+            ),
+            (
+                "score",
+                Values::Double(rows.iter().map(|row| row.2).collect()),
+            ),
+        ],
+    );
+}
+
+/// One column's values.
+pub enum Values {
+    Int(Vec<i64>),
+    Double(Vec<f64>),
+}
+
+/// Writes a Parquet file of one row group holding these columns (no nulls).
+pub fn write_parquet(path: &Path, columns: &[(&str, Values)]) {
+    use parquet::data_type::{DoubleType, Int64Type};
     use parquet::file::properties::WriterProperties;
     use parquet::file::writer::SerializedFileWriter;
     use parquet::schema::parser::parse_message_type;
@@ -369,7 +417,10 @@ pub fn write_int_parquet(path: &Path, columns: &[&str], rows: &[Vec<i64>]) {
 
     let fields: String = columns
         .iter()
-        .map(|column| format!(" required int64 {column};"))
+        .map(|(name, values)| match values {
+            Values::Int(_) => format!(" required int64 {name};"),
+            Values::Double(_) => format!(" required double {name};"),
+        })
         .collect();
     let schema = parse_message_type(&format!("message table {{{fields} }}")).unwrap();
     let file = File::create(path).unwrap();
@@ -380,59 +431,31 @@ pub fn write_int_parquet(path: &Path, columns: &[&str], rows: &[Vec<i64>]) {
     )
     .unwrap();
     let mut group = writer.next_row_group().unwrap();
-    for column in 0..columns.len() {
-        let values: Vec<i64> = rows.iter().map(|row| row[column]).collect();
-        let mut writer = group.next_column().unwrap().unwrap();
-        writer
-            .typed::<Int64Type>()
-            .write_batch(&values, None, None)
-            .unwrap();
-        writer.close().unwrap();
+    for (_, values) in columns {
+        let mut column = group.next_column().unwrap().unwrap();
+        match values {
+            Values::Int(values) => column.typed::<Int64Type>().write_batch(values, None, None),
+            Values::Double(values) => column.typed::<DoubleType>().write_batch(values, None, None),
+        }
+        .unwrap();
+        column.close().unwrap();
     }
     group.close().unwrap();
     writer.close().unwrap();
 }
 
-/// Writes a Parquet file of `host_a`, `host_b` (64-bit integers) and
-/// `score` (a double) rows, as the Spark jobs write a ranking.
-pub fn write_ranking_parquet(path: &Path, rows: &[(i64, i64, f64)]) {
-    use parquet::data_type::{DoubleType, Int64Type};
-    use parquet::file::properties::WriterProperties;
-    use parquet::file::writer::SerializedFileWriter;
-    use parquet::schema::parser::parse_message_type;
-    use std::sync::Arc;
-
-    let schema = parse_message_type(
-        "message ranking { required int64 host_a; required int64 host_b; required double score; }",
-    )
-    .unwrap();
-    let file = File::create(path).unwrap();
-    let mut writer = SerializedFileWriter::new(
-        file,
-        Arc::new(schema),
-        Arc::new(WriterProperties::builder().build()),
-    )
-    .unwrap();
-    let mut group = writer.next_row_group().unwrap();
-    for column in 0..2 {
-        let values: Vec<i64> = rows
-            .iter()
-            .map(|row| if column == 0 { row.0 } else { row.1 })
-            .collect();
-        let mut writer = group.next_column().unwrap().unwrap();
-        writer
-            .typed::<Int64Type>()
-            .write_batch(&values, None, None)
-            .unwrap();
-        writer.close().unwrap();
-    }
-    let scores: Vec<f64> = rows.iter().map(|row| row.2).collect();
-    let mut column = group.next_column().unwrap().unwrap();
-    column
-        .typed::<DoubleType>()
-        .write_batch(&scores, None, None)
-        .unwrap();
-    column.close().unwrap();
-    group.close().unwrap();
-    writer.close().unwrap();
+/// The pairs of a `mirrors --json` report: (host, host, score) in order.
+pub fn reported_pairs(report: &serde_json::Value) -> Vec<(String, String, f64)> {
+    report
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|pair| {
+            (
+                pair["a"].as_str().unwrap().to_string(),
+                pair["b"].as_str().unwrap().to_string(),
+                pair["score"].as_f64().unwrap(),
+            )
+        })
+        .collect()
 }

@@ -382,22 +382,9 @@ fn imported_rankings_replace_the_rankers_own() {
             &["mirrors", "--data", data_str, "--ranker", ranker, "--json"],
         ))
     };
-    let pairs = |report: &Value| -> Vec<(String, String, f64)> {
-        report["pairs"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|pair| {
-                (
-                    pair["a"].as_str().unwrap().to_string(),
-                    pair["b"].as_str().unwrap().to_string(),
-                    pair["score"].as_f64().unwrap(),
-                )
-            })
-            .collect()
-    };
-    let paths_before = pairs(&ranking("paths"));
-    let prefix_before = pairs(&ranking("prefix"));
+    let pairs = |report: Value| reported_pairs(&report["pairs"]);
+    let paths_before = pairs(ranking("paths"));
+    let prefix_before = pairs(ranking("prefix"));
     assert!(prefix_before.len() > 2);
 
     // A prefix ranking of two pairs, the weaker first and the host ids
@@ -432,12 +419,12 @@ fn imported_rankings_replace_the_rankers_own() {
     let output = import(&data, dir.path());
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(
-        pairs(&ranking("prefix")),
+        pairs(ranking("prefix")),
         [
             (hosts[0].clone(), hosts[2].clone(), 7.25),
             (hosts[1].clone(), hosts[3].clone(), 2.5)
         ]
     );
     // The other rankers' are the generation's own.
-    assert_eq!(pairs(&ranking("paths")), paths_before);
+    assert_eq!(pairs(ranking("paths")), paths_before);
 }

@@ -12,6 +12,9 @@
 //! crawl 1, whose clusters the split by path does divide (the shipped
 //! crawl's do not).
 //!
+//! Each job has 15 minutes ([`JOB_TIMEOUT`]); one that takes longer fails
+//! the test.
+//!
 //! Needs Java and PySpark: `.ci/run` installs them (spark/setup.sh) and sets
 //! `MIRRORSCOPE_SPARK_PYTHON` to the environment's python. Without it the
 //! test says so and passes, as it does when Java could not be installed.
@@ -20,6 +23,7 @@ use crate::common;
 
 use std::path::Path;
 use std::process::Command;
+use std::time::{Duration, Instant};
 
 use common::*;
 
@@ -37,9 +41,14 @@ pub fn spark_python() -> Option<String> {
     }
 }
 
+/// How long one job may take here: its usual minute or two on these
+/// crawls, many times over, before the test gives up on it.
+const JOB_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+
 /// Runs `python -m mirrorscope_spark JOB` from `spark/` in local mode on
 /// the tables in `tables`, into `out`, with `config` (a mirrorscope
-/// config.json) when given; returns the figures it prints.
+/// config.json) when given; returns the figures it prints. Fails the test
+/// when the job fails or outlasts [`JOB_TIMEOUT`].
 fn run_job(
     python: &str,
     job: &str,
@@ -47,27 +56,48 @@ fn run_job(
     out: &Path,
     config: Option<&Path>,
 ) -> serde_json::Value {
+    let logs = tempfile::tempdir().unwrap();
+    let (stdout_path, stderr_path) = (logs.path().join("stdout"), logs.path().join("stderr"));
     let mut command = Command::new(python);
     command
         .args(["-m", "mirrorscope_spark", job, "--master", "local[2]"])
         .arg("--tables")
         .arg(tables)
         .arg("--out")
-        .arg(out);
+        .arg(out)
+        .stdout(std::fs::File::create(&stdout_path).unwrap())
+        .stderr(std::fs::File::create(&stderr_path).unwrap());
     if let Some(config) = config {
         command.arg("--config").arg(config);
     }
-    let output = command
+    let mut child = command
         .current_dir(crate_dir().join("spark"))
-        .output()
+        .spawn()
         .expect("the environment's python runs");
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > JOB_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "the Spark job {job} ran for more than {} s:\n{}",
+                JOB_TIMEOUT.as_secs(),
+                std::fs::read_to_string(&stderr_path).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let stdout = std::fs::read(&stdout_path).unwrap();
     assert!(
-        output.status.success(),
+        status.success(),
         "the Spark job failed:\n{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
+        String::from_utf8_lossy(&stdout),
+        std::fs::read_to_string(&stderr_path).unwrap_or_default()
     );
-    serde_json::from_slice(&output.stdout).expect("the job prints its figures as JSON")
+    serde_json::from_slice(&stdout).expect("the job prints its figures as JSON")
 }
 
 /// Exports the tables the jobs read from `data` into `out`.
@@ -273,23 +303,10 @@ pub fn spark_analysis_matches(python: &str, data: &str) {
         &crate_dir(),
         &["mirrors", "--data", data, "--ranker", "prefix", "--json"],
     ));
-    let scored = |list: &serde_json::Value| -> Vec<(String, String, f64)> {
-        list.as_array()
-            .unwrap()
-            .iter()
-            .map(|pair| {
-                (
-                    pair["a"].as_str().unwrap().to_string(),
-                    pair["b"].as_str().unwrap().to_string(),
-                    pair["score"].as_f64().unwrap(),
-                )
-            })
-            .collect()
-    };
-    let rust_prefix = scored(&reported["pairs"]);
+    let rust_prefix = reported_pairs(&reported["pairs"]);
     assert!(!rust_prefix.is_empty());
     assert_eq!(
-        scored(&output["prefix"]["pairs"]),
+        reported_pairs(&output["prefix"]["pairs"]),
         rust_prefix,
         "the prefix ranker's pairs"
     );
