@@ -787,6 +787,15 @@ fn bad_entries_in_a_crawl_folder_are_passed_over() {
     assert_eq!(table.pages.len(), 3);
 }
 
+/// `mirrorscope check --data DATA EXTRA...` run from `dir`: whether it
+/// found the folder consistent, and what it printed on each stream.
+fn run_check(dir: &Path, data: &Path, extra: &[&str]) -> (bool, String, String) {
+    let mut args = vec!["check", "--data", data.to_str().unwrap()];
+    args.extend(extra);
+    let output = mirrorscope(dir, &args);
+    (output.status.success(), stdout(&output), stderr(&output))
+}
+
 /// `check` finds a leaked reference, a block nobody holds, temporary files
 /// and a corrupt block; `--repair` (refused while a writer holds the lock)
 /// reclaims the first three, and a corrupt block keeps the check failing.
@@ -797,13 +806,7 @@ fn check_finds_what_is_wrong_and_repair_reclaims_what_can_be() {
     write_site(&crawl, true, &site("docs.example", 6), 0);
     let data = dir.path().join("data");
     index(&[&crawl], &data).unwrap();
-    let data_arg = data.to_str().unwrap();
-    let check = |extra: &[&str]| {
-        let mut args = vec!["check", "--data", data_arg];
-        args.extend(extra);
-        let output = mirrorscope(dir.path(), &args);
-        (output.status.success(), stdout(&output), stderr(&output))
-    };
+    let check = |extra: &[&str]| run_check(dir.path(), &data, extra);
     let (clean, out, err) = check(&[]);
     assert!(clean, "{out}{err}");
     assert!(out.ends_with("consistent\n"), "{out}");
@@ -881,12 +884,9 @@ fn check_finds_a_missing_block_and_a_generation_unlike_its_manifest() {
     write_site(&crawl, true, &site("docs.example", 6), 0);
     let data = dir.path().join("data");
     index(&[&crawl], &data).unwrap();
-    let data_arg = data.to_str().unwrap();
     let check = |extra: &[&str]| {
-        let mut args = vec!["check", "--data", data_arg];
-        args.extend(extra);
-        let output = mirrorscope(dir.path(), &args);
-        (output.status.success(), stdout(&output))
+        let (clean, out, _) = run_check(dir.path(), &data, extra);
+        (clean, out)
     };
     assert!(check(&[]).0);
 

@@ -100,8 +100,8 @@ fn run_job(
     serde_json::from_slice(&stdout).expect("the job prints its figures as JSON")
 }
 
-/// Exports the tables the jobs read from `data` into `out`.
-fn export_parquet(data: &str, out: &Path) {
+/// Exports `tables` of `data` into `out` in `format`.
+fn export(data: &str, out: &Path, format: &str, tables: &str) {
     let output = mirrorscope(
         &crate_dir(),
         &[
@@ -111,12 +111,22 @@ fn export_parquet(data: &str, out: &Path) {
             "--out",
             out.to_str().unwrap(),
             "--format",
-            "parquet",
+            format,
             "--tables",
-            "hosts,pages,links,uncrawled,chunks,megashingles,trivial,mirrors",
+            tables,
         ],
     );
     assert!(output.status.success(), "{}", stderr(&output));
+}
+
+/// Exports the tables the jobs read from `data` into `out`.
+fn export_parquet(data: &str, out: &Path) {
+    export(
+        data,
+        out,
+        "parquet",
+        "hosts,pages,links,uncrawled,chunks,megashingles,trivial,mirrors",
+    );
 }
 
 /// The current generation's clusters, collections and mirrors, as the
@@ -124,19 +134,7 @@ fn export_parquet(data: &str, out: &Path) {
 fn analysis_tables(data: &str) -> Vec<(&'static str, String)> {
     let dir = tempfile::tempdir().unwrap();
     let tables = ["clusters", "collections", "collection_pages", "mirrors"];
-    let output = mirrorscope(
-        &crate_dir(),
-        &[
-            "export",
-            "--data",
-            data,
-            "--out",
-            dir.path().to_str().unwrap(),
-            "--tables",
-            &tables.join(","),
-        ],
-    );
-    assert!(output.status.success(), "{}", stderr(&output));
+    export(data, dir.path(), "tsv", &tables.join(","));
     tables
         .into_iter()
         .map(|table| {
@@ -245,17 +243,9 @@ pub fn spark_analysis_matches(python: &str, data: &str) {
         &["mirrors", "--data", data, "--ranker", "clusters", "--json"],
     ));
     let pairs = |list: &serde_json::Value| {
-        let mut pairs: Vec<(String, String, u64)> = list
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|pair| {
-                (
-                    pair["a"].as_str().unwrap().to_string(),
-                    pair["b"].as_str().unwrap().to_string(),
-                    pair["score"].as_f64().unwrap() as u64,
-                )
-            })
+        let mut pairs: Vec<(String, String, u64)> = reported_pairs(list)
+            .into_iter()
+            .map(|(a, b, score)| (a, b, score as u64))
             .collect();
         pairs.sort();
         pairs
