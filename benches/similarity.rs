@@ -181,6 +181,7 @@ fn generated_crawl(sites: usize) -> Vec<Capture> {
                         payload_digest: None,
                         status: 200,
                         content_type: Some("text/html".into()),
+                        content_language: Default::default(),
                         location: RecordLocation {
                             file: "generated".into(),
                             offset: 0,
@@ -197,6 +198,9 @@ fn generated_crawl(sites: usize) -> Vec<Capture> {
                     links: Vec::new(),
                     revisit_of: None,
                     fingerprint: Some(Fingerprint::of_text(&text)),
+                    language: Default::default(),
+                    canonical: None,
+                    versions: Vec::new(),
                 });
             }
         }

@@ -20,6 +20,7 @@ pub mod generation;
 pub mod import;
 pub mod index;
 pub mod ingest;
+pub mod language;
 pub mod memory;
 pub mod mirrors;
 pub mod pages;

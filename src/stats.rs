@@ -33,6 +33,21 @@ pub struct Stats {
     pub largest_clusters: Vec<LargeCluster>,
     /// Every similar cluster's cardinality and size (cho-2000 Figure 12).
     pub similar_clusters: Vec<ClusterPoint>,
+    /// Texts hosts answer many URLs with (soft 404s, parked domains, "not
+    /// mirrored here" pages), most URLs first: no results, no copies.
+    pub stand_ins: Vec<StandIn>,
+}
+
+/// One text a host serves in place of the pages it was asked for.
+#[derive(Debug, Clone, Serialize)]
+pub struct StandIn {
+    pub host: String,
+    /// URLs answered with it.
+    pub urls: u64,
+    /// Its title, as the pages give it.
+    pub title: String,
+    /// Its first URL.
+    pub example: String,
 }
 
 /// Pages whose body was already stored: from the same crawl, or only from
@@ -102,8 +117,37 @@ impl Stats {
                     kind: cluster.kind,
                 })
                 .collect(),
+            stand_ins: stand_ins(table, similarity),
         }
     }
+}
+
+/// The stand-ins of a generation, one per host and text, most URLs first.
+fn stand_ins(table: &PageTable, similarity: &Similarity) -> Vec<StandIn> {
+    let mut found: HashMap<(crate::pages::HostId, u128), (u64, usize)> = HashMap::new();
+    for (page, entry) in table.pages.iter().enumerate() {
+        if !similarity.is_stand_in(crate::pages::PageId(page as u32)) {
+            continue;
+        }
+        let text = similarity.fingerprints[page]
+            .as_ref()
+            .map_or(0, |fingerprint| fingerprint.text_signature);
+        found.entry((entry.host, text)).or_insert((0, page)).0 += 1;
+    }
+    let mut listed: Vec<StandIn> = found
+        .into_values()
+        .map(|(urls, first)| {
+            let page = &table.pages[first];
+            StandIn {
+                host: table.host_name(page.host).to_string(),
+                urls,
+                title: page.title.clone(),
+                example: page.url.clone(),
+            }
+        })
+        .collect();
+    listed.sort_by(|x, y| y.urls.cmp(&x.urls).then_with(|| x.example.cmp(&y.example)));
+    listed
 }
 
 /// Exact duplicates within a crawl and across crawls (gomes-2006 Table 1):
@@ -204,8 +248,11 @@ impl fmt::Display for Stats {
         )?;
         writeln!(
             formatter,
-            "similar pairs          {} by shared chunks, {} by shared megashingle; {} boilerplate chunks set aside",
-            similarity.chunk_pairs, similarity.megashingle_pairs, similarity.boilerplate_chunks
+            "similar pairs          {} by shared chunks, {} by shared megashingle; {} boilerplate chunks set aside; {} pairs in two languages left apart",
+            similarity.chunk_pairs,
+            similarity.megashingle_pairs,
+            similarity.boilerplate_chunks,
+            similarity.cross_language_pairs
         )?;
         let collections = &self.collections;
         writeln!(
@@ -270,6 +317,20 @@ impl fmt::Display for Stats {
                 "\n{:>6} {:>6} {:>5}  {}",
                 cluster.urls, cluster.hosts, cluster.ip_addresses, cluster.representative
             )?;
+        }
+        if !self.stand_ins.is_empty() {
+            write!(
+                formatter,
+                "\n\nstand-ins: one text answering many URLs of a host (soft 404s, parked domains, \"not mirrored here\"), {} pages, never results or copies\n{:>6}  host: title (example URL)",
+                self.similarity.stand_in_pages, "URLs"
+            )?;
+            for stand_in in &self.stand_ins {
+                write!(
+                    formatter,
+                    "\n{:>6}  {}: {} ({})",
+                    stand_in.urls, stand_in.host, stand_in.title, stand_in.example
+                )?;
+            }
         }
         Ok(())
     }

@@ -20,6 +20,7 @@ pub fn capture_with_status(url: &str, text: &str, status: u16) -> Capture {
             payload_digest: None,
             status,
             content_type: Some("text/html".into()),
+            content_language: Default::default(),
             location: RecordLocation {
                 file: "test.warc".into(),
                 offset: 0,
@@ -36,6 +37,9 @@ pub fn capture_with_status(url: &str, text: &str, status: u16) -> Capture {
         links: Vec::new(),
         revisit_of: None,
         fingerprint: Some(Fingerprint::of_text(text)),
+        language: Default::default(),
+        canonical: None,
+        versions: Vec::new(),
     }
 }
 

@@ -406,12 +406,12 @@ fn why_a_cluster_stays_apart_is_told_by_the_rule_that_kept_it() {
     let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
     let hosts: Vec<crate::pages::HostId> = table.pages.iter().map(|page| page.host).collect();
     let labels: Vec<u32> = similarity.trivial.iter().map(|id| id.0).collect();
-    let stand_ins = similarity.stand_ins(&table);
+    let stand_ins = similarity.stand_ins();
     let folders = manuals::PageFolders {
         urls: &urls,
         hosts: &hosts,
         labels: &labels,
-        stand_ins: &stand_ins,
+        stand_ins,
     };
     let why = manuals::why_apart(&collections, first_id, second_id, &folders);
     assert!(

@@ -39,7 +39,7 @@
 //!    above them (a language choice) they are one collection of the site,
 //!    as cho's growth makes them, and their pages are never copies of each
 //!    other. Clusters on one host, and clusters mostly of stand-ins (a soft
-//!    404 answering many URLs, [`crate::similarity::STAND_IN_NAMES`]), take
+//!    404 answering many URLs, [`crate::similarity::stand_ins`]), take
 //!    no part.
 //! 3. **Completion.** A page that no cluster holds (it has no copy in the
 //!    crawl: a page of one version only, a page nothing links to, a page the

@@ -338,12 +338,15 @@ impl Collections {
 }
 
 /// Each page's trivial cluster, or [`NO_CLUSTER`] for a page similarity
-/// does not compare (not answered 200, or without a word): what growth and
-/// the joining of manuals see.
+/// does not compare (not answered 200, or without a word) and for a
+/// stand-in (a soft 404 is no page of any collection): what growth and the
+/// joining of manuals see.
 pub(crate) fn compared_labels(table: &PageTable, similarity: &Similarity) -> Vec<u32> {
     (0..table.pages.len())
         .map(|page| {
-            if is_compared(table, &similarity.fingerprints, page) {
+            if is_compared(table, &similarity.fingerprints, page)
+                && !similarity.is_stand_in(PageId(page as u32))
+            {
                 similarity.trivial[page].0
             } else {
                 NO_CLUSTER
@@ -411,7 +414,7 @@ fn prepare<'a>(
             .collect(),
         own_text: similarity.own_text_signatures(),
         addresses: table.pages.iter().map(|page| page.ip.as_deref()).collect(),
-        stand_ins: similarity.stand_ins(table),
+        stand_ins: similarity.stand_ins().to_vec(),
     };
     tracing::debug!(
         seconds = started.elapsed().as_secs_f64(),

@@ -8,6 +8,13 @@
 //! chunking in `similarity/` depends on it, cho-2000 §2.1). Outlinks come from
 //! `a` and `area` (`href`) and `frame` and `iframe` (`src`), resolved against
 //! the first `<base href>` if any, else the page URL, and canonicalised.
+//!
+//! Besides, what the analysis reads of a page's head and header: the
+//! language it declares (`lang` or `xml:lang` of `<html>`, a
+//! `<meta http-equiv="content-language">`), its `<link rel="canonical">`,
+//! its first `<h1>`, and the version strings that its title, first heading,
+//! version metadata (`<meta>` attributes naming a version or channel) and
+//! the `title` of its links home say (`PostgreSQL 15.20 Documentation`).
 
 use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
 use html5gum::{Span, Tokenizer};
@@ -23,6 +30,16 @@ pub struct Extracted {
     pub title: String,
     pub text: String,
     pub links: Vec<Url>,
+    /// The languages the page declares, in order of precedence: `<html
+    /// lang>`, `<html xml:lang>`, `<meta http-equiv="content-language">`.
+    pub declared_languages: Vec<String>,
+    /// Its `<link rel="canonical">`, resolved and canonical.
+    pub canonical: Option<Url>,
+    /// The text of its first `<h1>`, white space collapsed.
+    pub heading: String,
+    /// Version strings its title, first heading, version metadata and links
+    /// home say ([`version_strings`]), first occurrence order, unique.
+    pub versions: Vec<String>,
 }
 
 // White space, including the no-break space of `&nbsp;`, separates words;
@@ -116,6 +133,25 @@ struct Collector {
     href: Option<String>,
     base_href: Option<String>,
     raw_links: Vec<String>,
+    /// The current start tag's attributes, for the tags whose attributes
+    /// beyond `href` and `src` are read (see [`reads_attributes`]).
+    attributes: Vec<(Vec<u8>, String)>,
+    html_lang: Option<String>,
+    html_xml_lang: Option<String>,
+    meta_language: Option<String>,
+    canonical_href: Option<String>,
+    /// Texts that may name the manual's version (metadata, link titles).
+    version_texts: Vec<String>,
+    heading: String,
+    /// 0: before the first `<h1>`, 1: inside it, 2: after it.
+    heading_state: u8,
+}
+
+/// Tags whose other attributes are read: the language of `<html>`,
+/// `<meta>` and `<link>` for language, canonical and version, the `title`
+/// of `<a>`.
+fn reads_attributes(name: &[u8]) -> bool {
+    matches!(name, b"html" | b"meta" | b"link" | b"a")
 }
 
 impl Collector {
@@ -153,6 +189,9 @@ impl Collector {
         if self.hidden_depth > 0 {
             return;
         }
+        if self.heading_state == 1 && self.heading.len() < MAX_HEADING_BYTES {
+            self.heading.push_str(&text);
+        }
         if text.starts_with(char::is_whitespace)
             && !self.current_line.is_empty()
             && !self.current_line.ends_with(' ')
@@ -185,7 +224,11 @@ impl Collector {
             }
             // Only the first <base> counts.
             b"base" if self.base_href.is_none() => self.base_href = href,
+            b"h1" if self.heading_state == 0 && !self_closing => self.heading_state = 1,
             _ => {}
+        }
+        if reads_attributes(&name) {
+            self.read_attributes(&name);
         }
         // `<svg/>` has no end tag to close it: only an open element hides.
         if is_hidden(&name) && !self_closing {
@@ -202,6 +245,7 @@ impl Collector {
     fn end_tag(&mut self, name: &[u8]) {
         match name {
             b"title" => self.in_title = false,
+            b"h1" if self.heading_state == 1 => self.heading_state = 2,
             b"pre" | b"listing" => self.pre_depth = self.pre_depth.saturating_sub(1),
             _ => {}
         }
@@ -213,7 +257,78 @@ impl Collector {
         }
     }
 
+    /// What the current start tag's attributes say of the page's language,
+    /// canonical URL and version.
+    fn read_attributes(&mut self, name: &[u8]) {
+        let attributes = std::mem::take(&mut self.attributes);
+        let value = |wanted: &[u8]| {
+            attributes
+                .iter()
+                .find(|(attribute, _)| attribute.eq_ignore_ascii_case(wanted))
+                .map(|(_, value)| value.as_str())
+        };
+        match name {
+            b"html" => {
+                if self.html_lang.is_none() {
+                    self.html_lang = value(b"lang").map(str::to_string);
+                }
+                if self.html_xml_lang.is_none() {
+                    self.html_xml_lang = value(b"xml:lang").map(str::to_string);
+                }
+            }
+            b"meta" => {
+                let http_equiv = value(b"http-equiv").unwrap_or("");
+                if http_equiv.eq_ignore_ascii_case("content-language")
+                    && self.meta_language.is_none()
+                {
+                    self.meta_language = value(b"content").map(str::to_string);
+                }
+                let names_version = |text: &str| {
+                    let lower = text.to_ascii_lowercase();
+                    lower.contains("version") || lower.contains("channel")
+                };
+                let label = value(b"name").or(value(b"property")).unwrap_or("");
+                for (attribute, text) in &attributes {
+                    let attribute = String::from_utf8_lossy(attribute);
+                    if names_version(&attribute)
+                        || (attribute.eq_ignore_ascii_case("content") && names_version(label))
+                    {
+                        self.version_texts.push(text.clone());
+                    }
+                }
+            }
+            b"link" => {
+                let rel = value(b"rel").unwrap_or("").to_ascii_lowercase();
+                let rels: Vec<&str> = rel.split_ascii_whitespace().collect();
+                if rels.contains(&"canonical") && self.canonical_href.is_none() {
+                    self.canonical_href = value(b"href").map(str::to_string);
+                }
+                if rels
+                    .iter()
+                    .any(|rel| ["home", "start", "top", "up", "contents"].contains(rel))
+                {
+                    self.version_texts
+                        .extend(value(b"title").map(str::to_string));
+                }
+            }
+            b"a" => {
+                if let (Some(title), Some(href)) = (value(b"title"), value(b"href")) {
+                    if links_home(href) {
+                        self.version_texts.push(title.to_string());
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn attribute_value(&mut self, value: &[u8]) {
+        if reads_attributes(&self.tag_name) && self.attributes.len() < MAX_ATTRIBUTES {
+            self.attributes.push((
+                self.attribute_name.clone(),
+                String::from_utf8_lossy(value).into_owned(),
+            ));
+        }
         let wanted: &[u8] = match self.tag_name.as_slice() {
             b"a" | b"area" | b"base" => b"href",
             b"frame" | b"iframe" => b"src",
@@ -231,6 +346,7 @@ impl Collector {
                 self.tag_name.clear();
                 self.tag_name.extend_from_slice(name);
                 self.href = None;
+                self.attributes.clear();
             }
             CallbackEvent::AttributeName { name } => {
                 self.attribute_name.clear();
@@ -271,11 +387,124 @@ pub fn extract_html(html: &str, page_url: &Url) -> Extracted {
             links.push(link);
         }
     }
+    let canonical = collector
+        .canonical_href
+        .as_deref()
+        .and_then(|href| canonical_url(Some(&base), href));
+    let title = title_of(&collector);
+    let heading = collapse(&collector.heading);
+    let mut versions = Vec::new();
+    for text in [title.as_str(), heading.as_str()]
+        .into_iter()
+        .chain(collector.version_texts.iter().map(String::as_str))
+    {
+        for version in version_strings(text) {
+            if !versions.contains(&version) && versions.len() < MAX_VERSIONS {
+                versions.push(version);
+            }
+        }
+    }
     Extracted {
-        title: title_of(&collector),
+        title,
         text: collector.lines.join("\n"),
         links,
+        declared_languages: [
+            collector.html_lang,
+            collector.html_xml_lang,
+            collector.meta_language,
+        ]
+        .into_iter()
+        .flatten()
+        .filter(|tag| !tag.trim().is_empty())
+        .collect(),
+        canonical,
+        heading,
+        versions,
     }
+}
+
+/// Longest first heading kept, in bytes.
+const MAX_HEADING_BYTES: usize = 512;
+/// Attributes of one tag read at most: a tag with thousands of attributes
+/// costs no more than this.
+const MAX_ATTRIBUTES: usize = 32;
+/// Version strings kept of a page at most.
+const MAX_VERSIONS: usize = 8;
+
+/// Whether a link leads to a folder's index page or a site's root (the
+/// "Home" or "Up" link of a manual's pages, whose title names the manual).
+fn links_home(href: &str) -> bool {
+    let path = href.split(['?', '#']).next().unwrap_or("");
+    let last = path.rsplit('/').next().unwrap_or("");
+    let index_page = last.split_once('.').is_some_and(|(stem, _)| {
+        stem.eq_ignore_ascii_case("index") || stem.eq_ignore_ascii_case("default")
+    });
+    last.is_empty() || index_page
+}
+
+/// Version strings in a text: numbers of two to four dotted parts
+/// (`15.20`, `2.4.71`, `1.85.0`), the last part possibly `x` (`3.1.x`),
+/// with an optional `v` before them, as whole words. Single numbers are
+/// left out (chapter numbers, years), and so are numbers of more parts or
+/// of parts longer than four digits (addresses, dates).
+pub fn version_strings(text: &str) -> Vec<String> {
+    let bytes = text.as_bytes();
+    let is_word = |byte: u8| byte.is_ascii_alphanumeric() || byte == b'_';
+    let mut found = Vec::new();
+    let mut index = 0;
+    while index < bytes.len() {
+        let word_start = index == 0 || !(is_word(bytes[index - 1]) || bytes[index - 1] == b'.');
+        let start = if word_start && matches!(bytes[index], b'v' | b'V') {
+            index + 1
+        } else {
+            index
+        };
+        if !word_start || !bytes.get(start).is_some_and(u8::is_ascii_digit) {
+            index += 1;
+            continue;
+        }
+        // Dotted parts of one to four digits, the last one possibly `x`.
+        let mut end = start;
+        let mut parts = 0;
+        let mut well_formed = true;
+        loop {
+            let digits = bytes[end..]
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            if digits == 0 && parts >= 2 && bytes.get(end) == Some(&b'x') {
+                end += 1;
+                parts += 1;
+                break;
+            }
+            if digits == 0 || digits > 4 {
+                well_formed &= digits <= 4;
+                break;
+            }
+            end += digits;
+            parts += 1;
+            let another = bytes.get(end) == Some(&b'.')
+                && bytes
+                    .get(end + 1)
+                    .is_some_and(|&next| next.is_ascii_digit() || next == b'x');
+            if !another {
+                break;
+            }
+            end += 1;
+        }
+        let word_end = bytes.get(end).is_none_or(|&next| {
+            !is_word(next) && !(next == b'.' && bytes.get(end + 1).is_some_and(u8::is_ascii_digit))
+        });
+        if well_formed && word_end && (2..=4).contains(&parts) {
+            found.push(text[start..end].to_string());
+        }
+        index = end.max(index + 1);
+    }
+    found
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The title and text lines of [`extract_html`], without resolving links
@@ -302,11 +531,7 @@ fn collect(html: &str) -> Collector {
 }
 
 fn title_of(collector: &Collector) -> String {
-    collector
-        .title
-        .split_whitespace()
-        .collect::<Vec<_>>()
-        .join(" ")
+    collapse(&collector.title)
 }
 
 #[cfg(test)]
@@ -390,6 +615,55 @@ mod tests {
             .map(String::from)
             .collect();
         assert_eq!(links, vec!["http://www.example.org/manual/howto/"]);
+    }
+
+    #[test]
+    fn version_strings_are_dotted_numbers_as_whole_words() {
+        let found = |text: &str| version_strings(text);
+        assert_eq!(found("PostgreSQL 15.20 Documentation"), ["15.20"]);
+        assert_eq!(found("Apache Tomcat 10 (10.1.40) - Intro"), ["10.1.40"]);
+        assert_eq!(found("Quickstart — Flask Documentation (3.1.x)"), ["3.1.x"]);
+        assert_eq!(found("release v2.0.1, see 1.2.3.4.5"), ["2.0.1"]);
+        assert_eq!(found("8.15. Arrays"), ["8.15"]);
+        for none in [
+            "Chapter 53",
+            "2025-01-02",
+            "x1.2",
+            "1.2b",
+            "12345.6",
+            "a.1.2",
+            "",
+        ] {
+            assert_eq!(found(none), Vec::<String>::new(), "{none:?}");
+        }
+    }
+
+    #[test]
+    fn head_says_language_canonical_heading_and_version() {
+        let html = r#"<html lang="fr-CA" xml:lang="fr"><head>
+            <meta http-equiv="Content-Language" content="fr">
+            <title>Guide — Manuel (4.2.x)</title>
+            <link rel="Canonical" href="https://origin.example/manual/guide.html">
+            <meta name="rustdoc-vars" data-channel="1.85.0" data-root-path="../">
+            <meta name="docsearch:version" content="4.2">
+            <link rel="home" href="index.html" title="Le manuel 4.2.1">
+            </head><body><a href="../index.html" title="Manuel 4.2.0 Documentation">Home</a>
+            <a href="other.html" title="Release 9.9.9">not home</a>
+            <h1>Guide <b>de</b>   démarrage</h1><h1>Second 7.7</h1></body></html>"#;
+        let extracted = extract_html(html, &page());
+        assert_eq!(extracted.declared_languages, ["fr-CA", "fr", "fr"]);
+        assert_eq!(
+            extracted.canonical.map(String::from).as_deref(),
+            Some("https://origin.example/manual/guide.html")
+        );
+        assert_eq!(extracted.heading, "Guide de démarrage");
+        assert_eq!(
+            extracted.versions,
+            ["4.2.x", "1.85.0", "4.2", "4.2.1", "4.2.0"]
+        );
+        assert!(extracted.text.contains("Guide de démarrage"));
+        let bare = extract_html("<p>text</p>", &page());
+        assert!(bare.declared_languages.is_empty() && bare.canonical.is_none());
     }
 
     #[test]

@@ -40,6 +40,8 @@ pub struct CaptureInfo {
     pub payload_digest: Option<String>,
     pub status: u16,
     pub content_type: Option<String>,
+    /// The HTTP `Content-Language` header, as sent.
+    pub content_language: Option<String>,
     pub location: RecordLocation,
 }
 
@@ -123,6 +125,7 @@ fn capture_info(
     url: String,
     status: u16,
     content_type: Option<String>,
+    content_language: Option<String>,
 ) -> CaptureInfo {
     CaptureInfo {
         url,
@@ -131,6 +134,7 @@ fn capture_info(
         payload_digest: record.header("WARC-Payload-Digest").map(str::to_string),
         status,
         content_type,
+        content_language,
         location: RecordLocation {
             file: file.to_string(),
             offset: record.offset,
@@ -172,13 +176,14 @@ pub fn interpret_record(record: &WarcRecord, file: &str, limits: ReadLimits) -> 
         };
     };
     if warc_type == "revisit" {
-        let (status, content_type) = match http::parse_head(&record.block) {
+        let (status, content_type, content_language) = match http::parse_head(&record.block) {
             Ok(head) => (
                 head.status,
                 warc::header_value(&head.headers, "Content-Type").map(str::to_string),
+                warc::header_value(&head.headers, "Content-Language").map(str::to_string),
             ),
             // Revisits may carry no HTTP head at all.
-            Err(_) => (200, None),
+            Err(_) => (200, None, None),
         };
         if content_type
             .as_deref()
@@ -187,7 +192,7 @@ pub fn interpret_record(record: &WarcRecord, file: &str, limits: ReadLimits) -> 
             return RecordOutcome::Ignored("non-html");
         }
         return RecordOutcome::Revisit(Revisit {
-            info: capture_info(record, file, url, status, content_type),
+            info: capture_info(record, file, url, status, content_type, content_language),
             refers_to_uri: record
                 .header("WARC-Refers-To-Target-URI")
                 .and_then(canonical_url_string),
@@ -221,9 +226,17 @@ pub fn interpret_record(record: &WarcRecord, file: &str, limits: ReadLimits) -> 
     if !html && redirect_to.is_none() {
         return RecordOutcome::Ignored("non-html");
     }
+    let content_language = response.header("Content-Language").map(str::to_string);
     let body = if html { response.body } else { Vec::new() };
     RecordOutcome::Page(FetchedPage {
-        info: capture_info(record, file, url, response.status, content_type),
+        info: capture_info(
+            record,
+            file,
+            url,
+            response.status,
+            content_type,
+            content_language,
+        ),
         body,
         redirect_to,
     })

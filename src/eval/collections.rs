@@ -170,12 +170,12 @@ pub fn score(
     let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
     let hosts: Vec<HostId> = table.pages.iter().map(|page| page.host).collect();
     let labels = compared_labels(table, similarity);
-    let stand_ins = similarity.stand_ins(table);
+    let stand_ins = similarity.stand_ins();
     let folders = PageFolders {
         urls: &urls,
         hosts: &hosts,
         labels: &labels,
-        stand_ins: &stand_ins,
+        stand_ins,
     };
     for (&family, &family_total) in &family_pages {
         let mut holding_clusters: Vec<(ClusterId, u64)> = by_cluster

@@ -99,7 +99,7 @@ pub type Result<T> = std::result::Result<T, IndexError>;
 /// The index stage's figures, kept in the generation's manifest.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct IndexCounts {
-    /// Pages indexed (answered 200, with a body).
+    /// Pages indexed (answered 200, with a body, not a stand-in).
     pub documents: u64,
     /// Pages whose body could not be read back from the store or decoded;
     /// each is named in a warning.
@@ -147,11 +147,14 @@ pub fn build(
     let facts = page_fields(table, similarity, collections);
     let documents = AtomicU64::new(0);
     let unreadable = AtomicU64::new(0);
+    // Stand-ins (a soft 404, a "not mirrored here" page) are no results.
     // Pages with the same body (and encoding) share their text: each body
     // is read and extracted once, however many pages it is (a quarter of a
     // crawl with mirrors).
     let mut indexed: Vec<u32> = (0..table.pages.len() as u32)
-        .filter(|&index| is_indexed(&table.pages[index as usize]))
+        .filter(|&index| {
+            is_indexed(&table.pages[index as usize]) && !similarity.is_stand_in(PageId(index))
+        })
         .collect();
     let body_of = |index: u32| {
         let page = &table.pages[index as usize];

@@ -34,6 +34,7 @@ use url::Url;
 pub use self::config::IngestConfig;
 use crate::corpus::{self, charset, ReadLimits, RecordOutcome, WarcReader};
 use crate::fingerprint::Fingerprint;
+use crate::language;
 use crate::store::{ContentKey, PageStore};
 
 pub use crate::pages::Capture;
@@ -412,6 +413,9 @@ fn process_record(
         links: page.redirect_to.into_iter().collect(),
         revisit_of: None,
         fingerprint: None,
+        language: Default::default(),
+        canonical: None,
+        versions: Vec::new(),
     };
     if page.body.is_empty() {
         return Ok(Processed::Capture(Box::new(capture), false, None));
@@ -455,6 +459,16 @@ fn apply_extraction(capture: &mut Capture, text: &str, counters: Option<&Counter
         counters.extracting.fetch_add(extracting, Ordering::Relaxed);
         add_time(&counters.fingerprinting, fingerprinting);
     }
+    capture.language = language::decide(
+        extracted
+            .declared_languages
+            .iter()
+            .map(String::as_str)
+            .chain(capture.info.content_language.as_deref()),
+        &extracted.text,
+    );
+    capture.canonical = extracted.canonical.map(String::from);
+    capture.versions = extracted.versions;
     capture.title = extracted.title;
     let mut links: Vec<String> = std::mem::take(&mut capture.links);
     links.extend(extracted.links.into_iter().map(String::from));
@@ -556,6 +570,9 @@ fn resolve_each(
             links: Vec::new(),
             revisit_of: Some(revisit.refers_to_uri.unwrap_or(original_url)),
             fingerprint: None,
+            language: Default::default(),
+            canonical: None,
+            versions: Vec::new(),
         };
         let decoded = charset::decode_body(&body, capture.info.content_type.as_deref());
         if let Some(problem) = &decoded.malformed {
@@ -589,7 +606,8 @@ fn resolve_each(
 /// Version 3: bodies declared UTF-8 with bad bytes are kept (U+FFFD), URLs
 /// keep raw bytes percent-encoded and lose their user name; a crawl read
 /// by an older build is read again so that its pages follow these rules.
-const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 3\n";
+/// Version 4: each page's language, canonical URL and version strings.
+const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 4\n";
 
 /// True when the captures file at `path` is in the format this build
 /// writes, false when it is readable but not (an older build's).

@@ -49,7 +49,7 @@ pub struct Web<'a> {
     /// URLs (distinct paths) of every host of the table, by host id.
     pub url_counts: Vec<u32>,
     /// By page: a stand-in (one text answering many URLs of its host, see
-    /// [`crate::similarity::STAND_IN_NAMES`]), which is no document.
+    /// [`crate::similarity::stand_ins`]), which is no document.
     pub stand_ins: Vec<bool>,
     /// Where each host is: considered or not, and its place there.
     position: HashMap<HostId, (bool, usize)>,
@@ -126,7 +126,7 @@ impl<'a> Web<'a> {
             others,
             url_counts,
             position,
-            stand_ins: similarity.stand_ins(table),
+            stand_ins: similarity.stand_ins().to_vec(),
         }
     }
 

@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::corpus::{CaptureInfo, RecordLocation};
 use crate::fingerprint::Fingerprint;
+use crate::language::PageLanguage;
 use crate::store::ContentKey;
 
 /// One HTML capture of a crawl: what the page table is built from.
@@ -32,6 +33,12 @@ pub struct Capture {
     pub revisit_of: Option<String>,
     /// The text's fingerprint; `None` without a body.
     pub fingerprint: Option<Fingerprint>,
+    /// Its language as it declares or says it ([`crate::language::decide`]).
+    pub language: PageLanguage,
+    /// Its `<link rel="canonical">`, canonical.
+    pub canonical: Option<String>,
+    /// Version strings its title, first heading and metadata say.
+    pub versions: Vec<String>,
 }
 
 /// A page's position in the page table.
@@ -111,6 +118,17 @@ pub struct Page {
     pub location: RecordLocation,
     /// For a capture from a revisit record, the URL whose body it reuses.
     pub revisit_of: Option<String>,
+    /// Its language ([`Capture::language`]).
+    pub language: PageLanguage,
+    /// Its `<link rel="canonical">`, canonical.
+    pub canonical: Option<String>,
+    /// Version strings its title, heading and metadata say.
+    pub versions: Vec<String>,
+    /// WARC-Date of its earliest capture in the generation's crawls.
+    pub first_seen: String,
+    /// Other hosts of the table that its links name, whether or not the
+    /// page linked to was crawled: sorted, unique.
+    pub linked_hosts: Vec<HostId>,
 }
 
 /// Every page of a generation and the hosts they are on.
@@ -140,11 +158,17 @@ impl PageTable {
 
     /// Builds the table, and gives each page's fingerprint (by page id).
     pub fn build_with_fingerprints(crawls: &[&[Capture]]) -> (PageTable, Vec<Option<Fingerprint>>) {
-        // Newest capture per URL.
+        // Newest capture per URL, and the date of its earliest.
         let mut chosen: HashMap<&str, (usize, usize)> = HashMap::new();
+        let mut first_seen: HashMap<&str, &str> = HashMap::new();
         for (crawl_index, captures) in crawls.iter().enumerate() {
             for (capture_index, capture) in captures.iter().enumerate() {
                 let url = capture.info.url.as_str();
+                let date = capture.info.date.as_str();
+                first_seen
+                    .entry(url)
+                    .and_modify(|first| *first = (*first).min(date))
+                    .or_insert(date);
                 let replace = match chosen.get(url) {
                     None => true,
                     Some(&(best_crawl, best_index)) => {
@@ -202,9 +226,18 @@ impl PageTable {
                     .collect();
                 outlinks.sort_unstable();
                 outlinks.dedup();
+                let host = host_id[host_of_url(url)];
+                let mut linked_hosts: Vec<HostId> = capture
+                    .links
+                    .iter()
+                    .filter_map(|link| host_id.get(host_of_url(link)).copied())
+                    .filter(|&linked| linked != host)
+                    .collect();
+                linked_hosts.sort_unstable();
+                linked_hosts.dedup();
                 Page {
                     url: url.to_string(),
-                    host: host_id[host_of_url(url)],
+                    host,
                     ip: capture.info.ip.clone(),
                     date: capture.info.date.clone(),
                     status: capture.info.status,
@@ -217,6 +250,11 @@ impl PageTable {
                     crawl: crawl_index as u16,
                     location: capture.info.location.clone(),
                     revisit_of: capture.revisit_of.clone(),
+                    language: capture.language,
+                    canonical: capture.canonical.clone(),
+                    versions: capture.versions.clone(),
+                    first_seen: first_seen[url].to_string(),
+                    linked_hosts,
                 }
             })
             .collect();
@@ -404,6 +442,7 @@ mod tests {
                 payload_digest: None,
                 status: 200,
                 content_type: Some("text/html".into()),
+                content_language: None,
                 location: RecordLocation {
                     file: "f".into(),
                     offset: 0,
@@ -420,6 +459,9 @@ mod tests {
             links: links.iter().map(|link| link.to_string()).collect(),
             revisit_of: None,
             fingerprint: None,
+            language: PageLanguage::Unknown,
+            canonical: None,
+            versions: Vec::new(),
         }
     }
 

@@ -20,7 +20,9 @@
 //! other page is a trivial cluster of its own.
 
 mod chunks;
+pub mod languages;
 mod paths;
+pub mod stand_ins;
 
 use std::collections::HashMap;
 use std::fmt;
@@ -28,6 +30,7 @@ use std::fmt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::language::{self, Language};
 use crate::pages::{HostId, PageId, PageTable};
 
 pub use crate::fingerprint::{
@@ -86,6 +89,13 @@ pub struct SimilarityConfig {
     pub boilerplate_pages_per_host: u32,
     /// A chunk on more texts than this in the crawl is set aside too.
     pub max_chunk_pages: u32,
+    /// A text one host serves under this many URLs or more is a stand-in
+    /// (a soft 404, a parked domain, a "not mirrored here" page) unless
+    /// another host serves it among a manual's pages ([`stand_ins`]). A
+    /// manual publishes one text under two or three names (a folder and its
+    /// index page, a symbolic link, a re-exported item); a host answering
+    /// URLs it does not have does so for dozens.
+    pub stand_in_names: usize,
 }
 
 impl Default for SimilarityConfig {
@@ -98,6 +108,7 @@ impl Default for SimilarityConfig {
             larger_fraction: 0.5,
             boilerplate_pages_per_host: 4,
             max_chunk_pages: 1000,
+            stand_in_names: 10,
         }
     }
 }
@@ -116,6 +127,9 @@ impl SimilarityConfig {
         }
         if !(0.0..=1.0).contains(&self.larger_fraction) {
             return Some("similarity.larger_fraction must be from 0 to 1".into());
+        }
+        if self.stand_in_names < 2 {
+            return Some("similarity.stand_in_names must be at least 2".into());
         }
         if self.boilerplate_pages_per_host == 0 || self.max_chunk_pages < 2 {
             return Some(
@@ -180,6 +194,13 @@ pub struct SimilarityCounts {
     /// Directly similar pairs of distinct texts found by each test.
     pub chunk_pairs: u64,
     pub megashingle_pairs: u64,
+    /// Pairs of texts similar by either test whose languages differ, left
+    /// apart (translations, [`languages`]).
+    #[serde(default)]
+    pub cross_language_pairs: u64,
+    /// Compared pages that are stand-ins ([`stand_ins`]).
+    #[serde(default)]
+    pub stand_in_pages: u64,
 }
 
 /// The similarity stage's output for a generation.
@@ -195,6 +216,12 @@ pub struct Similarity {
     pub representative: Vec<PageId>,
     /// Chunk hashes set aside as site chrome or overly common, sorted.
     pub boilerplate: Vec<u64>,
+    /// By page id: its language as the stage used it
+    /// ([`languages::effective`]); pages of two languages are never copies.
+    pub languages: Vec<Option<Language>>,
+    /// By page id: whether it is a stand-in ([`stand_ins`]): a trivial
+    /// cluster of its own, never a copy, never a search result.
+    pub stand_in: Vec<bool>,
     pub counts: SimilarityCounts,
 }
 
@@ -220,19 +247,33 @@ pub fn analyse(
     assert_eq!(table.pages.len(), fingerprints.len());
     let page_count = table.pages.len();
 
-    // Distinct texts ("documents"), numbered in order of their first page.
+    let compared: Vec<bool> = (0..page_count)
+        .map(|page| is_compared(table, &fingerprints, page))
+        .collect();
+    let stand_in = stand_ins::find(table, &fingerprints, config.stand_in_names);
+    let documents_of_a_folder: Vec<bool> = compared
+        .iter()
+        .zip(&stand_in)
+        .map(|(&compared, &stand_in)| compared && !stand_in)
+        .collect();
+    let languages = languages::effective(table, &documents_of_a_folder);
+
+    // Distinct texts ("documents") in one language, numbered in order of
+    // their first page: the same text in two editions of a manual (a
+    // command reference) is a page of each, not a copy.
     let mut document_of = vec![u32::MAX; page_count];
     let mut first_page: Vec<usize> = Vec::new();
     let mut hosts: Vec<Vec<HostId>> = Vec::new();
     let mut pages_of: Vec<u64> = Vec::new();
     {
-        let mut by_signature: HashMap<u128, u32> = HashMap::new();
+        let mut by_signature: HashMap<(u128, Option<Language>), u32> = HashMap::new();
         for page in 0..page_count {
-            if !is_compared(table, &fingerprints, page) {
+            if !compared[page] {
                 continue;
             }
             let signature = fingerprints[page].as_ref().map_or(0, |f| f.text_signature);
-            let document = *by_signature.entry(signature).or_insert_with(|| {
+            let key = (signature, languages[page]);
+            let document = *by_signature.entry(key).or_insert_with(|| {
                 first_page.push(page);
                 hosts.push(Vec::new());
                 pages_of.push(0);
@@ -259,14 +300,14 @@ pub fn analyse(
     let mut exact_links: Vec<(u32, u32)> = Vec::new();
     {
         let mut by_body = HashMap::new();
-        for (entry, &document) in table.pages.iter().zip(&document_of) {
+        for (page, (entry, &document)) in table.pages.iter().zip(&document_of).enumerate() {
             let Some(key) = entry.content_key else {
                 continue;
             };
             if document == u32::MAX {
                 continue;
             }
-            let first = *by_body.entry(key).or_insert(document);
+            let first = *by_body.entry((key, languages[page])).or_insert(document);
             if first != document {
                 exact_links.push((first, document));
             }
@@ -280,9 +321,19 @@ pub fn analyse(
             hosts: hosts[document].clone(),
         })
         .collect();
-    let chunk_result = chunks::similar_pairs(&chunk_documents, config);
-    let megashingle_pairs =
+    let mut chunk_result = chunks::similar_pairs(&chunk_documents, config);
+    let mut megashingle_pairs =
         megashingle_pairs(&(0..documents).map(fingerprint_of).collect::<Vec<_>>());
+    // Texts in two languages are never copies, whatever lines they share.
+    let language_of = |document: u32| languages[first_page[document as usize]];
+    let same_language =
+        |first: u32, second: u32| language::compatible(language_of(first), language_of(second));
+    let before = chunk_result.pairs.len() + megashingle_pairs.len();
+    chunk_result
+        .pairs
+        .retain(|&(first, second, _)| same_language(first, second));
+    megashingle_pairs.retain(|&(first, second)| same_language(first, second));
+    let cross_language_pairs = (before - chunk_result.pairs.len() - megashingle_pairs.len()) as u64;
 
     let clusters_by = |with_chunks: bool, with_minhash: bool| {
         let mut sets = UnionFind::new(documents);
@@ -315,17 +366,20 @@ pub fn analyse(
     // Trivial clusters of pages: documents' clusters split by path where one
     // host holds several pages of one (see [`paths`]), then every page not
     // compared on its own; numbered in order of their first page.
+    // Stand-ins are clusters of their own: one text answering many URLs
+    // is no copy of anything.
     let page_labels: Vec<u32> = document_of
         .iter()
-        .map(|&document| {
-            if document == u32::MAX {
+        .zip(&stand_in)
+        .map(|(&document, &stand_in)| {
+            if document == u32::MAX || stand_in {
                 u32::MAX
             } else {
                 trivial_of_document[document as usize]
             }
         })
         .collect();
-    let page_labels = paths::split_by_path(table, &page_labels, &stand_ins(table, &fingerprints));
+    let page_labels = paths::split_by_path(table, &page_labels);
     let mut trivial = Vec::with_capacity(page_count);
     {
         let mut number_of_label: HashMap<u32, u32> = HashMap::new();
@@ -414,6 +468,8 @@ pub fn analyse(
         boilerplate_chunks: chunk_result.boilerplate.len() as u64,
         chunk_pairs: chunk_result.pairs.len() as u64,
         megashingle_pairs: megashingle_pairs.len() as u64,
+        cross_language_pairs,
+        stand_in_pages: stand_in.iter().filter(|&&flag| flag).count() as u64,
     };
     let representative = document_of
         .iter()
@@ -432,35 +488,10 @@ pub fn analyse(
         trivial,
         representative,
         boilerplate: chunk_result.boilerplate,
+        languages,
+        stand_in,
         counts,
     }
-}
-
-/// A text found at this many URLs of one host or more is a stand-in: a
-/// soft 404 or a parked domain answering whatever it is asked, a "moved"
-/// page left at every old URL. A manual publishes one text under two or
-/// three names at most (a folder and its index page, a symbolic link, a
-/// re-exported item); a host answering missing URLs does so for dozens.
-pub const STAND_IN_NAMES: usize = 10;
-
-/// By page: whether it is a stand-in (see [`STAND_IN_NAMES`]): a compared
-/// page whose text the same host serves under that many URLs.
-pub fn stand_ins(table: &PageTable, fingerprints: &[Option<Fingerprint>]) -> Vec<bool> {
-    let mut names: HashMap<(HostId, u128), usize> = HashMap::new();
-    let key = |page: usize| {
-        is_compared(table, fingerprints, page).then(|| {
-            let text = fingerprints[page].as_ref().map_or(0, |f| f.text_signature);
-            (table.pages[page].host, text)
-        })
-    };
-    for page in 0..table.pages.len() {
-        if let Some(key) = key(page) {
-            *names.entry(key).or_default() += 1;
-        }
-    }
-    (0..table.pages.len())
-        .map(|page| key(page).is_some_and(|key| names[&key] >= STAND_IN_NAMES))
-        .collect()
 }
 
 /// Pairs of documents sharing a megashingle (fetterly-2004 §2): for each of
@@ -657,6 +688,8 @@ impl Similarity {
         if self.fingerprints.len() != pages
             || self.trivial.len() != pages
             || self.representative.len() != pages
+            || self.languages.len() != pages
+            || self.stand_in.len() != pages
         {
             return Some(format!(
                 "similarity of {} pages does not match the page table's {pages}",
@@ -666,9 +699,14 @@ impl Similarity {
         None
     }
 
-    /// By page: whether it is a stand-in (see [`STAND_IN_NAMES`]).
-    pub fn stand_ins(&self, table: &PageTable) -> Vec<bool> {
-        stand_ins(table, &self.fingerprints)
+    /// By page: whether it is a stand-in ([`stand_ins`]).
+    pub fn stand_ins(&self) -> &[bool] {
+        &self.stand_in
+    }
+
+    /// Whether a page is a stand-in ([`stand_ins`]).
+    pub fn is_stand_in(&self, page: PageId) -> bool {
+        self.stand_in.get(page.0 as usize).copied().unwrap_or(false)
     }
 
     /// Number of trivial clusters (ids run from 0 to this, exclusive).

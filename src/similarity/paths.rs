@@ -18,10 +18,9 @@
 //! match no group, or two equally, stay together in one group of their own.
 //!
 //! A split is made only when it is corroborated: at least two of the groups
-//! find members on other hosts. A cluster holding stand-ins (one text
-//! answering many URLs of a host: a soft 404, a parked domain, see
-//! [`super::STAND_IN_NAMES`]) is left as it is: those URLs are names of one
-//! page, not pages.
+//! find members on other hosts. Stand-ins (one text answering many URLs of
+//! a host: a soft 404, a parked domain, see [`super::stand_ins`]) are in no
+//! cluster by then: those URLs are names of no page.
 
 use std::collections::HashMap;
 
@@ -31,15 +30,11 @@ use crate::pages::{common_suffix, page_arcs, url_path, HostId, PageTable};
 /// no cluster) that hold several pages of one host at different paths.
 /// Returns the new labels: kept clusters keep their label, split ones take
 /// new labels above every label in use.
-pub(super) fn split_by_path(table: &PageTable, labels: &[u32], stand_ins: &[bool]) -> Vec<u32> {
+pub(super) fn split_by_path(table: &PageTable, labels: &[u32]) -> Vec<u32> {
     let mut members: HashMap<u32, Vec<usize>> = HashMap::new();
-    let mut with_stand_ins: std::collections::HashSet<u32> = std::collections::HashSet::new();
     for (page, &label) in labels.iter().enumerate() {
         if label != u32::MAX {
             members.entry(label).or_default().push(page);
-            if stand_ins[page] {
-                with_stand_ins.insert(label);
-            }
         }
     }
     let mut next = labels
@@ -50,7 +45,7 @@ pub(super) fn split_by_path(table: &PageTable, labels: &[u32], stand_ins: &[bool
     let mut result = labels.to_vec();
     let mut clusters: Vec<(u32, Vec<usize>)> = members
         .into_iter()
-        .filter(|(label, pages)| pages.len() >= 3 && !with_stand_ins.contains(label))
+        .filter(|(_, pages)| pages.len() >= 3)
         .collect();
     clusters.sort_unstable_by_key(|(label, _)| *label);
     for (_, pages) in clusters {
