@@ -90,6 +90,7 @@ impl Config {
             .ingest
             .problem()
             .or_else(|| config.similarity.problem())
+            .or_else(|| config.collections.lineage.problem())
             .or_else(|| config.mirrors.problem())
             .or_else(|| config.index.problem())
             .or_else(|| config.search.problem())

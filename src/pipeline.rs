@@ -527,10 +527,10 @@ fn analyse_and_write(
             .map_err(|error| PipelineError::Analysis(format!("the grown clusters: {error}")))?,
     };
     stages.run("cluster ids", || match previous_collections(data) {
-        Ok(Some((previous_table, previous))) => collections::lineage::renumber(
+        Ok(Some((previous_table, previous))) => collections::continuity::renumber(
             &mut collections,
             &previous,
-            collections::lineage::by_url(&previous_table, &previous, table),
+            collections::continuity::by_url(&previous_table, &previous, table),
         ),
         Ok(None) => {}
         Err(error) => tracing::warn!(

@@ -271,6 +271,16 @@ impl fmt::Display for Stats {
             collections.pages_in_collections,
             collections.pages_in_large_collections
         )?;
+        let lineage = &collections.lineage;
+        writeln!(
+            formatter,
+            "manuals                {} in all their versions ({} naming two versions or more; {} clusters joined as parts, {} as versions; {} pages only one copy has)",
+            lineage.lineages,
+            lineage.with_versions,
+            lineage.parts,
+            lineage.versions_joined,
+            lineage.pages_added
+        )?;
         writeln!(
             formatter,
             "cluster growing        {} LinkSummary rows with a = s, {} merge edges (a = s = d = b), {} extended (a = s > d = b), {} virtual links, {} second names",

@@ -45,7 +45,10 @@
 //!    crawl: a page of one version only, a page nothing links to, a page the
 //!    other copies' crawls missed) joins the copy of a manual on its host
 //!    whose folder holds it, when its own folder already holds pages of that
-//!    copy. A second name of a page never joins.
+//!    copy, and when such pages are the exceptions in that copy (no more of
+//!    them than it holds already: two sibling manuals that share a licence
+//!    and an install page are not each other's copies). A second name of a
+//!    page never joins.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
@@ -471,7 +474,8 @@ fn root_by_suffix(
 }
 
 /// Adds to each copy of a cluster spanning two hosts or more the pages no
-/// cluster holds that lie in its tree (step 3 of the module's description).
+/// cluster holds that lie in its tree, when they are the exceptions there
+/// (step 3 of the module's description).
 /// `placed[page]` says whether a page is in a cluster already; `names` are
 /// pages that are second names of another page, which never join.
 pub fn complete(
@@ -516,7 +520,7 @@ pub fn complete(
             });
         }
     }
-    let mut added = 0;
+    let mut candidates: HashMap<(usize, usize), Vec<PageId>> = HashMap::new();
     for (index, &is_placed) in placed.iter().enumerate() {
         let page = PageId(index as u32);
         if is_placed
@@ -535,8 +539,25 @@ pub fn complete(
             .filter(|tree| path.starts_with(&tree.folder))
             .max_by_key(|tree| tree.folder.len());
         if let Some(tree) = tree.filter(|tree| tree.folders.contains(path_folder(path))) {
-            grown[tree.cluster].collections[tree.collection].push(page);
-            added += 1;
+            candidates
+                .entry((tree.cluster, tree.collection))
+                .or_default()
+                .push(page);
+        }
+    }
+    // A copy takes the pages of its tree that are the exceptions, no more
+    // of them than it holds: the pages of one version, the pages the other
+    // crawls missed. A few pages two manuals share (a licence, an install
+    // page of sibling projects) do not make the rest of either's folder
+    // theirs.
+    let mut added = 0;
+    let mut candidates: Vec<((usize, usize), Vec<PageId>)> = candidates.into_iter().collect();
+    candidates.sort_unstable();
+    for ((cluster, collection), pages) in candidates {
+        let copy = &mut grown[cluster].collections[collection];
+        if pages.len() <= copy.len() {
+            added += pages.len() as u64;
+            copy.extend(pages);
         }
     }
     added

@@ -23,6 +23,7 @@
 //! are; only clusters of two collections or more are reported. Every page is
 //! in at most one collection.
 
+pub mod continuity;
 pub mod graph;
 pub mod grow;
 pub mod lineage;
@@ -45,6 +46,7 @@ use crate::pages::{folder_prefix, parse_decimal_id, HostId, NotAnId, PageId, Pag
 use crate::similarity::{is_compared, Similarity};
 pub use graph::WebGraph;
 pub use grow::{GrowOptions, Grown, Growth, GrowthCounts, Members};
+pub use lineage::{Lineage, LineageConfig, LineageCopy, LineageId, LineagePlace, Lineages};
 pub use summary::{link_summary, LinkSummaryRow, VirtualLinks, NO_CLUSTER};
 
 /// Settings of the collections stage.
@@ -69,6 +71,9 @@ pub struct CollectionsConfig {
     /// in hundreds of clusters (sub-folders, pages that differ between
     /// versions, pages nothing links to). Off gives the clusters as grown.
     pub folders: bool,
+    /// Versions, parts and pages of one manual gathered into its lineage
+    /// ([`lineage`]), which search shows once.
+    pub lineage: LineageConfig,
 }
 
 impl Default for CollectionsConfig {
@@ -78,12 +83,13 @@ impl Default for CollectionsConfig {
             single_site: true,
             small_size: 10,
             folders: true,
+            lineage: LineageConfig::default(),
         }
     }
 }
 
 /// A similar cluster's number: kept from one generation to the next while
-/// the cluster continues (see [`lineage`]), never reused for another.
+/// the cluster continues (see [`continuity`]), never reused for another.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct ClusterId(pub u32);
 
@@ -214,6 +220,9 @@ pub struct CollectionCounts {
     /// Pages that joined a copy of a manual as pages of its tree.
     #[serde(default)]
     pub completed_pages: u64,
+    /// Manuals in all their versions ([`lineage`]).
+    #[serde(default)]
+    pub lineage: lineage::LineageCounts,
 }
 
 /// The collections stage's output for a generation.
@@ -222,7 +231,7 @@ pub struct Collections {
     pub config: CollectionsConfig,
     /// Largest cardinality first, then largest size. Ids are positions in
     /// a data folder's first generation; later ones keep the ids of the
-    /// clusters they continue ([`lineage`]), so look clusters up by id with
+    /// clusters they continue ([`continuity`]), so look clusters up by id with
     /// [`Collections::cluster`].
     pub clusters: Vec<Cluster>,
     /// Positions in `clusters`, by cluster id.
@@ -235,10 +244,19 @@ pub struct Collections {
     pub collection_of: Vec<Option<CollectionId>>,
     /// By page id: links to it from pages on other hosts.
     pub inlinks_from_other_hosts: Vec<u32>,
+    /// Each manual in all its versions and copies.
+    pub lineages: Lineages,
     pub counts: CollectionCounts,
 }
 
 impl Collections {
+    /// Gathers the clusters into manuals in all their versions
+    /// ([`lineage`]), with the settings the clusters were found with.
+    fn find_lineages(&mut self, table: &PageTable, similarity: &Similarity) {
+        self.lineages = lineage::find(table, similarity, self, &self.config.lineage);
+        self.counts.lineage = self.lineages.counts.clone();
+    }
+
     pub fn cluster(&self, id: ClusterId) -> Option<&Cluster> {
         self.clusters.get(self.position(id)?)
     }
@@ -298,6 +316,22 @@ impl Collections {
                 "collections cover {} pages, the page table has {pages}",
                 self.collection_of.len()
             ));
+        }
+        if let Some(problem) = self.lineages.problem(pages) {
+            return Some(problem);
+        }
+        for copy in self
+            .lineages
+            .lineages
+            .iter()
+            .flat_map(|lineage| &lineage.copies)
+        {
+            if copy
+                .collection
+                .is_some_and(|id| self.collection(id).is_none())
+            {
+                return Some("a lineage names a collection there is not".into());
+            }
         }
         if self.by_id.len() != self.clusters.len()
             || self
@@ -362,7 +396,9 @@ pub fn analyse(
     config: &CollectionsConfig,
 ) -> Collections {
     let (graph, labels, trivial_clusters, facts) = prepare(table, similarity);
-    build(&graph, &labels, trivial_clusters, config, &facts)
+    let mut collections = build(&graph, &labels, trivial_clusters, config, &facts);
+    collections.find_lineages(table, similarity);
+    collections
 }
 
 /// Runs the stage with the similar clusters as grown elsewhere (the Spark
@@ -380,14 +416,16 @@ pub fn analyse_grown(
     let (graph, labels, trivial_clusters, facts) = prepare(table, similarity);
     let (growth_labels, _) = aliases(&graph, &labels);
     grow::check_grown(&growth.clusters, &growth_labels, trivial_clusters)?;
-    Ok(build_with(
+    let mut collections = build_with(
         &graph,
         &labels,
         trivial_clusters,
         config,
         &facts,
         Some(growth),
-    ))
+    );
+    collections.find_lineages(table, similarity);
+    Ok(collections)
 }
 
 /// The web graph, each page's trivial cluster as growth sees it, the number
@@ -713,6 +751,10 @@ fn build_with(
         inlinks_from_other_hosts: (0..labels.len())
             .map(|page| graph.inlinks_from_other_hosts(PageId(page as u32)))
             .collect(),
+        lineages: Lineages {
+            of_page: vec![None; labels.len()],
+            ..Lineages::default()
+        },
         counts,
     }
 }

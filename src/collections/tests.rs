@@ -825,7 +825,7 @@ fn clusters_keep_their_ids_across_generations_and_new_ones_get_unused_ids() {
         let index = earlier_web.names.iter().position(|n| n == name)?;
         earlier.cluster_of(PageId(index as u32))
     };
-    lineage::renumber(&mut later, &earlier, earlier_cluster);
+    continuity::renumber(&mut later, &earlier, earlier_cluster);
 
     assert_eq!(later.problem(later_web.names.len()), None);
     assert_eq!(
@@ -850,17 +850,17 @@ fn clusters_keep_their_ids_across_generations_and_new_ones_get_unused_ids() {
 #[test]
 fn a_cluster_split_in_two_continues_in_the_part_holding_more_pages() {
     let overlaps = [
-        lineage::Overlap {
+        continuity::Overlap {
             later: 0,
             earlier: ClusterId(4),
             shared: 2,
         },
-        lineage::Overlap {
+        continuity::Overlap {
             later: 1,
             earlier: ClusterId(4),
             shared: 5,
         },
-        lineage::Overlap {
+        continuity::Overlap {
             later: 1,
             earlier: ClusterId(2),
             shared: 1,
@@ -868,16 +868,16 @@ fn a_cluster_split_in_two_continues_in_the_part_holding_more_pages() {
     ];
     let pages = |id: ClusterId| if id == ClusterId(4) { 7 } else { 3 };
     assert_eq!(
-        lineage::continuations(&overlaps, 3, pages),
+        continuity::continuations(&overlaps, 3, pages),
         vec![None, Some(ClusterId(4)), None]
     );
     // Cluster 2 kept one of its three pages: a fragment, not a continuation.
-    let overlaps = [lineage::Overlap {
+    let overlaps = [continuity::Overlap {
         later: 0,
         earlier: ClusterId(2),
         shared: 1,
     }];
-    assert_eq!(lineage::continuations(&overlaps, 1, pages), vec![None]);
+    assert_eq!(continuity::continuations(&overlaps, 1, pages), vec![None]);
 }
 
 impl Web {

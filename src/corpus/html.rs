@@ -492,8 +492,11 @@ pub fn version_strings(text: &str) -> Vec<String> {
             }
             end += 1;
         }
+        // The number ends the word: no letter follows, nor a dot and a digit
+        // (a longer number, such as an address).
         let word_end = bytes.get(end).is_none_or(|&next| {
-            !is_word(next) && !(next == b'.' && bytes.get(end + 1).is_some_and(u8::is_ascii_digit))
+            let longer = next == b'.' && bytes.get(end + 1).is_some_and(u8::is_ascii_digit);
+            !is_word(next) && !longer
         });
         if well_formed && word_end && (2..=4).contains(&parts) {
             found.push(text[start..end].to_string());

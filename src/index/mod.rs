@@ -112,6 +112,8 @@ pub struct IndexCounts {
 struct PageFields {
     collection: u64,
     cluster: u64,
+    lineage: u64,
+    lineage_copy: u64,
     replication: u64,
     inlinks_from_other_hosts: u64,
 }
@@ -186,6 +188,8 @@ pub fn build(
                 page: PageId(index),
                 collection: fact.collection,
                 cluster: fact.cluster,
+                lineage: fact.lineage,
+                lineage_copy: fact.lineage_copy,
                 replication: fact.replication,
                 inlinks_from_other_hosts: fact.inlinks_from_other_hosts,
                 host_id: u64::from(page.host.0),
@@ -265,9 +269,12 @@ fn page_fields(
             let cluster = collections
                 .cluster_of(page)
                 .or_else(|| strays.get(trivial).copied().flatten());
+            let lineage = collections.lineages.of(page);
             PageFields {
                 collection: collection.map_or(NONE, |id| u64::from(id.0)),
                 cluster: cluster.map_or(NONE, |id| u64::from(id.0)),
+                lineage: lineage.map_or(NONE, |place| u64::from(place.lineage.0)),
+                lineage_copy: lineage.map_or(0, |place| u64::from(place.copy)),
                 replication: u64::from(copies[trivial]),
                 inlinks_from_other_hosts: u64::from(collections.inlinks_from_other_hosts[index]),
             }

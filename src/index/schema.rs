@@ -9,7 +9,7 @@ use super::tokenizer::TEXT_TOKENIZER;
 use crate::pages::PageId;
 
 /// Fields of the index.
-const FIELDS: usize = 11;
+const FIELDS: usize = 13;
 
 /// The value of `collection_id` and `cluster_id` for a page in none.
 pub const NONE: u64 = u64::MAX;
@@ -45,6 +45,11 @@ pub enum IndexField {
     Host,
     /// The host's id in the page table (fast: results crowd by host).
     HostId,
+    /// The manual the page is a page of, in any version, or [`NONE`] (fast,
+    /// indexed: results show a manual once).
+    LineageId,
+    /// Its copy's position in its manual's copies, 0 the principal (fast).
+    LineageCopy,
 }
 
 impl IndexField {
@@ -60,6 +65,8 @@ impl IndexField {
         IndexField::Url,
         IndexField::Host,
         IndexField::HostId,
+        IndexField::LineageId,
+        IndexField::LineageCopy,
     ];
 
     /// The field's name in the schema (and in queries: `title:apache`).
@@ -76,6 +83,8 @@ impl IndexField {
             IndexField::Url => "url",
             IndexField::Host => "host",
             IndexField::HostId => "host_id",
+            IndexField::LineageId => "lineage_id",
+            IndexField::LineageCopy => "lineage_copy",
         }
     }
 
@@ -98,6 +107,8 @@ pub struct PageDocument<'a> {
     pub replication: u64,
     pub inlinks_from_other_hosts: u64,
     pub host_id: u64,
+    pub lineage: u64,
+    pub lineage_copy: u64,
     pub title: &'a str,
     pub body: &'a str,
     pub chrome: &'a str,
@@ -138,6 +149,8 @@ impl Fields {
             document.add_text(self.get(IndexField::Chrome), values.chrome);
         }
         document.add_u64(self.get(IndexField::HostId), values.host_id);
+        document.add_u64(self.get(IndexField::LineageId), values.lineage);
+        document.add_u64(self.get(IndexField::LineageCopy), values.lineage_copy);
         document.add_text(self.get(IndexField::Url), values.url);
         document.add_text(self.get(IndexField::Host), values.host);
         document
@@ -158,12 +171,14 @@ pub fn build() -> (Schema, Fields) {
     for field in IndexField::ALL {
         let name = field.name();
         handles[field.position()] = match field {
-            IndexField::PageId | IndexField::CollectionId | IndexField::ClusterId => {
-                builder.add_u64_field(name, FAST | INDEXED)
-            }
-            IndexField::Replication | IndexField::InlinksFromOtherHosts | IndexField::HostId => {
-                builder.add_u64_field(name, FAST)
-            }
+            IndexField::PageId
+            | IndexField::CollectionId
+            | IndexField::ClusterId
+            | IndexField::LineageId => builder.add_u64_field(name, FAST | INDEXED),
+            IndexField::Replication
+            | IndexField::InlinksFromOtherHosts
+            | IndexField::HostId
+            | IndexField::LineageCopy => builder.add_u64_field(name, FAST),
             // Positions everywhere: phrase queries search every default field.
             IndexField::Title | IndexField::Body => {
                 builder.add_text_field(name, text(TEXT_TOKENIZER).set_stored())

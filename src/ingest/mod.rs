@@ -108,7 +108,7 @@ enum Processed {
     /// A page: whether its body was stored new, and the repair that let it
     /// be kept, if any.
     Capture(Box<Capture>, bool, Option<&'static str>),
-    Revisit(corpus::Revisit),
+    Revisit(Box<corpus::Revisit>),
     Ignored(&'static str),
     Bad(&'static str),
 }
@@ -361,7 +361,7 @@ fn ingest_one_file(
                     }
                     result.captures.push(*capture);
                 }
-                Processed::Revisit(revisit) => result.revisits.push(revisit),
+                Processed::Revisit(revisit) => result.revisits.push(*revisit),
                 Processed::Ignored(reason) => {
                     *result.counts.ignored.entry(reason).or_default() += 1
                 }
@@ -394,7 +394,7 @@ fn process_record(
     add_time(&counters.decoding, decoding);
     let page = match outcome {
         RecordOutcome::Page(page) => page,
-        RecordOutcome::Revisit(revisit) => return Ok(Processed::Revisit(revisit)),
+        RecordOutcome::Revisit(revisit) => return Ok(Processed::Revisit(Box::new(revisit))),
         RecordOutcome::Ignored(reason) => return Ok(Processed::Ignored(reason)),
         RecordOutcome::Bad { reason, detail } => {
             tracing::warn!(

@@ -29,7 +29,7 @@
 //! clusters need not add up to `clusters_a`.)
 //!
 //! **Collections**: the similar clusters of collections are matched as
-//! `index` matches them to keep their ids ([`crate::collections::lineage`]);
+//! `index` matches them to keep their ids ([`crate::collections::continuity`]);
 //! a copy is its host and folder. **Mirrors**: host pairs classified at
 //! levels 1 to 5.
 
@@ -38,7 +38,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::collections::{lineage, ClusterId, ClusterKind, Collections};
+use crate::collections::{continuity, ClusterId, ClusterKind, Collections};
 use crate::generation::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
 use crate::pages::PageTable;
@@ -473,7 +473,7 @@ fn cluster_events(
 }
 
 /// Each similar cluster of B with the cluster of A it continues (matched by
-/// URL, [`lineage`]), then A's clusters that none continues.
+/// URL, [`continuity`]), then A's clusters that none continues.
 pub(super) struct ClusterPairs {
     /// (A's cluster, B's cluster): `(None, Some)` born, `(Some, None)` gone.
     pub pairs: Vec<(Option<ClusterId>, Option<ClusterId>)>,
@@ -483,11 +483,11 @@ pub(super) struct ClusterPairs {
 
 impl ClusterPairs {
     fn between(a: &Side, b: &Side) -> ClusterPairs {
-        let overlaps = lineage::overlaps(
+        let overlaps = continuity::overlaps(
             &b.collections,
-            lineage::by_url(&a.table, &a.collections, &b.table),
+            continuity::by_url(&a.table, &a.collections, &b.table),
         );
-        let continues = lineage::continuations(&overlaps, b.collections.clusters.len(), |id| {
+        let continues = continuity::continuations(&overlaps, b.collections.clusters.len(), |id| {
             a.collections.cluster_pages(id)
         });
         let mut pairs = Vec::new();

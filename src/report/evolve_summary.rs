@@ -3,7 +3,7 @@
 //!
 //! Each copy of a manual in B is matched with the copy on the same host in
 //! the cluster of A it continues (the clusters are matched as `index`
-//! matches them, [`crate::collections::lineage`]), and their pages by URL:
+//! matches them, [`crate::collections::continuity`]), and their pages by URL:
 //! - a copy's **version** is the set of other copies holding the same own
 //!   text (a mirror's banner aside) at nine in ten of the places both hold:
 //!   its peers. A copy whose bytes changed on a tenth of its pages or more

@@ -11,10 +11,35 @@ use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use rustc_hash::FxHashMap;
 
-use super::rollup::{Fold, Hit};
-use crate::collections::{ClusterId, CollectionId};
+use super::rollup::{EntryKey, Fold, Hit, Shown};
+use crate::collections::{ClusterId, CollectionId, LineageId, LineagePlace};
 use crate::index::{IndexField, NONE};
 use crate::pages::PageId;
+
+/// Which pages each entry is shown from: a cluster's principal collection,
+/// a manual's principal copy unless the query names another version.
+#[derive(Debug, Clone, Default)]
+pub struct Principals {
+    /// Each similar cluster's principal collection.
+    pub clusters: Arc<FxHashMap<ClusterId, CollectionId>>,
+    /// Manuals shown from another copy than their principal (the version a
+    /// query names).
+    pub copies: FxHashMap<LineageId, u16>,
+}
+
+impl Principals {
+    pub fn of(&self, key: EntryKey) -> Shown {
+        match key {
+            EntryKey::Cluster(cluster) => self
+                .clusters
+                .get(&cluster)
+                .map_or(Shown::Best, |&collection| Shown::Collection(collection)),
+            EntryKey::Lineage(lineage) => {
+                Shown::Copy(self.copies.get(&lineage).copied().unwrap_or(0))
+            }
+        }
+    }
+}
 
 /// `score x (1 + boost x ln(copies))`: one copy leaves the score as it is;
 /// each tenfold more copies adds `2.3 x boost` times the score.
@@ -40,6 +65,8 @@ struct Columns {
     page: Arc<dyn ColumnValues<u64>>,
     collection: Arc<dyn ColumnValues<u64>>,
     cluster: Arc<dyn ColumnValues<u64>>,
+    lineage: Arc<dyn ColumnValues<u64>>,
+    lineage_copy: Arc<dyn ColumnValues<u64>>,
     replication: Arc<dyn ColumnValues<u64>>,
     host: Arc<dyn ColumnValues<u64>>,
     boost: Option<f32>,
@@ -56,6 +83,8 @@ impl Columns {
             page: column(segment, IndexField::PageId, 0)?,
             collection: column(segment, IndexField::CollectionId, NONE)?,
             cluster: column(segment, IndexField::ClusterId, NONE)?,
+            lineage: column(segment, IndexField::LineageId, NONE)?,
+            lineage_copy: column(segment, IndexField::LineageCopy, 0)?,
             replication: column(segment, IndexField::Replication, 1)?,
             host: column(segment, IndexField::HostId, 0)?,
             boost,
@@ -73,6 +102,14 @@ impl Columns {
     #[inline]
     fn cluster(&self, doc: DocId) -> Option<ClusterId> {
         id(self.cluster.get_val(doc)).map(ClusterId)
+    }
+
+    #[inline]
+    fn lineage(&self, doc: DocId) -> Option<LineagePlace> {
+        id(self.lineage.get_val(doc)).map(|lineage| LineagePlace {
+            lineage: LineageId(lineage),
+            copy: self.lineage_copy.get_val(doc).min(u64::from(u16::MAX)) as u16,
+        })
     }
 
     #[inline]
@@ -97,6 +134,7 @@ impl Columns {
             page: self.page(doc),
             collection: self.collection(doc),
             cluster: self.cluster(doc),
+            lineage: self.lineage(doc),
             host: self.host(doc),
             doc: DocAddress::new(self.segment, doc),
         }
@@ -166,13 +204,13 @@ pub struct FoldCollector {
     pub wanted: usize,
     /// Collections in the generation.
     pub collections: usize,
-    /// Each similar cluster's principal collection.
-    pub principals: Arc<FxHashMap<ClusterId, CollectionId>>,
+    /// Which pages each entry is shown from.
+    pub principals: Arc<Principals>,
 }
 
 pub struct FoldSegmentCollector {
     columns: Columns,
-    principals: Arc<FxHashMap<ClusterId, CollectionId>>,
+    principals: Arc<Principals>,
     fold: Fold,
 }
 
@@ -211,29 +249,32 @@ impl Collector for FoldCollector {
 impl SegmentCollector for FoldSegmentCollector {
     type Fruit = Fold;
 
-    /// Reads the cluster of every hit, its collection when it has a
-    /// cluster (a page in no cluster is in no collection), and its page only
-    /// when the hit may become a group's best.
+    /// Reads the cluster and manual of every hit, its collection when it
+    /// has a cluster (a page in no cluster is in no collection), and its
+    /// page only when the hit may become a group's best.
     fn collect(&mut self, doc: DocId, score: Score) {
         let columns = &self.columns;
         let score = columns.score(doc, score);
         let cluster = columns.cluster(doc);
+        let lineage = columns.lineage(doc);
         let collection = cluster.and_then(|_| columns.collection(doc));
         let principals = &self.principals;
         self.fold.add_lazily(
             score,
-            cluster,
+            super::rollup::entry_key(lineage, cluster),
             collection,
+            lineage,
             || columns.host(doc),
             || Hit {
                 score,
                 page: columns.page(doc),
                 collection,
                 cluster,
+                lineage,
                 host: columns.host(doc),
                 doc: DocAddress::new(columns.segment, doc),
             },
-            |cluster| principals.get(&cluster).copied(),
+            |key| principals.of(key),
         );
     }
 

@@ -401,8 +401,9 @@ impl Engine {
         })
     }
 
-    /// More from a site: page `page` of the pages of `host` in no cluster
-    /// that match `query`, best first, the pages its entries show left out.
+    /// More from a site: page `page` of the pages of `host` in no cluster and
+    /// no manual that match `query`, best first, the pages its entries show
+    /// left out.
     pub fn site(
         &self,
         host: HostId,
@@ -424,7 +425,11 @@ impl Engine {
         let host_term = Term::from_field_text(self.index.fields().get(IndexField::Host), name);
         let rows = self.ranked_rows(
             query_text,
-            vec![host_term, self.id_term(IndexField::ClusterId, NONE)],
+            vec![
+                host_term,
+                self.id_term(IndexField::ClusterId, NONE),
+                self.id_term(IndexField::LineageId, NONE),
+            ],
             exclude,
             page,
         )?;

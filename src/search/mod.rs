@@ -28,7 +28,7 @@ use tantivy::query::Query;
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Score, Searcher, SegmentReader, TantivyDocument};
 
-use crate::collections::{ClusterId, CollectionId, Collections};
+use crate::collections::{ClusterId, CollectionId, Collections, LineageId};
 use crate::generation::{Analysis, DataDir, DataError, Manifest};
 use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, INDEX_DIR};
 use crate::mirrors::Mirrors;
@@ -390,6 +390,10 @@ impl Engine {
     ) -> Result<Found> {
         let boost = (request.rank == Rank::Replication).then_some(self.config.replication_boost);
         if request.rollup {
+            let principals = collector::Principals {
+                clusters: Arc::clone(&self.principals),
+                copies: self.versions_asked(&request.query),
+            };
             let folded = searcher
                 .search(
                     query,
@@ -397,7 +401,7 @@ impl Engine {
                         replication_boost: boost,
                         wanted: offset + GROUPS_PER_PAGE,
                         collections: self.collections.collections.len(),
-                        principals: Arc::clone(&self.principals),
+                        principals: Arc::new(principals),
                     },
                 )?
                 .finish();
@@ -410,6 +414,36 @@ impl Engine {
             .map(|((score, _), address)| (score, address))
             .collect();
         Ok(Found::Flat(count, hits))
+    }
+
+    /// The manuals a query names a version of, and the copy of that version
+    /// each is to be shown from (`flask 2.2` shows Flask 2.2, 2.2.2 or
+    /// 2.2.x, where a copy of it is in the crawl).
+    fn versions_asked(&self, query: &str) -> FxHashMap<LineageId, u16> {
+        let asked = crate::corpus::html::version_strings(query);
+        let mut copies = FxHashMap::default();
+        if asked.is_empty() {
+            return copies;
+        }
+        let parts = |version: &str| -> Vec<String> {
+            version
+                .trim_start_matches(['v', 'V'])
+                .split('.')
+                .map(str::to_string)
+                .collect()
+        };
+        for lineage in &self.collections.lineages.lineages {
+            let matching = lineage.copies.iter().position(|copy| {
+                copy.version.as_deref().is_some_and(|version| {
+                    let version = parts(version);
+                    asked.iter().any(|asked| version.starts_with(&parts(asked)))
+                })
+            });
+            if let Some(copy) = matching.filter(|&copy| copy > 0) {
+                copies.insert(lineage.id, copy.min(u16::MAX as usize) as u16);
+            }
+        }
+        copies
     }
 
     /// The scope a query is searched in, as [`Engine::search`] chooses it:

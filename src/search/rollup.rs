@@ -1,13 +1,15 @@
 //! Folding hits into groups (cho-2000 §5.2, Figure 14): the pages of one
 //! collection become one entry, the collections of one similar cluster become
-//! one entry shown from the principal copy, copies of a page that grew into no
-//! larger collection become one entry (their cluster is of kind `page`), and a
-//! page with no copies stays as it is.
+//! one entry shown from the principal copy, and a manual in all its versions
+//! (its lineage, [`crate::collections::lineage`]) becomes one entry shown
+//! from its newest original (or from the version the query names); copies of
+//! a page that grew into no larger collection become one entry (their
+//! cluster is of kind `page`), and a page with no copies stays as it is.
 //!
-//! Pages in no cluster crowd by host, as web search engines do: a host
-//! shows at most [`ENTRIES_PER_HOST`] of them as entries, and its other
-//! matching pages in no cluster fold under the last of those ("more from
-//! this site"), so one unreplicated manual cannot fill a results page.
+//! Pages in no cluster and no manual crowd by host, as web search engines
+//! do: a host shows at most [`ENTRIES_PER_HOST`] of them as entries, and its
+//! other matching pages in no cluster fold under the last of those ("more
+//! from this site"), so one unreplicated manual cannot fill a results page.
 //!
 //! Every matching document is folded, not just the first screenful, so the
 //! groups of every results page are complete and disjoint and their counts
@@ -22,7 +24,7 @@ use std::collections::hash_map::Entry;
 use rustc_hash::FxHashMap;
 use tantivy::DocAddress;
 
-use crate::collections::{ClusterId, CollectionId};
+use crate::collections::{ClusterId, CollectionId, LineageId, LineagePlace};
 use crate::pages::PageId;
 
 /// One matching document, with what the index says of it.
@@ -32,13 +34,66 @@ pub struct Hit {
     pub page: PageId,
     pub collection: Option<CollectionId>,
     pub cluster: Option<ClusterId>,
+    /// Its manual and copy there, when it is a page of a manual.
+    pub lineage: Option<LineagePlace>,
     /// The page's host id.
     pub host: u32,
     pub doc: DocAddress,
 }
 
-/// Entries one host's pages in no cluster may have.
-pub const ENTRIES_PER_HOST: usize = 2;
+impl Hit {
+    /// The entry it folds into, when it is not a page alone.
+    pub fn entry(&self) -> Option<EntryKey> {
+        entry_key(self.lineage, self.cluster)
+    }
+}
+
+/// What one entry gathers: a manual in all its versions, or the copies of
+/// one similar cluster outside every manual (copies of one page).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum EntryKey {
+    Lineage(LineageId),
+    Cluster(ClusterId),
+}
+
+/// The entry of a page in `lineage` and `cluster`.
+#[inline]
+pub fn entry_key(lineage: Option<LineagePlace>, cluster: Option<ClusterId>) -> Option<EntryKey> {
+    match (lineage, cluster) {
+        (Some(place), _) => Some(EntryKey::Lineage(place.lineage)),
+        (None, Some(cluster)) => Some(EntryKey::Cluster(cluster)),
+        (None, None) => None,
+    }
+}
+
+/// Which of an entry's pages it is shown from, when one of them matches.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shown {
+    /// A cluster's principal collection.
+    Collection(CollectionId),
+    /// A manual's copy (its principal, or the version a query names).
+    Copy(u16),
+    /// No preference: the best page.
+    Best,
+}
+
+impl Shown {
+    /// Whether a page of `collection`, at `place` in its manual, is one the
+    /// entry is shown from.
+    #[inline]
+    fn holds(self, collection: Option<CollectionId>, place: Option<LineagePlace>) -> bool {
+        match self {
+            Shown::Collection(principal) => collection == Some(principal),
+            Shown::Copy(copy) => place.is_some_and(|place| place.copy == copy),
+            Shown::Best => false,
+        }
+    }
+}
+
+/// Entries one host's pages in no cluster may have: one, as a manual's
+/// pages are one entry; its other pages fold under it ("more from this
+/// site"), as web search engines crowd a host.
+pub const ENTRIES_PER_HOST: usize = 1;
 
 impl Hit {
     /// Higher score first; among equal scores, the lower page id (URL order),
@@ -71,18 +126,18 @@ pub struct Group {
     pub site_shown: Vec<PageId>,
 }
 
-/// One similar cluster's hits so far.
+/// One entry's hits so far.
 #[derive(Debug, Clone, Copy)]
 struct Accumulator {
-    /// The cluster's principal collection.
-    principal: Option<CollectionId>,
+    /// The pages it is shown from.
+    principal: Shown,
     best: Hit,
     best_of_principal: Option<Hit>,
     hits: u32,
 }
 
 impl Accumulator {
-    fn new(hit: Hit, principal: Option<CollectionId>) -> Accumulator {
+    fn new(hit: Hit, principal: Shown) -> Accumulator {
         Accumulator {
             principal,
             best: hit,
@@ -96,7 +151,7 @@ impl Accumulator {
         if hit.beats(&self.best) {
             self.best = hit;
         }
-        if hit.collection.is_some() && hit.collection == self.principal {
+        if self.principal.holds(hit.collection, hit.lineage) {
             self.offer_principal(hit);
         }
     }
@@ -130,22 +185,22 @@ fn rank(first: &Hit, second: &Hit) -> std::cmp::Ordering {
 }
 
 /// Folds hits as they come (one fold per index segment, merged at the end)
-/// into exactly the groups [`Folded`] needs: every similar cluster's, and
-/// of the pages in no cluster, each its own group, only the best `wanted`.
-/// Every hit is counted, so the totals stay exact.
+/// into exactly the groups [`Folded`] needs: every manual's and similar
+/// cluster's, and of the pages in neither, each its own group, only the
+/// best `wanted`. Every hit is counted, so the totals stay exact.
 #[derive(Debug)]
 pub struct Fold {
     wanted: usize,
     hits: u64,
     /// Matching pages by collection id.
     per_collection: Vec<u32>,
-    /// Each cluster's accumulator, in order of first hit.
-    clusters: Vec<(ClusterId, Accumulator)>,
-    /// Where each cluster is in `clusters`.
-    cluster_slots: FxHashMap<ClusterId, u32>,
-    /// The cluster of the last clustered hit, and its slot: documents are in
+    /// Each entry's accumulator, in order of first hit.
+    clusters: Vec<(EntryKey, Accumulator)>,
+    /// Where each entry is in `clusters`.
+    cluster_slots: FxHashMap<EntryKey, u32>,
+    /// The entry of the last hit in one, and its slot: documents are in
     /// URL order, so the pages of one collection come one after another.
-    last: Option<(ClusterId, u32)>,
+    last: Option<(EntryKey, u32)>,
     /// Pages in no cluster, by host: each host's best ones.
     sites: Vec<Site>,
     /// Where each host is in `sites`.
@@ -237,33 +292,36 @@ impl Fold {
         }
     }
 
-    /// Adds one hit. `principal` gives a cluster's principal collection; it
-    /// is asked once per cluster.
-    pub fn add(&mut self, hit: Hit, principal: impl FnOnce(ClusterId) -> Option<CollectionId>) {
+    /// Adds one hit. `principal` gives the pages an entry is shown from; it
+    /// is asked once per entry.
+    pub fn add(&mut self, hit: Hit, principal: impl FnOnce(EntryKey) -> Shown) {
         self.add_lazily(
             hit.score,
-            hit.cluster,
+            hit.entry(),
             hit.collection,
+            hit.lineage,
             || hit.host,
             || hit,
             principal,
         );
     }
 
-    /// Adds one hit of which only the score, cluster and collection are
-    /// known yet; `host` gives its host (asked only for a hit in no
-    /// cluster), `hit` the rest, called only when the hit may be a group's
-    /// best (most hits score below their group's best, or below their host's
-    /// best pages in no cluster, and are only counted).
+    /// Adds one hit of which only the score, entry, collection and place in
+    /// its manual are known yet; `host` gives its host (asked only for a hit
+    /// in no entry), `hit` the rest, called only when the hit may be a
+    /// group's best (most hits score below their group's best, or below
+    /// their host's best pages in no cluster, and are only counted).
+    #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn add_lazily(
         &mut self,
         score: f32,
-        cluster: Option<ClusterId>,
+        entry: Option<EntryKey>,
         collection: Option<CollectionId>,
+        place: Option<LineagePlace>,
         host: impl FnOnce() -> u32,
         hit: impl FnOnce() -> Hit,
-        principal: impl FnOnce(ClusterId) -> Option<CollectionId>,
+        principal: impl FnOnce(EntryKey) -> Shown,
     ) {
         self.hits += 1;
         if let Some(count) =
@@ -272,22 +330,22 @@ impl Fold {
             *count += 1;
         }
         let not_below = |best: &Hit| score.total_cmp(&best.score).is_ge();
-        match cluster {
-            Some(cluster) => {
+        match entry {
+            Some(entry) => {
                 let slot = match self.last {
-                    Some((last, slot)) if last == cluster => Some(slot),
-                    _ => self.cluster_slots.get(&cluster).copied(),
+                    Some((last, slot)) if last == entry => Some(slot),
+                    _ => self.cluster_slots.get(&entry).copied(),
                 };
                 let Some(slot) = slot else {
                     let hit = hit();
-                    let slot = self.slot(cluster, || Accumulator::new(hit, principal(cluster)));
+                    let slot = self.slot(entry, || Accumulator::new(hit, principal(entry)));
                     self.clusters[slot as usize].1.add(hit);
-                    self.last = Some((cluster, slot));
+                    self.last = Some((entry, slot));
                     return;
                 };
-                self.last = Some((cluster, slot));
+                self.last = Some((entry, slot));
                 let accumulator = &mut self.clusters[slot as usize].1;
-                let of_principal = collection.is_some() && collection == accumulator.principal;
+                let of_principal = accumulator.principal.holds(collection, place);
                 if not_below(&accumulator.best)
                     || (of_principal
                         && accumulator
@@ -322,13 +380,13 @@ impl Fold {
         }
     }
 
-    /// The slot of `cluster`'s accumulator, made with `new` if it has none.
-    fn slot(&mut self, cluster: ClusterId, new: impl FnOnce() -> Accumulator) -> u32 {
-        match self.cluster_slots.entry(cluster) {
+    /// The slot of `key`'s accumulator, made with `new` if it has none.
+    fn slot(&mut self, key: EntryKey, new: impl FnOnce() -> Accumulator) -> u32 {
+        match self.cluster_slots.entry(key) {
             Entry::Occupied(entry) => *entry.get(),
             Entry::Vacant(entry) => {
                 let slot = self.clusters.len() as u32;
-                self.clusters.push((cluster, new()));
+                self.clusters.push((key, new()));
                 entry.insert(slot);
                 slot
             }
@@ -432,7 +490,7 @@ impl Fold {
 
 /// Folds `hits` (in any order) into all their groups, best first.
 #[cfg(test)]
-pub fn fold(hits: &[Hit], principal: impl Fn(ClusterId) -> Option<CollectionId>) -> Vec<Group> {
+pub fn fold(hits: &[Hit], principal: impl Fn(EntryKey) -> Shown) -> Vec<Group> {
     let collections = hits
         .iter()
         .filter_map(|hit| hit.collection)
@@ -456,8 +514,20 @@ mod tests {
             page: PageId(page),
             collection: collection.map(CollectionId),
             cluster: cluster.map(ClusterId),
+            lineage: None,
             host: page,
             doc: DocAddress::new(0, page),
+        }
+    }
+
+    /// An entry shown from the principal collection `principal` gives its
+    /// cluster.
+    fn by_cluster(
+        principal: impl Fn(ClusterId) -> Option<CollectionId>,
+    ) -> impl Fn(EntryKey) -> Shown {
+        move |key| match key {
+            EntryKey::Cluster(cluster) => principal(cluster).map_or(Shown::Best, Shown::Collection),
+            EntryKey::Lineage(_) => Shown::Copy(0),
         }
     }
 
@@ -478,9 +548,10 @@ mod tests {
             hit(8.0, 50, None, None),
             hit(5.0, 11, Some(1), Some(0)),
         ];
-        let groups = fold(&hits, |cluster| {
-            (cluster == ClusterId(0)).then_some(CollectionId(0))
-        });
+        let groups = fold(
+            &hits,
+            by_cluster(|cluster| (cluster == ClusterId(0)).then_some(CollectionId(0))),
+        );
         assert_eq!(groups.len(), 2);
         // The cluster ranks by its best hit, and shows the principal's best page.
         assert_eq!(groups[0].score, 9.0);
@@ -494,7 +565,7 @@ mod tests {
     #[test]
     fn without_a_matching_page_in_the_principal_copy_the_best_page_is_shown() {
         let hits = [hit(3.0, 7, Some(4), Some(2)), hit(4.0, 8, Some(5), Some(2))];
-        let groups = fold(&hits, |_| Some(CollectionId(3)));
+        let groups = fold(&hits, by_cluster(|_| Some(CollectionId(3))));
         assert_eq!(groups.len(), 1);
         assert_eq!(groups[0].shown.page, PageId(8));
         assert_eq!(groups[0].collection_hits, 1);
@@ -505,7 +576,7 @@ mod tests {
     fn a_stray_copy_folds_into_its_twins_cluster() {
         // Page 9 is outside every collection but carries its twins' cluster.
         let hits = [hit(2.0, 9, None, Some(1)), hit(1.0, 4, Some(6), Some(1))];
-        let groups = fold(&hits, |_| Some(CollectionId(6)));
+        let groups = fold(&hits, by_cluster(|_| Some(CollectionId(6))));
         assert_eq!(groups.len(), 1);
         assert_eq!(groups[0].shown.page, PageId(4));
         assert_eq!(groups[0].score, 2.0);
@@ -518,9 +589,9 @@ mod tests {
             hit(1.0, 2, None, None),
             hit(1.0, 9, None, None),
         ];
-        let forward = fold(&hits, |_| None);
+        let forward = fold(&hits, by_cluster(|_| None));
         hits.reverse();
-        let backward = fold(&hits, |_| None);
+        let backward = fold(&hits, by_cluster(|_| None));
         assert_eq!(forward, backward);
         let pages: Vec<u32> = forward.iter().map(|group| group.shown.page.0).collect();
         assert_eq!(pages, vec![2, 5, 9]);
@@ -529,7 +600,7 @@ mod tests {
     /// What the reference fold groups by.
     #[derive(PartialEq, Eq, Hash)]
     enum Key {
-        Cluster(ClusterId),
+        Entry(EntryKey),
         Page(PageId),
     }
 
@@ -543,10 +614,7 @@ mod tests {
     /// The fold as it was first written, kept as the reference the bounded
     /// fold is checked against: every hit into a map of groups, every group
     /// sorted.
-    fn reference_fold(
-        hits: &[Hit],
-        principal: impl Fn(ClusterId) -> Option<CollectionId>,
-    ) -> Vec<Group> {
+    fn reference_fold(hits: &[Hit], principal: impl Fn(EntryKey) -> Shown) -> Vec<Group> {
         use std::collections::HashMap;
         let mut per_collection: HashMap<CollectionId, u32> = HashMap::new();
         let mut groups: HashMap<Key, Sofar> = HashMap::new();
@@ -554,14 +622,13 @@ mod tests {
             if let Some(collection) = hit.collection {
                 *per_collection.entry(collection).or_default() += 1;
             }
-            let key = match hit.cluster {
-                Some(cluster) => Key::Cluster(cluster),
+            let key = match hit.entry() {
+                Some(entry) => Key::Entry(entry),
                 None => Key::Page(hit.page),
             };
-            let of_principal = match (hit.cluster, hit.collection) {
-                (Some(cluster), Some(collection)) => principal(cluster) == Some(collection),
-                _ => false,
-            };
+            let of_principal = hit
+                .entry()
+                .is_some_and(|entry| principal(entry).holds(hit.collection, hit.lineage));
             let sofar = groups.entry(key).or_insert(Sofar {
                 best: *hit,
                 best_of_principal: None,
@@ -630,7 +697,7 @@ mod tests {
         hits: &[Hit],
         segments: usize,
         wanted: usize,
-        principal: impl Fn(ClusterId) -> Option<CollectionId>,
+        principal: impl Fn(EntryKey) -> Shown,
     ) -> Folded {
         let mut folds: Vec<Fold> = (0..segments).map(|_| Fold::new(wanted, 64)).collect();
         for (index, &hit) in hits.iter().enumerate() {
@@ -659,13 +726,13 @@ mod tests {
                 )
             })
             .collect();
-        let principal = |cluster: ClusterId| Some(CollectionId(cluster.0 * 2 + 1));
-        let whole = reference_fold(&hits, principal);
-        // 134 pages in no cluster, 3 or 4 on each host: two entries a host.
-        assert_eq!(whole.len(), 40 * 2 + 11);
+        let principal = by_cluster(|cluster: ClusterId| Some(CollectionId(cluster.0 * 2 + 1)));
+        let whole = reference_fold(&hits, &principal);
+        // 134 pages in no cluster, 3 or 4 on each host: one entry a host.
+        assert_eq!(whole.len(), 40 * ENTRIES_PER_HOST + 11);
         for segments in [1, 3] {
             for wanted in [1, 10, 20, 150, 1000] {
-                let folded = fold_in_segments(&hits, segments, wanted, principal);
+                let folded = fold_in_segments(&hits, segments, wanted, &principal);
                 assert_eq!(folded.total_hits, 400);
                 assert_eq!(folded.total_groups, whole.len() as u64);
                 let expected = &whole[..wanted.min(whole.len())];
@@ -678,7 +745,7 @@ mod tests {
     }
 
     #[test]
-    fn a_host_shows_two_pages_in_no_cluster_and_folds_the_rest_under_the_second() {
+    fn a_host_shows_one_page_in_no_cluster_and_folds_the_rest_under_it() {
         let hits = [
             on(1, hit(9.0, 10, None, None)),
             on(1, hit(3.0, 11, None, None)),
@@ -688,21 +755,66 @@ mod tests {
             // A replicated page of host 1 is its cluster's entry, not crowded.
             on(1, hit(6.0, 14, Some(0), Some(0))),
         ];
-        let groups = fold(&hits, |_| Some(CollectionId(0)));
+        let principal = by_cluster(|_| Some(CollectionId(0)));
+        let groups = fold(&hits, &principal);
         let shown: Vec<(u32, u32, u32)> = groups
             .iter()
             .map(|group| (group.shown.page.0, group.hits, group.site_more))
             .collect();
         assert_eq!(
             shown,
-            vec![(10, 1, 0), (12, 3, 2), (20, 1, 0), (14, 1, 0)],
-            "the first two of host 1, then host 2, then the cluster"
+            vec![(10, 4, 3), (20, 1, 0), (14, 1, 0)],
+            "host 1 once with its three other pages, then host 2, then the cluster"
         );
-        assert_eq!(groups, reference_fold(&hits, |_| Some(CollectionId(0))));
+        assert_eq!(groups, reference_fold(&hits, &principal));
         for segments in [1, 2, 3] {
-            let folded = fold_in_segments(&hits, segments, 2, |_| Some(CollectionId(0)));
-            assert_eq!(folded.total_groups, 4);
+            let folded = fold_in_segments(&hits, segments, 2, &principal);
+            assert_eq!(folded.total_groups, 3);
             assert_eq!(folded.groups, &groups[..2]);
+        }
+    }
+
+    #[test]
+    fn a_manual_in_all_its_versions_is_one_entry_shown_from_the_copy_asked_for() {
+        // Lineage 4: copy 0 the newest original (cluster 1, collection 2),
+        // copy 1 an older version on a mirror (cluster 3), copy 2 an older
+        // version in no cluster; a page of cluster 5 outside the manual.
+        let of = |copy: u16| {
+            Some(LineagePlace {
+                lineage: LineageId(4),
+                copy,
+            })
+        };
+        let with = |hit: Hit, place| Hit {
+            lineage: place,
+            ..hit
+        };
+        let hits = [
+            with(hit(9.0, 30, Some(7), Some(3)), of(1)),
+            with(hit(8.0, 40, None, None), of(2)),
+            with(hit(6.0, 10, Some(2), Some(1)), of(0)),
+            with(hit(5.0, 11, Some(2), Some(1)), of(0)),
+            hit(7.0, 50, Some(9), Some(5)),
+        ];
+        let principal = |copy: u16| {
+            move |key: EntryKey| match key {
+                EntryKey::Lineage(_) => Shown::Copy(copy),
+                EntryKey::Cluster(_) => Shown::Collection(CollectionId(9)),
+            }
+        };
+        let groups = fold(&hits, principal(0));
+        assert_eq!(groups.len(), 2, "the manual once, the other cluster once");
+        assert_eq!(groups[0].score, 9.0, "ranked by its best page");
+        assert_eq!(groups[0].shown.page, PageId(10), "shown from the newest");
+        assert_eq!(groups[0].hits, 4);
+        assert_eq!(groups, reference_fold(&hits, principal(0)));
+        // A query naming the older version shows that one.
+        let asked = fold(&hits, principal(2));
+        assert_eq!(asked[0].shown.page, PageId(40));
+        for segments in [1, 2, 3] {
+            let folded = fold_in_segments(&hits, segments, 10, principal(1));
+            assert_eq!(folded.groups[0].shown.page, PageId(30));
+            assert_eq!(folded.total_groups, 2);
         }
     }
 
@@ -721,13 +833,13 @@ mod tests {
             hit(5.0, 15, None, None),
             hit(5.0, 12, None, None),
         ];
-        let principal = |_: ClusterId| Some(CollectionId(1));
-        let expected = reference_fold(&hits, principal);
+        let principal = by_cluster(|_: ClusterId| Some(CollectionId(1)));
+        let expected = reference_fold(&hits, &principal);
         assert_eq!(expected[0].shown.page, PageId(10));
         assert_eq!(expected[1].shown.page, PageId(12));
         for segments in [1, 2, 3] {
             for wanted in [1, 2, 3, 10] {
-                let folded = fold_in_segments(&hits, segments, wanted, principal);
+                let folded = fold_in_segments(&hits, segments, wanted, &principal);
                 assert_eq!(folded.groups, &expected[..wanted.min(expected.len())]);
                 assert_eq!(folded.total_groups, 3);
             }
@@ -735,7 +847,7 @@ mod tests {
         // Reversed, the earlier hits come later.
         let mut reversed = hits;
         reversed.reverse();
-        assert_eq!(fold(&reversed, principal), expected);
+        assert_eq!(fold(&reversed, &principal), expected);
     }
 
     #[test]
@@ -747,7 +859,10 @@ mod tests {
                 hit((page % 13) as f32, page, collection, cluster)
             })
             .collect();
-        let groups = fold(&hits, |cluster| Some(CollectionId(cluster.0 * 2)));
+        let groups = fold(
+            &hits,
+            by_cluster(|cluster| Some(CollectionId(cluster.0 * 2))),
+        );
         let total: u32 = groups.iter().map(|group| group.hits).sum();
         assert_eq!(total as usize, hits.len());
         let mut clusters: Vec<u32> = groups

@@ -413,11 +413,16 @@ pub(super) fn hit_at(searcher: &Searcher, address: DocAddress, score: Score) -> 
             .first(address.doc_id)
             .filter(|&value| value != NONE))
     };
+    let copy = value(IndexField::LineageCopy)?.unwrap_or_default();
     Ok(Hit {
         score,
         page: PageId(value(IndexField::PageId)?.unwrap_or_default() as u32),
         collection: value(IndexField::CollectionId)?.map(|id| CollectionId(id as u32)),
         cluster: value(IndexField::ClusterId)?.map(|id| ClusterId(id as u32)),
+        lineage: value(IndexField::LineageId)?.map(|id| crate::collections::LineagePlace {
+            lineage: crate::collections::LineageId(id as u32),
+            copy: copy.min(u64::from(u16::MAX)) as u16,
+        }),
         host: value(IndexField::HostId)?.unwrap_or_default() as u32,
         doc: address,
     })

@@ -18,6 +18,9 @@ use std::collections::HashMap;
 use crate::language::Language;
 use crate::pages::{path_folder, url_path, HostId, PageTable};
 
+/// A folder's compared pages, and how many of them have each language.
+type FolderLanguages = (usize, HashMap<Language, usize>);
+
 /// By page: its language, or the one most pages of its folder have.
 /// `compared` says which pages take part (only their languages count).
 pub fn effective(table: &PageTable, compared: &[bool]) -> Vec<Option<Language>> {
@@ -25,12 +28,13 @@ pub fn effective(table: &PageTable, compared: &[bool]) -> Vec<Option<Language>> 
         let entry = &table.pages[page];
         url_path(&entry.url).map(|path| (entry.host, path_folder(path)))
     };
-    // (host, folder) -> (pages with a language, counts by language).
-    let mut folders: HashMap<(HostId, &str), (usize, HashMap<Language, usize>)> = HashMap::new();
-    for page in 0..table.pages.len() {
-        if !compared[page] {
-            continue;
-        }
+    // (host, folder) -> (pages, counts by language).
+    let mut folders: HashMap<(HostId, &str), FolderLanguages> = HashMap::new();
+    for (page, _) in compared
+        .iter()
+        .enumerate()
+        .filter(|(_, &compared)| compared)
+    {
         let Some(folder) = folder_of(page) else {
             continue;
         };

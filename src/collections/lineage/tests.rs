@@ -1,0 +1,339 @@
+//! Small synthetic webs, one per mechanism of the lineage pass.
+
+use super::*;
+use crate::collections::{analyse, CollectionsConfig};
+use crate::ingest::Capture;
+use crate::language::{Language, PageLanguage};
+use crate::similarity::SimilarityConfig;
+use crate::test_support::{capture, run};
+
+/// Topics of a small manual: a front page and `pages` reference pages.
+fn topics(pages: usize) -> Vec<String> {
+    let mut topics = vec!["index.html".to_string()];
+    topics.extend((0..pages).map(|n| format!("ref/topic{n}.html")));
+    topics
+}
+
+/// The text of a topic in a release: twelve lines of its own, of which the
+/// release rewrote a third (`edit` 0, 1 or 2 picks which third; `None`: the
+/// original text), after a navigation bar.
+fn release_text(manual: &str, topic: &str, edit: Option<usize>, language: &str) -> String {
+    let mut lines: Vec<String> = (0..6)
+        .map(|n| format!("{manual} navigation entry {n}"))
+        .collect();
+    for n in 0..12 {
+        let rewritten = edit.is_some_and(|third| n % 3 == third);
+        lines.push(if rewritten {
+            format!("{language} {manual} {topic} was rewritten at point {n} for this release only")
+        } else {
+            format!("{language} {manual} {topic} explains point {n} in its own plain words here")
+        });
+    }
+    lines.join("\n")
+}
+
+/// One host serving a release of a manual under `prefix`, every page
+/// linking to the front page and the front page to every page.
+fn release(
+    host: &str,
+    prefix: &str,
+    manual: &str,
+    version: &str,
+    edit: Option<usize>,
+    topics: &[String],
+) -> Vec<Capture> {
+    release_in("English", host, prefix, manual, version, edit, topics)
+}
+
+/// [`release`], written in `language`.
+fn release_in(
+    language: &str,
+    host: &str,
+    prefix: &str,
+    manual: &str,
+    version: &str,
+    edit: Option<usize>,
+    topics: &[String],
+) -> Vec<Capture> {
+    let url = |topic: &str| format!("http://{host}{prefix}{topic}");
+    topics
+        .iter()
+        .map(|topic| {
+            let mut page = capture(&url(topic), &release_text(manual, topic, edit, language));
+            page.title = format!("{topic} ({manual} {version} documentation)");
+            page.versions = vec![version.to_string()];
+            page.links = if topic == "index.html" {
+                topics.iter().skip(1).map(|t| url(t)).collect()
+            } else {
+                vec![url("index.html")]
+            };
+            page
+        })
+        .collect()
+}
+
+fn lineages_of(web: &[Capture]) -> (crate::pages::PageTable, Collections) {
+    let (table, similarity) = run(web, &SimilarityConfig::default());
+    let collections = analyse(&table, &similarity, &CollectionsConfig::default());
+    assert_eq!(collections.problem(table.pages.len()), None);
+    (table, collections)
+}
+
+/// Copies as (host, version).
+type Copies = Vec<(String, Option<String>)>;
+
+/// The lineage of a URL, and its copies.
+fn lineage_at(
+    table: &crate::pages::PageTable,
+    collections: &Collections,
+    url: &str,
+) -> Option<(LineageId, Copies)> {
+    let page = table.find_url(url)?;
+    let place = collections.lineages.of(page)?;
+    let lineage = collections.lineages.lineage(place.lineage)?;
+    Some((
+        place.lineage,
+        lineage
+            .copies
+            .iter()
+            .map(|copy| (table.host_name(copy.host).to_string(), copy.version.clone()))
+            .collect(),
+    ))
+}
+
+#[test]
+fn three_versions_on_three_hosts_are_one_manual_shown_from_the_newest() {
+    let topics = topics(12);
+    let mut web = release(
+        "docs.example.org",
+        "/manual/",
+        "Widget",
+        "4.2",
+        None,
+        &topics,
+    );
+    web.extend(release(
+        "mirror.example.net",
+        "/widget/",
+        "Widget",
+        "3.2",
+        Some(0),
+        &topics,
+    ));
+    web.extend(release(
+        "old.example.com",
+        "/pub/widget/",
+        "Widget",
+        "2.2",
+        Some(1),
+        &topics,
+    ));
+    let (table, collections) = lineages_of(&web);
+    // No two releases are copies of each other: no cluster at all.
+    assert!(collections.clusters.is_empty());
+    let (id, copies) = lineage_at(
+        &table,
+        &collections,
+        "http://old.example.com/pub/widget/ref/topic3.html",
+    )
+    .expect("a version in no cluster is in the lineage");
+    assert_eq!(
+        copies,
+        vec![
+            ("docs.example.org".to_string(), Some("4.2".to_string())),
+            ("mirror.example.net".to_string(), Some("3.2".to_string())),
+            ("old.example.com".to_string(), Some("2.2".to_string())),
+        ],
+        "the newest version first, then the older ones"
+    );
+    for url in [
+        "http://docs.example.org/manual/index.html",
+        "http://mirror.example.net/widget/ref/topic0.html",
+    ] {
+        assert_eq!(lineage_at(&table, &collections, url).map(|l| l.0), Some(id));
+    }
+    let lineage = collections.lineages.lineage(id).unwrap();
+    assert_eq!(lineage.versions(), vec!["4.2", "3.2", "2.2"]);
+    assert_eq!(collections.lineages.counts.with_versions, 1);
+}
+
+#[test]
+fn an_older_version_on_two_mirrors_does_not_hide_the_newer_original() {
+    // 3.2 is on two mirrors (a cluster of two copies), 4.2 only on the
+    // original: the original is still the one shown.
+    let topics = topics(12);
+    let mut web = release(
+        "docs.example.org",
+        "/manual/",
+        "Widget",
+        "4.2",
+        None,
+        &topics,
+    );
+    web.extend(release(
+        "a.mirror.net",
+        "/widget/",
+        "Widget",
+        "3.2",
+        Some(0),
+        &topics,
+    ));
+    web.extend(release(
+        "b.mirror.org",
+        "/widget/",
+        "Widget",
+        "3.2",
+        Some(0),
+        &topics,
+    ));
+    let (table, collections) = lineages_of(&web);
+    assert_eq!(collections.clusters.len(), 1, "the two 3.2 copies");
+    let (_, copies) = lineage_at(
+        &table,
+        &collections,
+        "http://a.mirror.net/widget/index.html",
+    )
+    .unwrap();
+    assert_eq!(
+        copies[0],
+        ("docs.example.org".to_string(), Some("4.2".to_string()))
+    );
+    assert_eq!(copies.len(), 3);
+}
+
+#[test]
+fn translations_under_the_same_paths_are_other_manuals() {
+    let topics = topics(12);
+    let mut web = Vec::new();
+    for (host, language, code) in [
+        ("en.example.org", "English", "eng"),
+        ("fr.example.org", "Francais", "fra"),
+        ("de.example.org", "Deutsch", "deu"),
+    ] {
+        for mut page in release_in(language, host, "/handbook/", "Widget", "4.2", None, &topics) {
+            page.language = PageLanguage::Declared(Language::from_code(code).unwrap());
+            web.push(page);
+        }
+    }
+    let (table, collections) = lineages_of(&web);
+    assert!(
+        collections.clusters.is_empty(),
+        "translations are no copies"
+    );
+    for host in ["en", "fr", "de"] {
+        assert_eq!(
+            lineage_at(
+                &table,
+                &collections,
+                &format!("http://{host}.example.org/handbook/index.html")
+            ),
+            None,
+            "{host}: a translation is no version of another"
+        );
+    }
+}
+
+#[test]
+fn sibling_manuals_sharing_a_licence_and_an_install_page_stay_apart() {
+    // Two projects of one organisation: the same licence and install pages
+    // (the project's name aside) at the same places, every other page their
+    // own: two of thirteen pages resemble, no majority.
+    let shared = ["licence.html", "install.html"];
+    let mut web = Vec::new();
+    for (host, manual) in [("alpha.example.org", "Alpha"), ("beta.example.org", "Beta")] {
+        let mut topics: Vec<String> = vec!["index.html".into()];
+        topics.extend((0..10).map(|n| format!("{}/part{n}.html", manual.to_lowercase())));
+        topics.extend(shared.iter().map(|page| page.to_string()));
+        for mut page in release(host, "/docs/", manual, "1.0", None, &topics) {
+            let name = page.info.url.rsplit('/').next().unwrap().to_string();
+            // Each project's pages in words of its own.
+            let own: Vec<String> = (0..12)
+                .map(|n| format!("{manual}{n} {name} {manual}word{n} {manual}idea {manual}end"))
+                .collect();
+            let url = page.info.url.clone();
+            page.fingerprint = capture(&url, &own.join("\n")).fingerprint;
+            page.content_key = capture(&url, &own.join("\n")).content_key;
+            if shared.contains(&name.as_str()) {
+                // The organisation's text, the project's name in it: pages
+                // that resemble, not copies.
+                let mut shared_page = capture(
+                    &page.info.url,
+                    &release_text(&format!("Organisation {manual}"), &name, None, "English"),
+                );
+                shared_page.title = name;
+                shared_page.links = page.links;
+                web.push(shared_page);
+            } else {
+                web.push(page);
+            }
+        }
+    }
+    let (table, collections) = lineages_of(&web);
+    let of = |url: &str| lineage_at(&table, &collections, url).map(|lineage| lineage.0);
+    assert!(collections.clusters.is_empty());
+    let alpha = of("http://alpha.example.org/docs/alpha/part3.html");
+    let beta = of("http://beta.example.org/docs/beta/part3.html");
+    assert!(alpha.is_none() && beta.is_none(), "{alpha:?} {beta:?}");
+}
+
+#[test]
+fn pages_only_one_copy_has_are_pages_of_its_manual() {
+    use crate::test_support::manuals::{serve, tree, HostCopy};
+    let manual = tree("Gizmo", &[("guide", 6), ("api", 6)]);
+    let mut web = serve(
+        &manual,
+        &HostCopy::whole("docs.example.org", "/gizmo/", "192.0.2.1"),
+    );
+    web.extend(serve(
+        &manual,
+        &HostCopy::whole("mirror.example.net", "/gizmo/", "192.0.2.2"),
+    ));
+    // A page of one version only, in a folder no other page of it is in,
+    // and a page of the host outside the manual.
+    web.push(capture(
+        "http://docs.example.org/gizmo/new/feature.html",
+        "A feature only this release documents, in words of its own",
+    ));
+    web.push(capture(
+        "http://docs.example.org/blog/post.html",
+        "A blog post about something else entirely, in words of its own",
+    ));
+    let (table, collections) = lineages_of(&web);
+    let (id, copies) = lineage_at(
+        &table,
+        &collections,
+        "http://docs.example.org/gizmo/index.html",
+    )
+    .unwrap();
+    assert_eq!(copies.len(), 2);
+    assert_eq!(
+        lineage_at(
+            &table,
+            &collections,
+            "http://docs.example.org/gizmo/new/feature.html"
+        )
+        .map(|l| l.0),
+        Some(id)
+    );
+    assert_eq!(
+        lineage_at(
+            &table,
+            &collections,
+            "http://docs.example.org/blog/post.html"
+        ),
+        None
+    );
+}
+
+#[test]
+fn versions_are_ordered_as_numbers() {
+    assert_eq!(compare_versions("10.1", "9.6"), Ordering::Greater);
+    assert_eq!(compare_versions("1.85.0", "1.63.0"), Ordering::Greater);
+    assert_eq!(compare_versions("3.1.x", "3.1.1"), Ordering::Less);
+    assert_eq!(compare_versions("v2.0", "2.0"), Ordering::Equal);
+    assert_eq!(compare_versions("2.4.71", "2.4"), Ordering::Greater);
+    assert_eq!(
+        title_key("CREATE TYPE (PostgreSQL 15.20)"),
+        title_key("create type (postgresql 13.23)")
+    );
+}
