@@ -210,6 +210,25 @@ impl Lineages {
         self.of(root).map(|place| place.lineage)
     }
 
+    /// Whether a cluster is a part of another cluster's manual (its copies
+    /// lie inside that cluster's copies): a sub-tree of a manual, not a
+    /// collection of its own.
+    pub fn is_part(&self, collections: &Collections, id: super::ClusterId) -> bool {
+        let Some(cluster) = collections.cluster(id) else {
+            return false;
+        };
+        let Some(lineage) = self
+            .of_collection(collections, cluster.principal())
+            .and_then(|lineage| self.lineage(lineage))
+        else {
+            return false;
+        };
+        !lineage.copies.iter().any(|copy| {
+            copy.collection
+                .is_some_and(|collection| cluster.collections.contains(&collection))
+        })
+    }
+
     /// Why these lineages cannot belong to a page table of `pages` pages.
     pub fn problem(&self, pages: usize) -> Option<String> {
         if self.of_page.len() != pages {
@@ -521,6 +540,7 @@ pub fn find(
                 pages_added += pages.len() as u64;
             }
         }
+        let mut copies = fold_nested(copies);
         order_copies(&mut copies);
         let id = LineageId(lineages.len() as u32);
         for (index, (_, pages, _)) in copies.iter().enumerate() {
@@ -551,6 +571,38 @@ pub fn find(
         of_page,
         counts,
     }
+}
+
+/// Copies inside another copy's folder on the same host (a part that grew
+/// apart, a sub-tree published twice) are pieces of that copy: folded into
+/// it, their pages with its.
+fn fold_nested(
+    copies: Vec<(LineageCopy, Vec<PageId>, bool)>,
+) -> Vec<(LineageCopy, Vec<PageId>, bool)> {
+    let mut copies = copies;
+    // Shallowest folder first on each host, so a copy finds the one it is in.
+    copies.sort_by(|(x, _, x_principal), (y, _, y_principal)| {
+        (x.host, x.prefix.len(), !x_principal, &x.prefix).cmp(&(
+            y.host,
+            y.prefix.len(),
+            !y_principal,
+            &y.prefix,
+        ))
+    });
+    let mut folded: Vec<(LineageCopy, Vec<PageId>, bool)> = Vec::with_capacity(copies.len());
+    for (copy, pages, principal) in copies {
+        match folded
+            .iter_mut()
+            .find(|(outer, _, _)| outer.host == copy.host && copy.prefix.starts_with(&outer.prefix))
+        {
+            Some((_, outer_pages, outer_principal)) => {
+                outer_pages.extend(pages);
+                *outer_principal |= principal;
+            }
+            None => folded.push((copy, pages, principal)),
+        }
+    }
+    folded
 }
 
 /// The principal copy first: of the newest version named (all copies when
@@ -595,9 +647,30 @@ fn version_of(table: &PageTable, prefix: &str, pages: &[PageId]) -> Option<Strin
         }
     }
     let (version, count) = counts
-        .into_iter()
+        .iter()
+        .map(|(&version, &count)| (version, count))
         .max_by(|(x, x_count), (y, y_count)| x_count.cmp(y_count).then(y.cmp(x)))?;
-    (count * 3 >= pages.len()).then(|| version.to_string())
+    if count * 3 < pages.len() {
+        return None;
+    }
+    // The most precise of the versions that name the same release: the
+    // manual's name says `10.1` on every page, its titles `10.1.60`.
+    let parts = |text: &str| text.split('.').count();
+    let precise = counts
+        .iter()
+        .filter(|(other, &other_count)| {
+            other.starts_with(version)
+                && other.as_bytes().get(version.len()) == Some(&b'.')
+                && other_count * 2 >= count
+        })
+        .max_by(|(x, x_count), (y, y_count)| {
+            parts(x)
+                .cmp(&parts(y))
+                .then(x_count.cmp(y_count))
+                .then(y.cmp(x))
+        })
+        .map_or(version, |(other, _)| *other);
+    Some(precise.to_string())
 }
 
 /// Rule 4: units most of whose pages have a version at the same place in

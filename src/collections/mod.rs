@@ -28,6 +28,7 @@ pub mod graph;
 pub mod grow;
 pub mod lineage;
 pub mod manuals;
+mod one_host;
 mod principal;
 pub mod summary;
 
@@ -220,6 +221,10 @@ pub struct CollectionCounts {
     /// Pages that joined a copy of a manual as pages of its tree.
     #[serde(default)]
     pub completed_pages: u64,
+    /// Clusters of one host whose collections are parts of one manual,
+    /// dissolved ([`one_host`]).
+    #[serde(default)]
+    pub one_host_parts: u64,
     /// Manuals in all their versions ([`lineage`]).
     #[serde(default)]
     pub lineage: lineage::LineageCounts,
@@ -600,6 +605,10 @@ fn build_with(
         lap("copies completed");
     }
     drop(place);
+    // No replica on one host from inside one manual.
+    let before = grown.len();
+    grown.retain(|cluster| !one_host::parts_of_one_manual(cluster, graph, urls));
+    let one_host_parts = (before - grown.len()) as u64;
 
     // Each candidate cluster: its collections sorted, principal first.
     struct Draft {
@@ -696,6 +705,7 @@ fn build_with(
         extended_merge_edges: growth.extended_merge_edges,
         clusters_grown,
         completed_pages,
+        one_host_parts,
         ..CollectionCounts::default()
     };
     for (index, draft) in drafts.into_iter().enumerate() {

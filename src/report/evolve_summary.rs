@@ -13,9 +13,16 @@
 //!   chrome depends on the crawl); pages across crawls by their bytes;
 //! - a copy whose pages changed otherwise was **resynchronised** (it took
 //!   the original's changes, or rewrote its banner's date); the principal
-//!   copy's changes are the original's **pages changed**;
-//! - a copy that held the original's text at places where the original
-//!   changed since, and has not changed there, is **behind**;
+//!   copy's changes are the original's **pages changed**; a copy that moved
+//!   to another version was resynchronised too, and both are said;
+//! - a copy on the original's own server or site (its address, or its
+//!   domain under another name: an alias, a second server) **changed with**
+//!   the original: it is the original under another name, not a mirror that
+//!   copied it again;
+//! - a copy of the original's version (the same own text at nine in ten of
+//!   the places both hold) that holds the original's old text at places
+//!   where the original changed since is **behind**; a copy of an older
+//!   version is another version, never behind;
 //! - hosts and copies found on one side only **appeared** or
 //!   **disappeared**; mirrored host pairs whose level of content changed
 //!   (1, 2, 3 or 5; level 4 comes and goes with the pages each crawl
@@ -47,6 +54,7 @@ pub enum HostChangeKind {
     Resynchronised,
     PagesChanged,
     Behind,
+    ChangedWith,
     LevelChanged,
     Unchanged,
 }
@@ -62,6 +70,7 @@ impl HostChangeKind {
             HostChangeKind::Resynchronised => "resynchronised",
             HostChangeKind::PagesChanged => "pages changed",
             HostChangeKind::Behind => "behind",
+            HostChangeKind::ChangedWith => "changed with",
             HostChangeKind::LevelChanged => "level changed",
             HostChangeKind::Unchanged => "unchanged",
         }
@@ -178,6 +187,33 @@ fn views<'s>(side: &'s Side, own: &'s [u64], id: ClusterId) -> Vec<CopyView<'s>>
         .collect()
 }
 
+/// Whether a copy is the original under another name: on its address, or
+/// on its site (the same domain once a first label such as `www` or `www2`
+/// is set aside).
+fn same_site(copy: &CopyView, original: &CopyView) -> bool {
+    let address = |view: &CopyView| {
+        view.collection
+            .pages
+            .first()
+            .and_then(|&page| view.side.table.page(page))
+            .and_then(|page| page.ip.clone())
+    };
+    if address(copy).is_some() && address(copy) == address(original) {
+        return true;
+    }
+    let site = |host: &str| -> String {
+        let labels: Vec<&str> = host.split('.').collect();
+        // A first label is set aside only where two remain (`www.x.org`,
+        // not `x.org`).
+        if labels.len() > 2 {
+            labels[1..].join(".")
+        } else {
+            host.to_string()
+        }
+    };
+    site(copy.host()) == site(original.host())
+}
+
 /// The hosts of the copies agreeing with `copy` on nine in ten of the places
 /// both hold or more (its version's other holders: a copy a few changes
 /// behind stays one, another release of the manual does not).
@@ -206,6 +242,14 @@ pub(super) fn summarise(a: &Side, b: &Side, pairs: &ClusterPairs) -> Summary {
     let mut changes: Vec<HostChange> = Vec::new();
     let mut manuals: Vec<ManualChange> = Vec::new();
     for &(id_a, id_b) in &pairs.pairs {
+        // A part of a manual (a sub-tree that is a cluster of its own) comes
+        // and goes with the manual's copies: not a copy of its own.
+        let part = |side: &Side, id: Option<ClusterId>| {
+            id.is_some_and(|id| side.collections.lineages.is_part(&side.collections, id))
+        };
+        if part(a, id_a) || part(b, id_b) {
+            continue;
+        }
         let copies_a = id_a.map_or_else(Vec::new, |id| views(a, &own_a, id));
         let copies_b = id_b.map_or_else(Vec::new, |id| views(b, &own_b, id));
         if copies_a.len() < 2 && copies_b.len() < 2 {
@@ -257,10 +301,17 @@ pub(super) fn summarise(a: &Side, b: &Side, pairs: &ClusterPairs) -> Summary {
             original_a.map(CopyView::texts).unwrap_or_default(),
             original_b.map(CopyView::texts).unwrap_or_default(),
         );
-        // The original's places whose bytes changed.
+        // The original's places whose bytes changed, and its bodies in A.
         let original_changed: HashSet<String> = match (original_a, original_b) {
             (Some(before), Some(after)) => changed_places(before, after),
             _ => HashSet::new(),
+        };
+        let original_old_bodies: HashMap<String, u128> = match (original_a, original_b) {
+            (Some(before), Some(after)) => matched(before, after)
+                .into_iter()
+                .filter_map(|(place, body_a, _)| Some((place, body_a?)))
+                .collect(),
+            _ => HashMap::new(),
         };
         for copy in &copies_b {
             let host = copy.host().to_string();
@@ -301,6 +352,8 @@ pub(super) fn summarise(a: &Side, b: &Side, pairs: &ClusterPairs) -> Summary {
             let still = kept.iter().filter(|peer| now.contains(peer)).count();
             let union = kept.len() + now.len() - still;
             let peers_changed = union > 0 && still * 2 < union;
+            let same_site =
+                !is_original && original_b.is_some_and(|original| same_site(copy, original));
             if !is_original && common > 0 && bytes_changed * 10 >= common && peers_changed {
                 let describe = |peers: &BTreeSet<String>| {
                     if peers.is_empty() {
@@ -320,35 +373,60 @@ pub(super) fn summarise(a: &Side, b: &Side, pairs: &ClusterPairs) -> Summary {
                     ),
                     &mut entry,
                 );
+                // Taking another version is copying the manual again.
+                note(
+                    HostChangeKind::Resynchronised,
+                    &host,
+                    bytes_changed,
+                    "copied again, in its new version".to_string(),
+                    &mut entry,
+                );
             } else if bytes_changed > 0 {
                 let kind = if is_original {
                     entry.original_pages_changed = bytes_changed;
                     HostChangeKind::PagesChanged
+                } else if same_site {
+                    HostChangeKind::ChangedWith
                 } else {
                     HostChangeKind::Resynchronised
                 };
-                note(
-                    kind,
-                    &host,
-                    bytes_changed,
-                    format!(
-                        "{bytes_changed} of {common} pages changed{}",
-                        if is_original { " (the original)" } else { "" }
+                let detail = match kind {
+                    HostChangeKind::PagesChanged => {
+                        format!("{bytes_changed} of {common} pages changed (the original)")
+                    }
+                    HostChangeKind::ChangedWith => format!(
+                        "{bytes_changed} of {common} pages changed with the original on {} (the same server or site under another name)",
+                        original_b.map_or("", |original| original.host())
                     ),
-                    &mut entry,
-                );
+                    _ => format!("{bytes_changed} of {common} pages changed"),
+                };
+                note(kind, &host, bytes_changed, detail, &mut entry);
             }
-            // Behind: places where the copy held the original's text, the
-            // original changed and the copy did not.
-            if !is_original && !original_changed.is_empty() {
-                let (then, now) = (earlier.texts(), copy.texts());
+            // Behind: a copy of the original's version that holds, where
+            // the original changed since A, the original's text of A (it did
+            // not change there and held that text in A, or it holds the very
+            // bytes the original had in A). An older version is not behind.
+            let now = copy.texts();
+            let of_the_originals_version = !is_original
+                && !same_site
+                && !original_changed.is_empty()
+                && same_version(&now, &original_texts.1);
+            if of_the_originals_version {
+                let then = earlier.texts();
+                let bodies_now: HashMap<String, u128> = matched(earlier, copy)
+                    .into_iter()
+                    .filter_map(|(place, _, body_b)| Some((place, body_b?)))
+                    .collect();
                 let behind = original_changed
                     .iter()
                     .filter(|place| {
                         let place = place.as_str();
-                        !changed.contains(place)
+                        let unchanged_old_text = !changed.contains(place)
                             && then.contains_key(place)
-                            && then.get(place) == original_texts.0.get(place)
+                            && then.get(place) == original_texts.0.get(place);
+                        let old_bytes = bodies_now.contains_key(place)
+                            && bodies_now.get(place) == original_old_bodies.get(place);
+                        (unchanged_old_text || old_bytes)
                             && now.contains_key(place)
                             && now.get(place) != original_texts.1.get(place)
                     })

@@ -150,8 +150,11 @@ pub struct CopyView {
     pub crawled: String,
     /// Its pages matching the query (`None` without a query).
     pub matching_pages: Option<u32>,
-    /// Its copy of the page the entry showed, when it has one.
+    /// Its copy of the page the entry showed, when it has one; else its
+    /// page at the same place (the page in another version).
     pub hit_copy: Option<PageLink>,
+    /// Whether `hit_copy` is a copy of the page (not another version's).
+    pub hit_is_copy: bool,
     /// Whether this copy has a Collection expansion: a collection of
     /// pages with pages matching the query (or no query).
     pub expandable: bool,
@@ -159,6 +162,20 @@ pub struct CopyView {
     /// pair on the host page (bharat-broder-1999); `None` on the principal's
     /// host and for hosts the mirror stage did not pair.
     pub mirroring: Option<Mirroring>,
+    /// The version of the manual its pages name.
+    pub version: Option<String>,
+}
+
+/// A copy of another version of the manual (or a copy outside the
+/// cluster), in a Replica expansion.
+#[derive(Debug, Clone, Serialize)]
+pub struct VersionView {
+    pub host: String,
+    pub prefix: String,
+    pub version: Option<String>,
+    pub pages: u32,
+    /// Its page at the place of the page the entry showed, when it has one.
+    pub hit_copy: Option<PageLink>,
 }
 
 /// How a copy's host mirrors the principal copy's host.
@@ -187,6 +204,11 @@ pub struct ReplicaView {
     pub copies: Vec<CopyView>,
     /// Copies of the hit page that are in none of these collections.
     pub other_copies: Vec<PageLink>,
+    /// The manual's copies outside this cluster: its other versions, newest
+    /// first (at most [`EXPANSION_ROWS`]).
+    pub versions: Vec<VersionView>,
+    /// The version of the principal copy.
+    pub version: Option<String>,
 }
 
 /// One copy: its collections (the principal or the largest first, which
@@ -488,6 +510,15 @@ impl Engine {
             Some(counts)
         };
         let hit_copies: &[PageId] = hit.map_or(&[], |page| self.copies_of(page));
+        // The hit's path below the folder of its collection.
+        let hit_place: Option<String> = hit.and_then(|page| {
+            let collection = self
+                .collections
+                .collection(self.collections.collection_of[page.0 as usize]?)?;
+            let url = &self.table.page(page)?.url;
+            url.strip_prefix(collection.prefix.as_str())
+                .map(str::to_string)
+        });
         let principal_host = self
             .collections
             .collection(cluster.principal())
@@ -522,12 +553,22 @@ impl Engine {
                     .iter()
                     .any(|member| member.pages.binary_search(page).is_ok())
             };
-            let hit_copy = hit.and_then(|page| {
+            let copy_of_hit = hit.and_then(|page| {
                 if holds(&page) {
                     return Some(page);
                 }
                 hit_copies.iter().copied().find(|copy| holds(copy))
             });
+            // No copy: the page at the same place (another version's text).
+            let same_place = hit_place
+                .as_ref()
+                .filter(|_| copy_of_hit.is_none())
+                .and_then(|place| {
+                    members.iter().find_map(|member| {
+                        self.table.find_url(&format!("{}{place}", member.prefix))
+                    })
+                });
+            let hit_copy = copy_of_hit.or(same_place);
             listed.extend(hit_copy);
             let matching_pages = matching.as_ref().map(|counts| {
                 members
@@ -559,7 +600,9 @@ impl Engine {
                 expandable: cluster.kind == ClusterKind::Collection && matching_pages != Some(0),
                 matching_pages,
                 hit_copy: hit_copy.and_then(|page| self.page_link(page)),
+                hit_is_copy: copy_of_hit.is_some(),
                 mirroring,
+                version: self.version_of(named.id),
             });
         }
         let other_copies = hit_copies
@@ -573,6 +616,7 @@ impl Engine {
             .filter_map(|&copy| self.page_link(copy))
             .collect();
         let differ = rows.iter().any(|row| row.pages < cluster.size as usize);
+        let versions = self.other_versions(id, cluster, hit);
         Ok(ReplicaView {
             cluster: id.to_string(),
             kind: cluster.kind,
@@ -584,6 +628,67 @@ impl Engine {
             paging,
             copies,
             other_copies,
+            versions,
+            version: self.version_of(cluster.principal()),
         })
+    }
+
+    /// The manual's copy holding collection `id`, if the manual is known.
+    fn lineage_copy(&self, id: CollectionId) -> Option<&crate::collections::LineageCopy> {
+        let lineages = &self.collections.lineages;
+        let lineage = lineages.lineage(lineages.of_collection(&self.collections, id)?)?;
+        lineage
+            .copies
+            .iter()
+            .find(|copy| copy.collection == Some(id))
+    }
+
+    /// The version collection `id` is of, where its pages name one.
+    fn version_of(&self, id: CollectionId) -> Option<String> {
+        self.lineage_copy(id)?.version.clone()
+    }
+
+    /// The copies of cluster `id`'s manual outside the cluster, newest
+    /// version first, each with its page at the place of `hit`.
+    fn other_versions(
+        &self,
+        id: ClusterId,
+        cluster: &Cluster,
+        hit: Option<PageId>,
+    ) -> Vec<VersionView> {
+        let lineages = &self.collections.lineages;
+        let Some(lineage) = lineages
+            .of_collection(&self.collections, cluster.principal())
+            .and_then(|lineage| lineages.lineage(lineage))
+        else {
+            return Vec::new();
+        };
+        // The hit's path below its copy's folder.
+        let place = hit.and_then(|page| {
+            let at = lineages.of(page)?;
+            let copy = lineage.copies.get(at.copy as usize)?;
+            let url = &self.table.page(page)?.url;
+            url.strip_prefix(copy.prefix.as_str()).map(str::to_string)
+        });
+        lineage
+            .copies
+            .iter()
+            .filter(|copy| {
+                copy.collection
+                    .and_then(|collection| self.collections.collection(collection))
+                    .is_none_or(|collection| collection.cluster != id)
+            })
+            .take(EXPANSION_ROWS)
+            .map(|copy| VersionView {
+                host: self.table.host_name(copy.host).to_string(),
+                prefix: copy.prefix.clone(),
+                version: copy.version.clone(),
+                pages: copy.pages,
+                hit_copy: place
+                    .as_ref()
+                    .and_then(|place| self.table.find_url(&format!("{}{place}", copy.prefix)))
+                    .and_then(|page| self.page_link(page)),
+            })
+            .collect()
     }
 }

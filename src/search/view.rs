@@ -73,6 +73,12 @@ pub struct ResultGroup {
     /// The page's collection, if any (for `data-collection`).
     #[serde(serialize_with = "as_optional_text")]
     pub collection_id: Option<CollectionId>,
+    /// The version of the manual the page is shown from, where its copy
+    /// names one.
+    pub version: Option<String>,
+    /// The manual's other versions in the crawl, newest first (the Replica
+    /// expansion lists their copies).
+    pub other_versions: Vec<String>,
     /// The Collection expansion, when the page's collection has other
     /// matching pages. (Links are serialised by the site's API, with the
     /// URL it builds for them.)
@@ -124,7 +130,8 @@ impl CollectionLink {
 pub struct ReplicaLink {
     #[serde(serialize_with = "as_text")]
     pub cluster: ClusterId,
-    /// Copies of the collection (the cluster's cardinality), this one included.
+    /// Copies of the manual in all its versions (at least the cluster's
+    /// cardinality), this one included.
     pub copies: usize,
     /// The entry's page, whose copy on each host the expansion names.
     #[serde(skip)]
@@ -329,10 +336,26 @@ impl Engine {
             more: group.site_more,
             shown: group.site_shown.clone(),
         });
-        let replicas = hit.cluster.and_then(|id| self.replica_link(id, hit.page));
+        let replicas = self.entry_replica_link(hit);
         let mut entry =
             self.result_group(shown, group.score, group.hits, hit, collection, replicas);
         entry.site = site;
+        if let Some(place) = hit.lineage {
+            let lineage = self.collections.lineages.lineage(place.lineage);
+            entry.version = lineage
+                .and_then(|lineage| lineage.copies.get(place.copy as usize))
+                .and_then(|copy| copy.version.clone());
+            entry.other_versions = lineage
+                .map(|lineage| {
+                    lineage
+                        .versions()
+                        .into_iter()
+                        .filter(|version| Some(*version) != entry.version.as_deref())
+                        .map(str::to_string)
+                        .collect()
+                })
+                .unwrap_or_default();
+        }
         Ok(entry)
     }
 
@@ -370,10 +393,32 @@ impl Engine {
             hits,
             cluster: hit.cluster,
             collection_id: hit.collection,
+            version: None,
+            other_versions: Vec::new(),
             collection,
             replicas,
             site: None,
         }
+    }
+
+    /// The Replica link of an entry: its page's cluster's, every copy of
+    /// the manual counted; for a page of a manual in no cluster (a version
+    /// only one host has), the manual's principal cluster's.
+    fn entry_replica_link(&self, hit: &Hit) -> Option<ReplicaLink> {
+        let lineage = hit
+            .lineage
+            .and_then(|place| self.collections.lineages.lineage(place.lineage));
+        let cluster = hit.cluster.or_else(|| {
+            lineage?.copies.iter().find_map(|copy| {
+                let collection = self.collections.collection(copy.collection?)?;
+                Some(collection.cluster)
+            })
+        })?;
+        let mut link = self.replica_link(cluster, hit.page)?;
+        if let Some(lineage) = lineage {
+            link.copies = link.copies.max(lineage.copies.len());
+        }
+        Some(link)
     }
 
     /// The Replica link for a page shown from cluster `id`, when the cluster

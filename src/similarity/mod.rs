@@ -427,10 +427,11 @@ pub fn analyse(
             exact[bucket(copies - 1)] += copies;
         }
     }
-    // Compared pages per trivial cluster (after the split by path).
+    // Compared pages per trivial cluster (after the split by path; a
+    // stand-in is a cluster of its own).
     let mut trivial_sizes: HashMap<u32, u64> = HashMap::new();
-    for (&label, id) in page_labels.iter().zip(&trivial) {
-        if label != u32::MAX {
+    for (&is_compared, id) in compared.iter().zip(&trivial) {
+        if is_compared {
             *trivial_sizes.entry(id.0).or_default() += 1;
         }
     }

@@ -337,3 +337,100 @@ fn versions_are_ordered_as_numbers() {
         title_key("create type (postgresql 13.23)")
     );
 }
+
+#[test]
+fn a_copy_names_the_most_precise_version_its_pages_say() {
+    let mut pages = Vec::new();
+    for n in 0..12 {
+        let mut page = capture(&format!("http://docs.example.org/tomcat/p{n}.html"), "text");
+        // The manual's name on every page, the release in most titles,
+        // and a version some page happens to mention.
+        page.versions = vec!["10.1".to_string()];
+        if n < 9 {
+            page.versions.push("10.1.60".to_string());
+        }
+        if n == 3 {
+            page.versions.push("1.1".to_string());
+        }
+        pages.push(page);
+    }
+    let table = crate::pages::PageTable::build(&[&pages]);
+    let ids: Vec<PageId> = (0..table.pages.len() as u32).map(PageId).collect();
+    assert_eq!(
+        version_of(&table, "http://docs.example.org/tomcat/", &ids).as_deref(),
+        Some("10.1.60")
+    );
+    // A version in the folder's path wins.
+    assert_eq!(
+        version_of(
+            &table,
+            "http://mirror.example.net/apache/tomcat/10.1.55/",
+            &ids
+        )
+        .as_deref(),
+        Some("10.1.55")
+    );
+    // Pages that name no version in common name none.
+    let few = &ids[..1];
+    let mut table = table;
+    for page in &mut table.pages[1..] {
+        page.versions.clear();
+    }
+    assert_eq!(
+        version_of(&table, "http://docs.example.org/tomcat/", &ids),
+        None
+    );
+    assert!(version_of(&table, "http://docs.example.org/tomcat/", few).is_some());
+}
+
+#[test]
+fn a_sub_tree_that_is_a_cluster_of_its_own_is_a_part_of_its_manual() {
+    use crate::test_support::manuals::{serve, tree, HostCopy};
+    // The manual on two hosts, and a sub-tree of it that nothing in the
+    // manual links to: a cluster of its own (with the joining of parts by
+    // folders off), inside the manual's copies.
+    let manual = tree("Gizmo", &[("guide", 8), ("api", 8)]);
+    let mut web = Vec::new();
+    for (host, ip) in [
+        ("docs.example.org", "192.0.2.1"),
+        ("mirror.example.net", "192.0.2.2"),
+    ] {
+        web.extend(serve(&manual, &HostCopy::whole(host, "/gizmo/", ip)));
+        for n in 0..3 {
+            let mut page = capture(
+                &format!("http://{host}/gizmo/params/p{n}.html"),
+                &format!("Parameter {n} of the Gizmo configuration, described at length here"),
+            );
+            page.links = vec![format!("http://{host}/gizmo/params/p{}.html", (n + 1) % 3)];
+            web.push(page);
+        }
+    }
+    let (table, similarity) = run(&web, &SimilarityConfig::default());
+    let grown_only = CollectionsConfig {
+        folders: false,
+        ..CollectionsConfig::default()
+    };
+    let collections = analyse(&table, &similarity, &grown_only);
+    assert_eq!(collections.problem(table.pages.len()), None);
+    let (id, copies) = lineage_at(
+        &table,
+        &collections,
+        "http://docs.example.org/gizmo/index.html",
+    )
+    .unwrap();
+    assert_eq!(
+        copies.len(),
+        2,
+        "one copy a host, its parts folded in: {copies:?}"
+    );
+    let url = "http://mirror.example.net/gizmo/params/p1.html";
+    assert_eq!(lineage_at(&table, &collections, url).map(|l| l.0), Some(id));
+    let parts: Vec<_> = collections
+        .clusters
+        .iter()
+        .filter(|cluster| collections.lineages.is_part(&collections, cluster.id))
+        .collect();
+    assert_eq!(parts.len(), 1, "the sub-tree is a part");
+    assert_eq!(collections.clusters.len(), 2, "the manual is not");
+    assert_eq!(collections.lineages.counts.parts, 1);
+}
