@@ -169,11 +169,11 @@ fn main() {
 
     let facts = PageFacts {
         urls: web.urls.iter().map(String::as_str).collect(),
-        dates: vec!["2026-11-20T12:00:00Z"; web.urls.len()],
         uncrawled_links: web.uncrawled.iter().map(Vec::as_slice).collect(),
         own_text: Vec::new(),
         addresses: Vec::new(),
         stand_ins: Vec::new(),
+        ..PageFacts::default()
     };
     let labels = std::mem::take(&mut web.labels);
     let links = std::mem::take(&mut web.links);

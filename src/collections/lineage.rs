@@ -210,6 +210,16 @@ impl Lineages {
         self.of(root).map(|place| place.lineage)
     }
 
+    /// The manual's copy that is collection `id`, when it is one (a part of
+    /// a copy is none).
+    pub fn copy_of(&self, collections: &Collections, id: CollectionId) -> Option<&LineageCopy> {
+        let lineage = self.lineage(self.of_collection(collections, id)?)?;
+        lineage
+            .copies
+            .iter()
+            .find(|copy| copy.collection == Some(id))
+    }
+
     /// Whether a cluster is a part of another cluster's manual (its copies
     /// lie inside that cluster's copies): a sub-tree of a manual, not a
     /// collection of its own.

@@ -29,7 +29,7 @@ pub mod grow;
 pub mod lineage;
 pub mod manuals;
 mod one_host;
-mod principal;
+pub mod principal;
 pub mod summary;
 
 #[cfg(test)]
@@ -48,6 +48,7 @@ use crate::similarity::{is_compared, Similarity};
 pub use graph::WebGraph;
 pub use grow::{GrowOptions, Grown, Growth, GrowthCounts, Members};
 pub use lineage::{Lineage, LineageConfig, LineageCopy, LineageId, LineagePlace, Lineages};
+pub use principal::PrincipalEvidence;
 pub use summary::{link_summary, LinkSummaryRow, VirtualLinks, NO_CLUSTER};
 
 /// Settings of the collections stage.
@@ -159,6 +160,9 @@ pub struct Cluster {
     pub extended: bool,
     /// Its largest collection is below `small_size` pages (cho §5.1 noise).
     pub small: bool,
+    /// What told the principal copy from the next ([`principal`]).
+    #[serde(default)]
+    pub principal_evidence: PrincipalEvidence,
 }
 
 impl Cluster {
@@ -167,8 +171,8 @@ impl Cluster {
         self.collections.len()
     }
 
-    /// The principal copy: most in-links from other hosts, then the newest
-    /// crawl, then the shortest root URL.
+    /// The principal copy, the one the evidence names the original
+    /// ([`principal`]).
     pub fn principal(&self) -> CollectionId {
         self.collections[0]
     }
@@ -447,9 +451,32 @@ fn prepare<'a>(
         .filter(|&&label| label != NO_CLUSTER)
         .max()
         .map_or(0, |&label| label as usize + 1);
+    let host_ids: HashMap<&str, HostId> = table
+        .hosts
+        .iter()
+        .enumerate()
+        .map(|(id, name)| (name.as_str(), HostId(id as u32)))
+        .collect();
     let facts = PageFacts {
         urls: table.pages.iter().map(|page| page.url.as_str()).collect(),
-        dates: table.pages.iter().map(|page| page.date.as_str()).collect(),
+        first_seen: table
+            .pages
+            .iter()
+            .map(|page| page.first_seen.as_str())
+            .collect(),
+        named_hosts: table
+            .pages
+            .iter()
+            .map(|page| page.linked_hosts.as_slice())
+            .collect(),
+        canonical_hosts: table
+            .pages
+            .iter()
+            .map(|page| {
+                let canonical = page.canonical.as_deref()?;
+                host_ids.get(crate::pages::host_of_url(canonical)).copied()
+            })
+            .collect(),
         uncrawled_links: table
             .pages
             .iter()
@@ -467,10 +494,18 @@ fn prepare<'a>(
 }
 
 /// What growing needs to know of each page besides the graph, by page id.
+#[derive(Default)]
 pub struct PageFacts<'a> {
     pub urls: Vec<&'a str>,
-    /// Crawl dates (ISO 8601), for choosing principal copies.
-    pub dates: Vec<&'a str>,
+    /// Dates (ISO 8601) the crawls first saw each page, for choosing
+    /// principal copies (empty when not known).
+    pub first_seen: Vec<&'a str>,
+    /// Other hosts each page links to ([`crate::pages::Page::linked_hosts`]),
+    /// for choosing principal copies (empty when not known).
+    pub named_hosts: Vec<&'a [HostId]>,
+    /// The host of each page's `<link rel="canonical">`, when it is a host
+    /// of the crawl (empty when not known).
+    pub canonical_hosts: Vec<Option<HostId>>,
     /// [`crate::pages::relative_link_key`]s of links to pages not crawled.
     pub uncrawled_links: Vec<&'a [u64]>,
     /// [`Similarity::own_text_signatures`], for choosing principal copies
@@ -615,6 +650,7 @@ fn build_with(
         collections: Vec<(Vec<PageId>, PageId, u64)>,
         size: usize,
         extended: bool,
+        evidence: PrincipalEvidence,
     }
     let mut drafts: Vec<Draft> = grown
         .into_iter()
@@ -652,6 +688,7 @@ fn build_with(
                 size: size.unwrap_or(0),
                 extended,
                 collections,
+                evidence: PrincipalEvidence::Alone,
             }
         })
         .collect();
@@ -674,6 +711,7 @@ fn build_with(
     );
     for (index, draft) in drafts.iter_mut().enumerate() {
         let principal = principals.principal(index);
+        draft.evidence = principals.evidence(index);
         let principal = draft.collections.swap_remove(principal);
         draft
             .collections
@@ -749,6 +787,7 @@ fn build_with(
             size: draft.size as u32,
             extended: draft.extended,
             small,
+            principal_evidence: draft.evidence,
         });
     }
     Collections {

@@ -51,11 +51,11 @@ impl Web {
     fn collections(&self, config: &CollectionsConfig) -> Collections {
         let facts = PageFacts {
             urls: self.names.iter().map(String::as_str).collect(),
-            dates: vec!["2026-11-20T12:00:00Z"; self.names.len()],
             uncrawled_links: self.uncrawled.iter().map(Vec::as_slice).collect(),
             own_text: Vec::new(),
             addresses: Vec::new(),
             stand_ins: Vec::new(),
+            ..PageFacts::default()
         };
         build(
             &self.graph(),
@@ -614,11 +614,11 @@ proptest! {
         let pages = labels.len();
         let facts = PageFacts {
             urls: vec![""; pages],
-            dates: vec![""; pages],
             uncrawled_links: vec![&[]; pages],
             own_text: Vec::new(),
             addresses: Vec::new(),
             stand_ins: Vec::new(),
+            ..PageFacts::default()
         };
         for extended in [false, true] {
             let config = CollectionsConfig { extended, ..CollectionsConfig::default() };
@@ -649,11 +649,11 @@ fn the_generated_webs_grow_clusters_of_both_kinds() {
         let (graph, labels, clusters) = replicated_web(10, 3, seed * 7919);
         let facts = PageFacts {
             urls: vec![""; labels.len()],
-            dates: vec![""; labels.len()],
             uncrawled_links: vec![&[]; labels.len()],
             own_text: Vec::new(),
             addresses: Vec::new(),
             stand_ins: Vec::new(),
+            ..PageFacts::default()
         };
         for config in [strict(), CollectionsConfig::default()] {
             let found = build(&graph, &labels, clusters, &config, &facts);
@@ -937,11 +937,11 @@ fn clusters_grown_elsewhere_give_the_collections_grown_here() {
             .collect();
         let facts = PageFacts {
             urls: urls.iter().map(String::as_str).collect(),
-            dates: vec![""; pages],
             uncrawled_links: vec![&[]; pages],
             own_text: Vec::new(),
             addresses: Vec::new(),
             stand_ins: Vec::new(),
+            ..PageFacts::default()
         };
         for config in [strict(), CollectionsConfig::default()] {
             let here = build(&graph, &labels, clusters, &config, &facts);

@@ -419,7 +419,8 @@ fn after_scheme(url: &str) -> &str {
     url.split_once("://").map_or(url, |(_, rest)| rest)
 }
 
-fn host_of_url(url: &str) -> &str {
+/// The host (and port) of a URL, as the page table names hosts.
+pub fn host_of_url(url: &str) -> &str {
     let after_scheme = url.split_once("://").map_or(url, |(_, rest)| rest);
     let end = after_scheme
         .find(['/', '?', '#'])

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::collections::{Cluster, ClusterKind, Collections};
+use crate::collections::{Cluster, ClusterKind, Collections, PrincipalEvidence};
 use crate::generation::{Analysis, DataDir, Result};
 use crate::pages::PageTable;
 
@@ -24,6 +24,8 @@ pub struct CollectionEntry {
     pub root: String,
     pub prefix: String,
     pub inlinks_from_other_hosts: u64,
+    /// The version of the manual its pages name.
+    pub version: Option<String>,
     pub pages: Vec<String>,
 }
 
@@ -38,6 +40,11 @@ pub struct ClusterEntry {
     pub small: bool,
     /// The principal copy's collection id (also the first collection).
     pub principal: String,
+    /// What told the principal copy from the next (`tie` when nothing did).
+    pub principal_evidence: PrincipalEvidence,
+    /// The manual it is a copy of, in all its versions, and the version of
+    /// each copy (by collection id) where it names one.
+    pub lineage: Option<String>,
     pub collections: Vec<CollectionEntry>,
 }
 
@@ -83,6 +90,11 @@ fn entry(table: &PageTable, collections: &Collections, cluster: &Cluster) -> Clu
         kind: cluster.kind,
         small: cluster.small,
         principal: cluster.principal().to_string(),
+        principal_evidence: cluster.principal_evidence,
+        lineage: collections
+            .lineages
+            .of_collection(collections, cluster.principal())
+            .map(|lineage| lineage.to_string()),
         collections: cluster
             .collections
             .iter()
@@ -94,6 +106,10 @@ fn entry(table: &PageTable, collections: &Collections, cluster: &Cluster) -> Clu
                     root: url(collection.root),
                     prefix: collection.prefix.clone(),
                     inlinks_from_other_hosts: collection.inlinks_from_other_hosts,
+                    version: collections
+                        .lineages
+                        .copy_of(collections, id)
+                        .and_then(|copy| copy.version.clone()),
                     pages: collection.pages.iter().map(|&page| url(page)).collect(),
                 }
             })
@@ -134,19 +150,24 @@ impl fmt::Display for ClustersReport {
             }
             writeln!(
                 out,
-                "{:>6} {:>11} {:>5}  {:<10} {:<15} {}",
+                "{:>6} {:>11} {:>5}  {:<10} {:<15} {} ({})",
                 cluster.id,
                 cluster.cardinality,
                 cluster.size,
                 cluster.kind.to_string(),
                 flags.join(","),
-                cluster.collections[0].prefix
+                cluster.collections[0].prefix,
+                cluster.principal_evidence.sentence()
             )?;
             if cluster.kind == ClusterKind::Collection {
                 for collection in &cluster.collections {
+                    let version = collection
+                        .version
+                        .as_ref()
+                        .map_or_else(String::new, |version| format!("  version {version}"));
                     writeln!(
                         out,
-                        "{:>26} pages  {}",
+                        "{:>26} pages  {}{version}",
                         collection.pages.len(),
                         collection.prefix
                     )?;

@@ -633,19 +633,13 @@ impl Engine {
         })
     }
 
-    /// The manual's copy holding collection `id`, if the manual is known.
-    fn lineage_copy(&self, id: CollectionId) -> Option<&crate::collections::LineageCopy> {
-        let lineages = &self.collections.lineages;
-        let lineage = lineages.lineage(lineages.of_collection(&self.collections, id)?)?;
-        lineage
-            .copies
-            .iter()
-            .find(|copy| copy.collection == Some(id))
-    }
-
     /// The version collection `id` is of, where its pages name one.
     fn version_of(&self, id: CollectionId) -> Option<String> {
-        self.lineage_copy(id)?.version.clone()
+        self.collections
+            .lineages
+            .copy_of(&self.collections, id)?
+            .version
+            .clone()
     }
 
     /// The copies of cluster `id`'s manual outside the cluster, newest
