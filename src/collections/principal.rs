@@ -49,10 +49,11 @@ pub(super) struct Candidate<'a> {
 }
 
 /// What told the principal copy from the next one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum PrincipalEvidence {
     /// The cluster has one copy, or its copies are all on one host.
+    #[default]
     Alone,
     /// More of the other copies name its host (links, canonical URLs).
     NamedByCopies,
@@ -85,12 +86,6 @@ impl PrincipalEvidence {
             PrincipalEvidence::OwnAddress => "its address serves no other mirrored collection",
             PrincipalEvidence::Tie => "no evidence tells it from the next copy: a tie",
         }
-    }
-}
-
-impl Default for PrincipalEvidence {
-    fn default() -> Self {
-        PrincipalEvidence::Alone
     }
 }
 
