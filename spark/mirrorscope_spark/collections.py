@@ -5,7 +5,8 @@ stage of src/collections/ grows them, over exported tables:
 1. the web graph (`WebGraph::from_table`): links between crawled pages, a
    link to a redirect followed (up to 5 hops) to the page it leads to, a
    redirect's own links dropped, self-links and repeats dropped;
-2. growth's labels: each compared page's trivial cluster; a page that is a
+2. growth's labels: each compared page's trivial cluster (a stand-in has
+   none: it is no page of any collection); a page that is a
    second name of another page of its host (the same trivial cluster and
    the same links) takes no part, and links to it lead to the first name;
 3. virtual links of partly crawled copies: a page of a cluster of copies
@@ -103,8 +104,10 @@ def analyse(spark, tables, trivial, config):
     position, cluster), and growth's figures as the manifest names them."""
     pages = tables["pages"].select("page", "url", "host", "status", "body_signature", "words")
     graph = web_graph(pages, tables["links"]).localCheckpoint()
+    # Stand-ins are pages of no collection (compared_labels).
     labelled = (
         compared_pages(tables["pages"])
+        .where(~F.col("stand_in"))
         .join(trivial, "page")
         .select("page", F.col("cluster").alias("label"), "host")
         .localCheckpoint()

@@ -5,9 +5,12 @@ similarity stage of src/similarity (cho-2000 §3.2, fetterly-2004 §2) from
 Steps, each a DataFrame query:
 
 1. documents: the compared pages (answered 200, with a stored body that has
-   words) grouped by text signature; a document is named by its first page,
-   whose chunks and megashingles stand for all of its pages;
-2. exact copies: pages with the same body but different texts join;
+   words) grouped by text signature and language (the `language` column,
+   the Rust stage's languages::effective: one text in two editions of a
+   manual is a page of each); a document is named by its first page, whose
+   chunks and megashingles stand for all of its pages;
+2. exact copies: pages with the same body and language but different texts
+   join;
 3. the chunk self-join (cho §3.2's iceberg): a chunk on more than
    `max_chunk_pages` documents, or on more than `boilerplate_pages_per_host`
    documents of one host, is set aside; two documents are directly similar
@@ -16,6 +19,8 @@ Steps, each a DataFrame query:
 4. megashingle pairs: documents sharing a megashingle in the same slot (a
    group of more than 1,000 documents is joined to its first document only,
    as the Rust stage bounds its work);
+   Pairs of documents in two known languages are dropped (translations are
+   never copies);
 5. connected components of the pairs the configured test uses, by label
    propagation with pointer jumping (each round: every document takes the
    smallest label among its own and its neighbours', then the label of that
@@ -23,7 +28,10 @@ Steps, each a DataFrame query:
 6. the split by path (see paths.py), cluster by cluster;
 7. every page a trivial cluster, numbered in the order of its first page,
    as the Rust stage numbers them: the two numberings are then the same
-   table, not merely the same partition.
+   table, not merely the same partition. A stand-in (the `stand_in`
+   column: one text answering many URLs of a host, decided by the Rust
+   stage's similarity/stand_ins.rs on the whole crawl) is a cluster of its
+   own.
 """
 
 from pyspark.sql import functions as F
@@ -31,34 +39,58 @@ from pyspark.sql import types as T
 
 from .paths import groups_by_path
 
-# src/similarity/mod.rs: STAND_IN_NAMES and megashingle_pairs' bound.
-STAND_IN_NAMES = 10
+# src/similarity/mod.rs: megashingle_pairs' bound.
 MAX_LISTED_GROUP = 1000
 
 
 def compared_pages(pages):
-    """The pages the similarity stage compares (`is_compared`)."""
+    """The pages the similarity stage compares (`is_compared`), with their
+    language as a key (`lang`, empty when unknown)."""
     return pages.where(
         (F.col("status") == 200)
         & F.col("body_signature").isNotNull()
         & (F.col("words") > 0)
-    ).select("page", "url", "host", "body_signature", "text_signature")
+    ).select(
+        "page",
+        "url",
+        "host",
+        "body_signature",
+        "text_signature",
+        F.coalesce(F.col("language"), F.lit("")).alias("lang"),
+        "stand_in",
+    )
 
 
 def documents(compared):
-    """(page, doc, host, body_signature, url) of every compared page, `doc`
-    the first page with the same text."""
-    first = compared.groupBy("text_signature").agg(F.min("page").alias("doc"))
-    return compared.join(first, "text_signature").select(
-        "page", "doc", "host", "body_signature", "url", "text_signature"
+    """(page, doc, host, body_signature, url, text_signature, lang,
+    stand_in) of every compared page, `doc` the first page with the same
+    text in the same language."""
+    first = compared.groupBy("text_signature", "lang").agg(F.min("page").alias("doc"))
+    return compared.join(first, ["text_signature", "lang"]).select(
+        "page", "doc", "host", "body_signature", "url", "text_signature", "lang", "stand_in"
+    )
+
+
+def same_language(pairs, page_docs):
+    """The pairs (a, b, ...) of documents whose languages may be copies:
+    unless both are known and differ (src/language.rs, `compatible`)."""
+    langs = page_docs.select("doc", "lang").distinct()
+    la = langs.select(F.col("doc").alias("a"), F.col("lang").alias("la"))
+    lb = langs.select(F.col("doc").alias("b"), F.col("lang").alias("lb"))
+    return (
+        pairs.join(la, "a")
+        .join(lb, "b")
+        .where((F.col("la") == "") | (F.col("lb") == "") | (F.col("la") == F.col("lb")))
+        .drop("la", "lb")
     )
 
 
 def exact_edges(page_docs):
-    """Documents whose pages share a body (same bytes, texts decoded apart)."""
-    first = page_docs.groupBy("body_signature").agg(F.min("doc").alias("first"))
+    """Documents whose pages share a body (same bytes, texts decoded apart)
+    in one language."""
+    first = page_docs.groupBy("body_signature", "lang").agg(F.min("doc").alias("first"))
     return (
-        page_docs.join(first, "body_signature")
+        page_docs.join(first, ["body_signature", "lang"])
         .where(F.col("doc") != F.col("first"))
         .select(F.col("first").alias("a"), F.col("doc").alias("b"))
         .distinct()
@@ -212,6 +244,11 @@ def analyse(spark, tables, config):
     similar, boilerplate = chunk_pairs(tables["chunks"], page_docs, config)
     similar = similar.localCheckpoint()
     mega = megashingle_pairs(tables["megashingles"], page_docs).localCheckpoint()
+    # Translations are never copies.
+    pairs_before = similar.count() + mega.count()
+    similar = same_language(similar, page_docs).localCheckpoint()
+    mega = same_language(mega, page_docs).localCheckpoint()
+    cross_language = pairs_before - similar.count() - mega.count()
 
     test = config["test"]
     edges = exact
@@ -222,25 +259,17 @@ def analyse(spark, tables, config):
     nodes = page_docs.select(F.col("doc").alias("node")).distinct()
     labels, rounds = components(nodes, edges)
 
-    # Pages with their document's cluster; stand-ins (one text at many
-    # URLs of a host) keep their cluster whole.
-    clustered = page_docs.join(
+    # Pages with their document's cluster; stand-ins are clusters of their
+    # own (below), the others' clusters of three pages or more split by path.
+    clustered = page_docs.where(~F.col("stand_in")).join(
         labels.select(F.col("node").alias("doc"), "label"), "doc"
     )
-    names = clustered.groupBy("host", "text_signature").agg(F.count("*").alias("names"))
-    held = (
-        clustered.join(names, ["host", "text_signature"])
-        .groupBy("label")
-        .agg(
-            F.count("*").alias("size"),
-            F.max((F.col("names") >= STAND_IN_NAMES).cast("int")).alias("stand_ins"),
-        )
-    )
+    held = clustered.groupBy("label").agg(F.count("*").alias("size"))
     clustered = clustered.join(held, "label").localCheckpoint()
-    whole = clustered.where((F.col("size") < 3) | (F.col("stand_ins") == 1)).select(
+    whole = clustered.where(F.col("size") < 3).select(
         "page", "label", F.lit(0).alias("part")
     )
-    candidates = clustered.where((F.col("size") >= 3) & (F.col("stand_ins") == 0))
+    candidates = clustered.where(F.col("size") >= 3)
     split_schema = T.StructType(
         [
             T.StructField("page", T.LongType()),
@@ -256,10 +285,10 @@ def analyse(spark, tables, config):
         split_schema,
     )
 
-    # Every page not compared is a cluster of its own.
+    # Every page not compared, and every stand-in, is a cluster of its own.
     alone = (
         pages.select("page")
-        .join(compared.select("page"), "page", "left_anti")
+        .join(compared.where(~F.col("stand_in")).select("page"), "page", "left_anti")
         .select("page", (-F.col("page") - 1).alias("label"), F.lit(0).alias("part"))
     )
     assigned = whole.union(split).union(alone).localCheckpoint()
@@ -294,6 +323,8 @@ def analyse(spark, tables, config):
         "boilerplate_chunks": boilerplate.count(),
         "chunk_pairs": similar.count(),
         "megashingle_pairs": mega.count(),
+        "cross_language_pairs": cross_language,
+        "stand_in_pages": compared.where(F.col("stand_in")).count(),
         "component_rounds": rounds,
     }
     return trivial, counts

@@ -149,16 +149,25 @@ impl Lineage {
         &self.copies[0]
     }
 
-    /// Distinct versions named by its copies, newest first.
+    /// The releases its copies name, newest first, each once as its most
+    /// precise name (`10.1` and `10.1.60` are one release).
     pub fn versions(&self) -> Vec<&str> {
         let mut versions: Vec<&str> = self
             .copies
             .iter()
             .filter_map(|copy| copy.version.as_deref())
             .collect();
-        versions.sort_by(|x, y| compare_versions(y, x));
-        versions.dedup();
-        versions
+        // Most precise first within a release, newest release first.
+        versions.sort_by(|x, y| {
+            compare_versions(y, x).then(y.split('.').count().cmp(&x.split('.').count()))
+        });
+        let mut releases: Vec<&str> = Vec::new();
+        for version in versions {
+            if !releases.iter().any(|kept| same_release(kept, version)) {
+                releases.push(version);
+            }
+        }
+        releases
     }
 }
 
@@ -277,6 +286,22 @@ pub fn compare_versions(first: &str, second: &str) -> Ordering {
             .collect()
     };
     parts(first).cmp(&parts(second))
+}
+
+/// Whether two version strings name the same release as precisely as the
+/// less precise of them does (`10.1` and `10.1.60`, `3.1.x` and `3.1.1`).
+pub fn same_release(first: &str, second: &str) -> bool {
+    let parts = |text: &str| -> Vec<String> {
+        text.trim_start_matches(['v', 'V'])
+            .split('.')
+            .map(str::to_string)
+            .collect()
+    };
+    let (first, second) = (parts(first), parts(second));
+    first
+        .iter()
+        .zip(&second)
+        .all(|(x, y)| x == y || x == "x" || y == "x")
 }
 
 /// A title with its version numbers and case set aside: two versions of a
@@ -624,9 +649,11 @@ fn order_copies(copies: &mut [(LineageCopy, Vec<PageId>, bool)]) {
         .filter_map(|(copy, _, _)| copy.version.as_deref())
         .max_by(|x, y| compare_versions(x, y))
         .map(str::to_string);
+    // Of the newest release as precisely as both name it: a copy whose
+    // pages say `10.1` is of release `10.1.60` too.
     let of_newest = |copy: &LineageCopy| match (&newest, &copy.version) {
         (None, _) => true,
-        (Some(newest), Some(version)) => compare_versions(newest, version) == Ordering::Equal,
+        (Some(newest), Some(version)) => same_release(newest, version),
         (Some(_), None) => false,
     };
     copies.sort_by(|(x, x_pages, x_principal), (y, y_pages, y_principal)| {

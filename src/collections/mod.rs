@@ -459,11 +459,7 @@ fn prepare<'a>(
         .collect();
     let facts = PageFacts {
         urls: table.pages.iter().map(|page| page.url.as_str()).collect(),
-        first_seen: table
-            .pages
-            .iter()
-            .map(|page| page.first_seen.as_str())
-            .collect(),
+        first_crawl: table.pages.iter().map(|page| page.first_crawl).collect(),
         named_hosts: table
             .pages
             .iter()
@@ -497,9 +493,9 @@ fn prepare<'a>(
 #[derive(Default)]
 pub struct PageFacts<'a> {
     pub urls: Vec<&'a str>,
-    /// Dates (ISO 8601) the crawls first saw each page, for choosing
-    /// principal copies (empty when not known).
-    pub first_seen: Vec<&'a str>,
+    /// The earliest crawl of the generation that saw each page, for
+    /// choosing principal copies (empty when not known).
+    pub first_crawl: Vec<u16>,
     /// Other hosts each page links to ([`crate::pages::Page::linked_hosts`]),
     /// for choosing principal copies (empty when not known).
     pub named_hosts: Vec<&'a [HostId]>,

@@ -24,7 +24,9 @@
 //!    per-page footer) with none.
 //! 3. **https** over http: an original moves to https before its mirrors.
 //! 4. **Links from other hosts** into the copy (cho §3.1).
-//! 5. **First seen** earliest: the crawls saw the original before its copies.
+//! 5. **First seen** in an earlier crawl of the generation: the original
+//!    was there before its copies. (Within one crawl, the order pages were
+//!    fetched in is chance, not evidence.)
 //! 6. **Fewer other collections on its address**: a mirror operator serves
 //!    copies of many collections from one machine, the original site its own.
 //!
@@ -63,7 +65,7 @@ pub enum PrincipalEvidence {
     Https,
     /// More links from other hosts lead to it.
     Inlinks,
-    /// The crawls saw it first.
+    /// An earlier crawl saw it before its copies.
     FirstSeen,
     /// Fewer other collections are served from its address.
     OwnAddress,
@@ -82,7 +84,7 @@ impl PrincipalEvidence {
             PrincipalEvidence::Agreement => "the other copies hold its text",
             PrincipalEvidence::Https => "served over https, its copies over http",
             PrincipalEvidence::Inlinks => "more links from other sites lead to it",
-            PrincipalEvidence::FirstSeen => "the crawls saw it first",
+            PrincipalEvidence::FirstSeen => "an earlier crawl saw it before its copies",
             PrincipalEvidence::OwnAddress => "its address serves no other mirrored collection",
             PrincipalEvidence::Tie => "no evidence tells it from the next copy: a tie",
         }
@@ -97,16 +99,16 @@ pub(super) struct Chooser {
 /// A copy's evidence, each compared in the order of the module's list
 /// (larger is better).
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Evidence<'a> {
+struct Evidence {
     named: usize,
     agreement: u64,
     https: bool,
     inlinks: u64,
-    first_seen: Reverse<&'a str>,
+    first_crawl: Reverse<u16>,
     own_address: Reverse<usize>,
 }
 
-impl Evidence<'_> {
+impl Evidence {
     /// The first evidence on which `self` and `other` differ, and how.
     fn compare(&self, other: &Evidence) -> (Ordering, PrincipalEvidence) {
         let steps = [
@@ -121,7 +123,7 @@ impl Evidence<'_> {
             (self.https.cmp(&other.https), PrincipalEvidence::Https),
             (self.inlinks.cmp(&other.inlinks), PrincipalEvidence::Inlinks),
             (
-                self.first_seen.cmp(&other.first_seen),
+                self.first_crawl.cmp(&other.first_crawl),
                 PrincipalEvidence::FirstSeen,
             ),
             (
@@ -175,14 +177,13 @@ impl Chooser {
                         agreement: agreement[position],
                         https: facts.urls[candidate.root.0 as usize].starts_with("https://"),
                         inlinks: candidate.inlinks,
-                        first_seen: Reverse(
+                        first_crawl: Reverse(
                             candidate
                                 .pages
                                 .iter()
-                                .filter_map(|page| facts.first_seen.get(page.0 as usize).copied())
-                                .filter(|date| !date.is_empty())
+                                .filter_map(|page| facts.first_crawl.get(page.0 as usize).copied())
                                 .min()
-                                .unwrap_or("~"),
+                                .unwrap_or(u16::MAX),
                         ),
                         own_address: Reverse(address(candidate.root).map_or(0, |ip| {
                             on_address

@@ -178,6 +178,8 @@ impl Table {
                 Column::optional("body_signature", Text),
                 Column::optional("text_signature", Text),
                 Column::optional("words", Int),
+                Column::optional("language", Text),
+                Column::new("stand_in", Flag),
             ],
             Table::Links => ints(&["src", "dst"]),
             Table::Uncrawled => ints(&["page", "link"]),
@@ -382,6 +384,9 @@ impl Tables {
                             .as_deref(),
                     )?;
                     out.optional_int(fingerprint.map(|print| i64::from(print.words)))?;
+                    let language = self.similarity.languages.get(id).copied().flatten();
+                    out.optional_text(language.as_ref().map(|language| language.code()))?;
+                    out.flag(self.similarity.stand_in.get(id).copied().unwrap_or(false))?;
                     out.end_row()?;
                 }
             }

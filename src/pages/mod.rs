@@ -126,6 +126,9 @@ pub struct Page {
     pub versions: Vec<String>,
     /// WARC-Date of its earliest capture in the generation's crawls.
     pub first_seen: String,
+    /// The earliest of the generation's crawls (their position) that
+    /// captured it.
+    pub first_crawl: u16,
     /// Other hosts of the table that its links name, whether or not the
     /// page linked to was crawled: sorted, unique.
     pub linked_hosts: Vec<HostId>,
@@ -160,15 +163,19 @@ impl PageTable {
     pub fn build_with_fingerprints(crawls: &[&[Capture]]) -> (PageTable, Vec<Option<Fingerprint>>) {
         // Newest capture per URL, and the date of its earliest.
         let mut chosen: HashMap<&str, (usize, usize)> = HashMap::new();
-        let mut first_seen: HashMap<&str, &str> = HashMap::new();
+        let mut first_seen: HashMap<&str, (&str, u16)> = HashMap::new();
         for (crawl_index, captures) in crawls.iter().enumerate() {
             for (capture_index, capture) in captures.iter().enumerate() {
                 let url = capture.info.url.as_str();
                 let date = capture.info.date.as_str();
+                let crawl = crawl_index as u16;
                 first_seen
                     .entry(url)
-                    .and_modify(|first| *first = (*first).min(date))
-                    .or_insert(date);
+                    .and_modify(|(first, first_crawl)| {
+                        *first = (*first).min(date);
+                        *first_crawl = (*first_crawl).min(crawl);
+                    })
+                    .or_insert((date, crawl));
                 let replace = match chosen.get(url) {
                     None => true,
                     Some(&(best_crawl, best_index)) => {
@@ -253,7 +260,8 @@ impl PageTable {
                     language: capture.language,
                     canonical: capture.canonical.clone(),
                     versions: capture.versions.clone(),
-                    first_seen: first_seen[url].to_string(),
+                    first_seen: first_seen[url].0.to_string(),
+                    first_crawl: first_seen[url].1,
                     linked_hosts,
                 }
             })

@@ -350,7 +350,11 @@ impl Engine {
                     lineage
                         .versions()
                         .into_iter()
-                        .filter(|version| Some(*version) != entry.version.as_deref())
+                        .filter(|version| {
+                            entry.version.as_deref().is_none_or(|shown| {
+                                !crate::collections::lineage::same_release(shown, version)
+                            })
+                        })
                         .map(str::to_string)
                         .collect()
                 })

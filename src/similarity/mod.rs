@@ -611,6 +611,13 @@ impl Similarity {
                     if alone == page { first } else { page }
                 ));
             }
+            if first != page && (self.stand_in[page] || self.stand_in[first]) {
+                let alone = if self.stand_in[page] { page } else { first };
+                return Err(format!(
+                    "page {alone} is a stand-in (one text answering many URLs of its host) but shares cluster {label} with page {}",
+                    if alone == page { first } else { page }
+                ));
+            }
             trivial.push(TrivialClusterId(number));
         }
         let mut sizes: HashMap<u32, u64> = HashMap::new();

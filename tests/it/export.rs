@@ -416,8 +416,8 @@ fn parquet_tables_hold_what_the_tsv_tables_hold_typed() {
         for (column, kind) in columns.iter().zip(&kinds) {
             let expected = match column.as_str() {
                 "url" | "name" | "ip" | "date" | "title" | "body_signature" | "text_signature"
-                | "kind" | "prefix" | "level" | "shared_ip" => "text",
-                "extended" | "small" => "flag",
+                | "kind" | "prefix" | "level" | "shared_ip" | "language" => "text",
+                "extended" | "small" | "stand_in" => "flag",
                 _ => "int",
             };
             assert!(

@@ -332,6 +332,8 @@ fn versions_are_ordered_as_numbers() {
     assert_eq!(compare_versions("3.1.x", "3.1.1"), Ordering::Less);
     assert_eq!(compare_versions("v2.0", "2.0"), Ordering::Equal);
     assert_eq!(compare_versions("2.4.71", "2.4"), Ordering::Greater);
+    assert!(same_release("10.1", "10.1.60") && same_release("3.1.x", "3.1.1"));
+    assert!(!same_release("10.1.55", "10.1.60") && !same_release("2.2", "3.1"));
     assert_eq!(
         title_key("CREATE TYPE (PostgreSQL 15.20)"),
         title_key("create type (postgresql 13.23)")
@@ -433,4 +435,39 @@ fn a_sub_tree_that_is_a_cluster_of_its_own_is_a_part_of_its_manual() {
     assert_eq!(parts.len(), 1, "the sub-tree is a part");
     assert_eq!(collections.clusters.len(), 2, "the manual is not");
     assert_eq!(collections.lineages.counts.parts, 1);
+}
+
+#[test]
+fn a_copy_naming_its_release_less_precisely_is_of_that_release() {
+    // The original's pages say `10.1`, its mirror's `10.1.60` (another
+    // build of the same pages): the original stays the principal.
+    let topics = topics(12);
+    let mut web = release(
+        "docs.example.org",
+        "/manual/",
+        "Widget",
+        "10.1",
+        None,
+        &topics,
+    );
+    for mut page in release(
+        "m.example.net",
+        "/manual/",
+        "Widget",
+        "10.1.60",
+        None,
+        &topics,
+    ) {
+        page.links
+            .push("http://docs.example.org/manual/index.html".into());
+        web.push(page);
+    }
+    let (table, collections) = lineages_of(&web);
+    let (_, copies) = lineage_at(
+        &table,
+        &collections,
+        "http://m.example.net/manual/index.html",
+    )
+    .unwrap();
+    assert_eq!(copies[0].0, "docs.example.org");
 }
