@@ -17,7 +17,8 @@
 //!    of one version only, a page the other copies' crawls missed).
 //! 4. **Versions**: a unit (a cluster, or the pages of one top folder of a
 //!    host that are in no collection) most of whose pages have, in another
-//!    unit, a page at the same place (the last two arcs of the path, as
+//!    unit, a page at the same place (its path below its copy's folder, so
+//!    that `/manual/x.html` and `/pub/widget/x.html` are one place, as
 //!    fetterly-2004 §2 confirms mirrored pages by URL suffix) that resembles
 //!    them (min-hash resemblance, the same title once version numbers are
 //!    set aside), is a version of the same manual. Pages of two languages
@@ -314,21 +315,33 @@ fn title_key(title: &str) -> String {
     key.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-/// The place of a page as copies under other folders share it: the last two
-/// arcs of its path (a folder and its index page being one page).
-fn place(url: &str) -> Option<String> {
-    let arcs = page_arcs(url_path(url)?);
-    let start = arcs.len().saturating_sub(2);
-    Some(arcs[start..].join("/"))
+/// The place of a page in its copy: its path below the copy's folder `prefix`
+/// (a URL path ending in `/`), a folder and its index page being one page.
+/// Copies under other folders (`/manual/`, `/pub/widget/`) share it.
+fn place(url: &str, prefix: &str) -> Option<String> {
+    let relative = url_path(url)?.strip_prefix(prefix)?;
+    Some(page_arcs(relative).join("/"))
 }
 
 /// A unit of rule 4: a cluster's copies or a host folder's loose pages.
 struct Unit {
-    /// Its pages that take part (compared, not stand-ins).
-    pages: Vec<PageId>,
+    /// Its pages that take part (compared, not stand-ins), each with its
+    /// place in its copy.
+    pages: Vec<(PageId, String)>,
     /// Pages a version must match more than `share` of: the largest copy's
     /// for a cluster, all for a folder.
     size: usize,
+}
+
+/// The pages of one copy that take part, with their places below the
+/// copy's folder (the longest common folder of their paths).
+fn placed(table: &PageTable, pages: &[PageId]) -> Vec<(PageId, String)> {
+    let url = |page: &PageId| table.pages[page.0 as usize].url.as_str();
+    let folder = super::manuals::common_folder(pages.iter().filter_map(|page| url_path(url(page))));
+    pages
+        .iter()
+        .filter_map(|page| Some((*page, place(url(page), &folder)?)))
+        .collect()
 }
 
 /// Finds the lineages of a generation's collections.
@@ -368,8 +381,8 @@ pub fn find(
             Unit {
                 pages: copies
                     .iter()
-                    .flat_map(|pages| pages.iter().copied())
-                    .filter(|page| takes_part(page.0 as usize))
+                    .flat_map(|pages| placed(table, pages))
+                    .filter(|(page, _)| takes_part(page.0 as usize))
                     .collect(),
                 size: copies.iter().map(|pages| pages.len()).max().unwrap_or(0),
             }
@@ -485,7 +498,10 @@ pub fn find(
     let folder_keys: Vec<(HostId, String)> = folders.keys().cloned().collect();
     for pages in folders.into_values() {
         let size = pages.len();
-        units.push(Unit { pages, size });
+        units.push(Unit {
+            pages: placed(table, &pages),
+            size,
+        });
     }
     let mut sets = {
         let mut grown = UnionFind::new(units.len());
@@ -542,7 +558,7 @@ pub fn find(
                 }
             } else {
                 let (host, _) = &folder_keys[unit - cluster_units];
-                let pages = units[unit].pages.clone();
+                let pages: Vec<PageId> = units[unit].pages.iter().map(|(page, _)| *page).collect();
                 let prefix = crate::pages::folder_prefix(
                     pages
                         .iter()
@@ -722,22 +738,19 @@ fn join_versions(
     // Place -> (unit, page), at most `max_candidates` pages a unit.
     let mut at_place: HashMap<String, Vec<(usize, PageId)>> = HashMap::new();
     for (unit, members) in units.iter().enumerate() {
-        let mut per_place: HashMap<String, usize> = HashMap::new();
-        for &page in &members.pages {
-            let Some(key) = place(&table.pages[page.0 as usize].url) else {
-                continue;
-            };
-            let seen = per_place.entry(key.clone()).or_default();
+        let mut per_place: HashMap<&str, usize> = HashMap::new();
+        for (page, key) in &members.pages {
+            let seen = per_place.entry(key.as_str()).or_default();
             if *seen < config.max_candidates {
                 *seen += 1;
-                at_place.entry(key).or_default().push((unit, page));
+                at_place.entry(key.clone()).or_default().push((unit, *page));
             }
         }
     }
     let titles: HashMap<PageId, String> = units
         .iter()
         .flat_map(|unit| unit.pages.iter())
-        .map(|&page| (page, title_key(&table.pages[page.0 as usize].title)))
+        .map(|&(page, _)| (page, title_key(&table.pages[page.0 as usize].title)))
         .collect();
     let resembles = |first: PageId, second: PageId| {
         if !crate::language::compatible(
@@ -761,11 +774,9 @@ fn join_versions(
     for (unit, members) in units.iter().enumerate() {
         // Its pages matched in each other unit.
         let mut matched: HashMap<usize, usize> = HashMap::new();
-        for &page in &members.pages {
-            let Some(key) = place(&table.pages[page.0 as usize].url) else {
-                continue;
-            };
-            let Some(candidates) = at_place.get(&key) else {
+        for (page, key) in &members.pages {
+            let page = *page;
+            let Some(candidates) = at_place.get(key) else {
                 continue;
             };
             let mut found: Vec<usize> = Vec::new();

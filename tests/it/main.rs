@@ -18,6 +18,7 @@ mod export;
 mod http;
 mod import;
 mod ingest;
+mod mechanisms;
 mod mirrors;
 mod outputs;
 mod similarity;
