@@ -70,6 +70,10 @@ pub struct LineageConfig {
     /// Pages at one place compared at most, per unit (a place every manual
     /// has, such as `index.html`, costs no more than this).
     pub max_candidates: usize,
+    /// A place that more units than this hold (`index.html`, `search.html`,
+    /// `page1.html`) tells nothing of which manual a page is a version of,
+    /// and is not compared: the work stays linear in the pages.
+    pub max_units_per_place: usize,
 }
 
 impl Default for LineageConfig {
@@ -81,6 +85,7 @@ impl Default for LineageConfig {
             share: 0.5,
             min_pages: 3,
             max_candidates: 8,
+            max_units_per_place: 16,
         }
     }
 }
@@ -95,8 +100,11 @@ impl LineageConfig {
                     .into(),
             );
         }
-        if self.max_candidates == 0 {
-            return Some("collections.lineage.max_candidates must be at least 1".into());
+        if self.max_candidates == 0 || self.max_units_per_place < 2 {
+            return Some(
+                "collections.lineage.max_candidates must be at least 1 and max_units_per_place at least 2"
+                    .into(),
+            );
         }
         None
     }
@@ -747,6 +755,12 @@ fn join_versions(
             }
         }
     }
+    // Places too common to tell manuals apart.
+    at_place.retain(|_, holders| {
+        let mut units: Vec<usize> = holders.iter().map(|&(unit, _)| unit).collect();
+        units.dedup();
+        units.len() <= config.max_units_per_place
+    });
     let titles: HashMap<PageId, String> = units
         .iter()
         .flat_map(|unit| unit.pages.iter())
@@ -789,7 +803,14 @@ fn join_versions(
                 *matched.entry(other).or_default() += 1;
             }
         }
-        let needed = (members.size as f64 * config.share).floor() as usize + 1;
+        // Of its pages, those at a place a version could be compared at.
+        let comparable = members
+            .pages
+            .iter()
+            .filter(|(_, key)| at_place.contains_key(key))
+            .count();
+        let size = members.size.min(comparable.max(1));
+        let needed = (size as f64 * config.share).floor() as usize + 1;
         let best = matched
             .into_iter()
             .filter(|&(_, count)| count >= needed.max(config.min_pages))

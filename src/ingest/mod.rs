@@ -459,13 +459,22 @@ fn apply_extraction(capture: &mut Capture, text: &str, counters: Option<&Counter
         counters.extracting.fetch_add(extracting, Ordering::Relaxed);
         add_time(&counters.fingerprinting, fingerprinting);
     }
+    // The text's language is detected on a sample of the pages and every
+    // folder's index page; the similarity stage gives the others their
+    // folder's (language::DETECTION_SAMPLE).
+    let url = capture.info.url.as_str();
+    let index_page = crate::pages::url_path(url)
+        .and_then(|path| path.rsplit('/').next())
+        .is_some_and(|last| last.is_empty() || crate::pages::is_index_name(last));
+    let detected =
+        (index_page || language::in_detection_sample(url)).then_some(extracted.text.as_str());
     capture.language = language::decide(
         extracted
             .declared_languages
             .iter()
             .map(String::as_str)
             .chain(capture.info.content_language.as_deref()),
-        &extracted.text,
+        detected,
     );
     capture.canonical = extracted.canonical.map(String::from);
     capture.versions = extracted.versions;

@@ -124,8 +124,6 @@ pub struct Page {
     pub canonical: Option<String>,
     /// Version strings its title, heading and metadata say.
     pub versions: Vec<String>,
-    /// WARC-Date of its earliest capture in the generation's crawls.
-    pub first_seen: String,
     /// The earliest of the generation's crawls (their position) that
     /// captured it.
     pub first_crawl: u16,
@@ -161,21 +159,13 @@ impl PageTable {
 
     /// Builds the table, and gives each page's fingerprint (by page id).
     pub fn build_with_fingerprints(crawls: &[&[Capture]]) -> (PageTable, Vec<Option<Fingerprint>>) {
-        // Newest capture per URL, and the date of its earliest.
+        // Newest capture per URL, and the first crawl that captured it.
         let mut chosen: HashMap<&str, (usize, usize)> = HashMap::new();
-        let mut first_seen: HashMap<&str, (&str, u16)> = HashMap::new();
+        let mut first_crawl: HashMap<&str, u16> = HashMap::new();
         for (crawl_index, captures) in crawls.iter().enumerate() {
             for (capture_index, capture) in captures.iter().enumerate() {
                 let url = capture.info.url.as_str();
-                let date = capture.info.date.as_str();
-                let crawl = crawl_index as u16;
-                first_seen
-                    .entry(url)
-                    .and_modify(|(first, first_crawl)| {
-                        *first = (*first).min(date);
-                        *first_crawl = (*first_crawl).min(crawl);
-                    })
-                    .or_insert((date, crawl));
+                first_crawl.entry(url).or_insert(crawl_index as u16);
                 let replace = match chosen.get(url) {
                     None => true,
                     Some(&(best_crawl, best_index)) => {
@@ -260,8 +250,7 @@ impl PageTable {
                     language: capture.language,
                     canonical: capture.canonical.clone(),
                     versions: capture.versions.clone(),
-                    first_seen: first_seen[url].0.to_string(),
-                    first_crawl: first_seen[url].1,
+                    first_crawl: first_crawl[url],
                     linked_hosts,
                 }
             })

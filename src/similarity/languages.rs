@@ -1,6 +1,8 @@
 //! Each page's language as the similarity stage uses it: the language the
 //! page declares, else the language of the pages around it, else the one
-//! its text says ([`crate::language::decide`], at ingest).
+//! its text says ([`crate::language::decide`], at ingest, where the text of
+//! one page in [`crate::language::DETECTION_SAMPLE`] and of every folder's
+//! index page is detected: enough to tell a folder's language).
 //!
 //! A translated manual holds pages that say little of their language: a
 //! command reference, a table of options, a page of code samples. Such a
