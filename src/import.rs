@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 
-use crate::collections::{Grown, Growth, GrowthCounts};
+use crate::collections::{ClusterVerdict, Grown, Growth, GrowthCounts};
 use crate::datadir::Manifest;
 use crate::export::GENERATION_FILE;
 use crate::mirrors::{Ranker, RankingRows};
@@ -374,6 +374,7 @@ fn read_growth(dir: &Path, files: Vec<PathBuf>) -> Result<(Growth, Vec<PathBuf>)
         grown.push(Grown {
             collections,
             trivial: clusters.into_values().collect(),
+            verdict: ClusterVerdict::default(),
         });
     }
     let figures_path = dir.join("collections.json");

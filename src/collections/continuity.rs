@@ -74,16 +74,24 @@ pub fn overlaps(
 }
 
 /// By later position: the earlier cluster it continues, if any. A cluster
-/// continues one whose pages (`earlier_pages`) it holds at least half of:
-/// a fragment of a cluster that is otherwise gone gets a new id.
+/// continues one whose pages (`earlier_pages`) it holds at least `share` of
+/// ([`super::CollectionRules::continues_share`]): a fragment of a cluster
+/// that is otherwise gone gets a new id.
 pub fn continuations(
     overlaps: &[Overlap],
     later_clusters: usize,
     earlier_pages: impl Fn(ClusterId) -> u32,
+    share: f64,
 ) -> Vec<Option<ClusterId>> {
     let mut ranked: Vec<&Overlap> = overlaps
         .iter()
-        .filter(|overlap| overlap.shared * 2 >= earlier_pages(overlap.earlier))
+        .filter(|overlap| {
+            crate::config::at_least(
+                overlap.shared as usize,
+                earlier_pages(overlap.earlier) as usize,
+                share,
+            )
+        })
         .collect();
     ranked.sort_by(|first, second| {
         second
@@ -112,9 +120,13 @@ pub fn renumber(
     earlier_cluster: impl Fn(PageId) -> Option<ClusterId>,
 ) {
     let overlaps = overlaps(later, earlier_cluster);
-    let continues = continuations(&overlaps, later.clusters.len(), |id| {
-        earlier.cluster_pages(id)
-    });
+    let share = later.config.rules.continues_share;
+    let continues = continuations(
+        &overlaps,
+        later.clusters.len(),
+        |id| earlier.cluster_pages(id),
+        share,
+    );
     let mut next = earlier.next_cluster_id;
     let mut ids = Vec::with_capacity(continues.len());
     for continued in continues {

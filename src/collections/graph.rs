@@ -10,9 +10,6 @@ use rayon::prelude::*;
 
 use crate::pages::{HostId, PageId, PageTable};
 
-/// How many redirects a link is followed through to the page it leads to.
-const MAX_REDIRECT_HOPS: usize = 5;
-
 type Adjacency = Csr<(), (), petgraph::Directed, u32>;
 
 /// The links between the pages of a crawl, in both directions.
@@ -56,10 +53,11 @@ impl WebGraph {
     }
 
     /// The graph of a page table. A link to a redirect counts as a link to
-    /// the page the redirect leads to (when that page was crawled).
-    pub fn from_table(table: &PageTable) -> WebGraph {
+    /// the page the redirect leads to (when that page was crawled), through
+    /// at most `redirect_hops` redirects.
+    pub fn from_table(table: &PageTable, redirect_hops: usize) -> WebGraph {
         let resolve = |mut target: PageId| -> PageId {
-            for _ in 0..MAX_REDIRECT_HOPS {
+            for _ in 0..redirect_hops {
                 let page = &table.pages[target.0 as usize];
                 match page.outlinks.as_slice() {
                     [next] if (300..400).contains(&page.status) => target = *next,
@@ -196,7 +194,10 @@ mod tests {
         start.links = vec!["http://a.example/docs".into()];
         let target = capture("http://a.example/docs/", "the docs");
         let table = PageTable::build(&[&[start, redirect, target]]);
-        let graph = WebGraph::from_table(&table);
+        let graph = WebGraph::from_table(
+            &table,
+            crate::collections::CollectionRules::default().redirect_hops,
+        );
         let id = |url: &str| table.find_url(url).unwrap();
         assert_eq!(
             graph.outlinks(id("http://a.example/")).collect::<Vec<_>>(),

@@ -34,17 +34,34 @@ use rayon::prelude::*;
 
 use super::graph::WebGraph;
 use super::summary::{link_summary, VirtualLinks, NO_CLUSTER};
+use super::verdict::ClusterVerdict;
 use crate::pages::PageId;
 use crate::union_find::UnionFind;
 
 /// How trivial clusters merge.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct GrowOptions {
     /// Merge on a = s >= d = b (extended clusters, cho §4) as well as on
     /// a = s = d = b.
     pub extended: bool,
     /// Collections stay on one host (cho §5.1).
     pub single_site: bool,
+    /// [`super::CollectionRules::links_back_share`].
+    pub links_back_share: f64,
+    /// [`super::CollectionRules::measured_sources`].
+    pub measured_sources: usize,
+}
+
+impl GrowOptions {
+    /// The options `config` sets.
+    pub fn of(config: &super::CollectionsConfig) -> GrowOptions {
+        GrowOptions {
+            extended: config.extended,
+            single_site: config.single_site,
+            links_back_share: config.rules.links_back_share,
+            measured_sources: config.rules.measured_sources,
+        }
+    }
 }
 
 /// The pages of every trivial cluster: `pages(cluster)`.
@@ -99,6 +116,8 @@ pub struct Grown {
     pub collections: Vec<Vec<PageId>>,
     /// The trivial clusters it took pages from, the start first.
     pub trivial: Vec<u32>,
+    /// What the passes did to it ([`super::verdict`]).
+    pub verdict: ClusterVerdict,
 }
 
 /// Similar clusters as grown elsewhere (the Spark job of `spark/`), in the
@@ -304,7 +323,6 @@ impl Context<'_> {
         // One start per source (its preferred cluster of two pages or
         // more); reach measured for the most preferred sources only, which
         // bounds the work on components with very many sources.
-        const MEASURED_SOURCES: usize = 64;
         let mut sources: Vec<u32> = components
             .iter()
             .enumerate()
@@ -317,7 +335,7 @@ impl Context<'_> {
             })
             .collect();
         sources.sort_by_cached_key(|&cluster| preference(cluster));
-        let measured = sources.len().min(MEASURED_SOURCES);
+        let measured = sources.len().min(self.options.measured_sources);
         let mut reach: Vec<(usize, u32)> = sources[..measured]
             .iter()
             .map(|&source| {
@@ -389,7 +407,8 @@ impl Context<'_> {
                 };
                 if !self.options.extended {
                     let back = joined.iter().filter(|join| links_back(join)).count();
-                    let keep_back = back * 2 > joined.len();
+                    let keep_back =
+                        crate::config::more_than(back, joined.len(), self.options.links_back_share);
                     joined.retain(|join| links_back(join) == keep_back);
                 }
                 for &(child, collection) in &joined {
@@ -406,6 +425,7 @@ impl Context<'_> {
         Grown {
             collections,
             trivial,
+            verdict: ClusterVerdict::default(),
         }
     }
 }

@@ -39,6 +39,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::{ClusterKind, CollectionId, Collections};
+use crate::config::at_least;
 use crate::corpus::html::version_strings;
 use crate::pages::{page_arcs, parse_decimal_id, url_path, HostId, NotAnId, PageId, PageTable};
 use crate::similarity::{is_compared, Similarity};
@@ -74,6 +75,18 @@ pub struct LineageConfig {
     /// `page1.html`) tells nothing of which manual a page is a version of,
     /// and is not compared: the work stays linear in the pages.
     pub max_units_per_place: usize,
+    /// A copy's pages name its version when at least this share of them
+    /// carry the most common version string (titles, headers, `<meta>`).
+    /// A third: a manual says its version in the title of most pages, but
+    /// a page that quotes another release (a changelog, "new in 2.1") or a
+    /// page without the theme's header is common; fewer than a third is
+    /// chance.
+    pub version_share: f64,
+    /// A more precise version string of the same release (`10.1.60` for
+    /// `10.1`) is the copy's version when it is carried by at least this
+    /// share as many pages as the common one: the manual's name says
+    /// `10.1` on every page, its titles `10.1.60`.
+    pub precise_version_share: f64,
 }
 
 impl Default for LineageConfig {
@@ -86,6 +99,8 @@ impl Default for LineageConfig {
             min_pages: 3,
             max_candidates: 8,
             max_units_per_place: 16,
+            version_share: 1.0 / 3.0,
+            precise_version_share: 0.5,
         }
     }
 }
@@ -94,9 +109,18 @@ impl LineageConfig {
     /// Why these values cannot be used, if they cannot.
     pub fn problem(&self) -> Option<String> {
         let unit = |value: f64| (0.0..=1.0).contains(&value);
-        if !unit(self.resemblance) || !unit(self.titled_resemblance) || !unit(self.share) {
+        if ![
+            self.resemblance,
+            self.titled_resemblance,
+            self.share,
+            self.version_share,
+            self.precise_version_share,
+        ]
+        .into_iter()
+        .all(unit)
+        {
             return Some(
-                "collections.lineage.resemblance, titled_resemblance and share must be from 0 to 1"
+                "collections.lineage.resemblance, titled_resemblance, share, version_share and precise_version_share must be from 0 to 1"
                     .into(),
             );
         }
@@ -594,7 +618,7 @@ pub fn find(
         }
         for (copy, pages, _) in &mut copies {
             copy.pages = pages.len() as u32;
-            copy.version = version_of(table, &copy.prefix, pages);
+            copy.version = version_of(table, &copy.prefix, pages, config);
             if copy.collection.is_none() {
                 pages_added += pages.len() as u64;
             }
@@ -696,8 +720,14 @@ fn order_copies(copies: &mut [(LineageCopy, Vec<PageId>, bool)]) {
 }
 
 /// The version a copy names: one in its folder's path, else the version
-/// string that most of its pages carry, when a third of them or more do.
-fn version_of(table: &PageTable, prefix: &str, pages: &[PageId]) -> Option<String> {
+/// string that most of its pages carry, when `version_share` of them or
+/// more do.
+fn version_of(
+    table: &PageTable,
+    prefix: &str,
+    pages: &[PageId],
+    config: &LineageConfig,
+) -> Option<String> {
     if let Some(version) = url_path(prefix).and_then(|path| version_strings(path).pop()) {
         return Some(version);
     }
@@ -711,7 +741,7 @@ fn version_of(table: &PageTable, prefix: &str, pages: &[PageId]) -> Option<Strin
         .iter()
         .map(|(&version, &count)| (version, count))
         .max_by(|(x, x_count), (y, y_count)| x_count.cmp(y_count).then(y.cmp(x)))?;
-    if count * 3 < pages.len() {
+    if !at_least(count, pages.len(), config.version_share) {
         return None;
     }
     // The most precise of the versions that name the same release: the
@@ -722,7 +752,7 @@ fn version_of(table: &PageTable, prefix: &str, pages: &[PageId]) -> Option<Strin
         .filter(|(other, &other_count)| {
             other.starts_with(version)
                 && other.as_bytes().get(version.len()) == Some(&b'.')
-                && other_count * 2 >= count
+                && at_least(other_count, count, config.precise_version_share)
         })
         .max_by(|(x, x_count), (y, y_count)| {
             parts(x)

@@ -403,6 +403,13 @@ fn why_a_cluster_stays_apart_is_told_by_the_rule_that_kept_it() {
     )
     .unwrap();
     assert_ne!(first_id, second_id);
+    // The join pass kept its verdict with the cluster.
+    let verdict = collections.cluster(second_id).unwrap().verdict;
+    assert_eq!(
+        verdict.apart,
+        Some(crate::collections::Apart::NotHeld { held: 1, copies: 3 })
+    );
+    assert_eq!(verdict.parts_joined, 0);
     let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
     let hosts: Vec<crate::pages::HostId> = table.pages.iter().map(|page| page.host).collect();
     let labels: Vec<u32> = similarity.trivial.iter().map(|id| id.0).collect();
@@ -412,6 +419,7 @@ fn why_a_cluster_stays_apart_is_told_by_the_rule_that_kept_it() {
         hosts: &hosts,
         labels: &labels,
         stand_ins,
+        rules: &collections.config.rules,
     };
     let why = manuals::why_apart(&collections, first_id, second_id, &folders);
     assert!(
@@ -424,6 +432,10 @@ fn why_a_cluster_stays_apart_is_told_by_the_rule_that_kept_it() {
         ..CollectionsConfig::default()
     };
     let collections = analyse(&table, &similarity, &grown_only);
+    assert_eq!(
+        collections.cluster(second_id).unwrap().verdict.apart,
+        Some(crate::collections::Apart::FoldersOff)
+    );
     let why = manuals::why_apart(&collections, first_id, second_id, &folders);
     assert!(why.contains("collections.folders"), "{why}");
 }

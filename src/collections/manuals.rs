@@ -56,6 +56,8 @@ use crate::pages::{path_folder, url_path, HostId, PageId};
 
 use super::grow::Grown;
 use super::summary::NO_CLUSTER;
+use super::verdict::{Apart, ClusterVerdict};
+use crate::config::more_than;
 use crate::union_find::UnionFind;
 
 /// What joining by folders needs to know of each page, by page id.
@@ -66,6 +68,8 @@ pub struct PageFolders<'a> {
     pub labels: &'a [u32],
     /// Whether each page is a stand-in (empty: none is).
     pub stand_ins: &'a [bool],
+    /// The thresholds of the rules.
+    pub rules: &'a super::CollectionRules,
 }
 
 impl PageFolders<'_> {
@@ -94,11 +98,13 @@ struct Copy {
     pages: Vec<PageId>,
 }
 
-/// A cluster being built: its copies and the trivial clusters it holds.
+/// A cluster being built: its copies, the trivial clusters it holds and
+/// what the passes did to it.
 #[derive(Debug, Clone)]
 struct Manual {
     copies: Vec<Copy>,
     trivial: Vec<u32>,
+    verdict: ClusterVerdict,
 }
 
 /// The longest common folder of some paths.
@@ -174,7 +180,7 @@ fn join_nested(copies: Vec<Copy>) -> Vec<Copy> {
 pub fn join_parts(grown: Vec<Grown>, pages: &PageFolders) -> Vec<Grown> {
     let mut kept: Vec<Grown> = Vec::new();
     let mut parts: Vec<Manual> = Vec::new();
-    for cluster in grown {
+    for mut cluster in grown {
         // Clusters on one host, and those mostly of stand-ins, stay as grown.
         let first_host = cluster.collections[0].first().map(|&page| pages.host(page));
         let spans = cluster
@@ -187,13 +193,28 @@ pub fn join_parts(grown: Vec<Grown>, pages: &PageFolders) -> Vec<Grown> {
             .flatten()
             .filter(|&&page| pages.is_stand_in(page))
             .count();
-        let stand_in = stand_ins * 2 > cluster.collections.iter().map(Vec::len).sum::<usize>();
-        match copies_of(&cluster, pages).filter(|_| spans && !stand_in) {
+        let stand_in = more_than(
+            stand_ins,
+            cluster.collections.iter().map(Vec::len).sum::<usize>(),
+            pages.rules.stand_in_share,
+        );
+        let apart = if !spans {
+            Some(Apart::OneHost)
+        } else if stand_in {
+            Some(Apart::StandIns)
+        } else {
+            None
+        };
+        match copies_of(&cluster, pages).filter(|_| apart.is_none()) {
             Some(copies) => parts.push(Manual {
                 copies,
                 trivial: cluster.trivial,
+                verdict: cluster.verdict,
             }),
-            None => kept.push(cluster),
+            None => {
+                cluster.verdict.apart = Some(apart.unwrap_or(Apart::NoPath));
+                kept.push(cluster);
+            }
         }
     }
     let size = |manual: &Manual| manual.copies.iter().map(|c| c.pages.len()).sum::<usize>();
@@ -206,6 +227,7 @@ pub fn join_parts(grown: Vec<Grown>, pages: &PageFolders) -> Vec<Grown> {
         folders: HashMap::new(),
         pages: Vec::new(),
         indexed: Vec::new(),
+        refusals: Vec::new(),
     };
     let mut parts: Vec<Option<Manual>> = parts.into_iter().map(Some).collect();
     for index in order {
@@ -213,19 +235,25 @@ pub fn join_parts(grown: Vec<Grown>, pages: &PageFolders) -> Vec<Grown> {
         joiner.add(part, pages);
     }
     let Joiner {
-        manuals, mut sets, ..
+        manuals,
+        mut sets,
+        refusals,
+        ..
     } = joiner;
     let mut whole: HashMap<u32, Manual> = HashMap::new();
     let mut roots: Vec<u32> = Vec::new();
     for (id, manual) in manuals.into_iter().enumerate() {
-        let Some(manual) = manual else { continue };
+        let Some(mut manual) = manual else { continue };
         let root = sets.find(id as u32);
         match whole.get_mut(&root) {
             Some(joined) => {
                 joined.copies.extend(manual.copies);
                 joined.trivial.extend(manual.trivial);
+                joined.verdict.parts_joined += 1 + manual.verdict.parts_joined;
+                joined.verdict.apart = None;
             }
             None => {
+                manual.verdict.apart = refusals[id];
                 roots.push(root);
                 whole.insert(root, manual);
             }
@@ -241,6 +269,7 @@ pub fn join_parts(grown: Vec<Grown>, pages: &PageFolders) -> Vec<Grown> {
                     .map(|copy| copy.pages)
                     .collect(),
                 trivial: manual.trivial,
+                verdict: manual.verdict,
             }),
     );
     kept
@@ -264,6 +293,9 @@ struct Joiner {
     /// By manual root: its pages, and its copies in `folders`.
     pages: Vec<usize>,
     indexed: Vec<u32>,
+    /// By id: why the part joined no manual when it came (`None`: it
+    /// joined one).
+    refusals: Vec<Option<Apart>>,
 }
 
 impl Joiner {
@@ -273,20 +305,28 @@ impl Joiner {
             .push(part.copies.iter().map(|copy| copy.pages.len()).sum());
         self.indexed.push(0);
         if !spans_hosts(&part) {
+            self.refusals.push(Some(Apart::OneHost));
             self.manuals.push(Some(part));
             return;
         }
         let mut part = part;
         // 1. A part held by a manual joins it.
-        if let Some((manual, refolded)) = self.holder_of(&part, pages) {
-            for (copy, folder) in refolded {
-                part.copies[copy].folder = folder;
+        match self.holder_of(&part, pages) {
+            Ok((manual, refolded)) => {
+                for (copy, folder) in refolded {
+                    part.copies[copy].folder = folder;
+                }
+                self.join(id, manual);
+                self.refusals.push(None);
             }
-            self.join(id, manual);
+            // A part no manual holds any copy of is a manual of its own,
+            // not one kept apart.
+            Err(Apart::NotHeld { held: 0, .. }) => self.refusals.push(None),
+            Err(apart) => self.refusals.push(Some(apart)),
         }
         // 2. A part holding manuals takes them in (a manual's front page
         //    above the sections that grew apart).
-        for manual in self.held_by(&part) {
+        for manual in self.held_by(&part, pages.rules) {
             self.join(id, manual);
         }
         let root = self.sets.find(id);
@@ -326,12 +366,12 @@ impl Joiner {
 
     /// The manual holding more than half of the part's copies (the largest
     /// if several do), with the folders of the part's other copies found by
-    /// their paths; `None` if none, or if a copy cannot be placed.
+    /// their paths; why not, if none does or a copy cannot be placed.
     fn holder_of(
         &mut self,
         part: &Manual,
         pages: &PageFolders,
-    ) -> Option<(u32, Vec<(usize, String)>)> {
+    ) -> Result<(u32, Vec<(usize, String)>), Apart> {
         let mut held: HashMap<u32, usize> = HashMap::new();
         let mut holders_of_copy: Vec<HashMap<u32, String>> = Vec::with_capacity(part.copies.len());
         for copy in &part.copies {
@@ -349,11 +389,19 @@ impl Joiner {
             }
             holders_of_copy.push(deepest);
         }
-        let (&manual, &count) = held.iter().max_by_key(|&(&root, &count)| {
-            (count, self.pages[root as usize], std::cmp::Reverse(root))
-        })?;
-        if count * 2 <= part.copies.len() {
-            return None;
+        let copies = part.copies.len();
+        let not_held = |held: usize| Apart::NotHeld {
+            held: held as u32,
+            copies: copies as u32,
+        };
+        let (&manual, &count) = held
+            .iter()
+            .max_by_key(|&(&root, &count)| {
+                (count, self.pages[root as usize], std::cmp::Reverse(root))
+            })
+            .ok_or(not_held(0))?;
+        if !more_than(count, copies, pages.rules.held_copies_share) {
+            return Err(not_held(count));
         }
         // Where the held copies' pages sit inside the manual: trivial
         // cluster -> paths relative to the holding folder.
@@ -367,15 +415,19 @@ impl Joiner {
             note_places(&mut inside, copy, folder, pages);
         }
         let mut refolded = Vec::with_capacity(loose.len());
+        let not_placed = Apart::NotPlaced {
+            loose: loose.len() as u32,
+        };
         for index in loose {
-            refolded.push((index, root_by_suffix(&part.copies[index], &inside, pages)?));
+            let folder = root_by_suffix(&part.copies[index], &inside, pages).ok_or(not_placed)?;
+            refolded.push((index, folder));
         }
-        Some((manual, refolded))
+        Ok((manual, refolded))
     }
 
     /// The manuals more than half of whose copies lie inside the part's
     /// copies.
-    fn held_by(&mut self, part: &Manual) -> Vec<u32> {
+    fn held_by(&mut self, part: &Manual, rules: &super::CollectionRules) -> Vec<u32> {
         let mut inside: HashMap<u32, u32> = HashMap::new();
         for copy in &part.copies {
             let Some(host_folders) = self.folders.get(&copy.host) else {
@@ -395,7 +447,13 @@ impl Joiner {
         }
         let mut held: Vec<u32> = inside
             .into_iter()
-            .filter(|&(root, count)| count * 2 > self.indexed[root as usize])
+            .filter(|&(root, count)| {
+                more_than(
+                    count as usize,
+                    self.indexed[root as usize] as usize,
+                    rules.holding_copies_share,
+                )
+            })
             .map(|(root, _)| root)
             .collect();
         held.sort_unstable();
@@ -464,7 +522,7 @@ fn root_by_suffix(
             *roots.entry(root).or_default() += 1;
         }
     }
-    if matched * 2 <= copy.pages.len() {
+    if !more_than(matched, copy.pages.len(), pages.rules.suffix_pages_share) {
         return None;
     }
     roots
@@ -546,18 +604,21 @@ pub fn complete(
         }
     }
     // A copy takes the pages of its tree that are the exceptions, no more
-    // of them than it holds: the pages of one version, the pages the other
-    // crawls missed. A few pages two manuals share (a licence, an install
-    // page of sibling projects) do not make the rest of either's folder
-    // theirs.
+    // of them than it holds (`completion_ratio`): the pages of one version,
+    // the pages the other crawls missed. A few pages two manuals share (a
+    // licence, an install page of sibling projects) do not make the rest of
+    // either's folder theirs.
+    let ratio = pages.rules.completion_ratio;
     let mut added = 0;
     let mut candidates: Vec<((usize, usize), Vec<PageId>)> = candidates.into_iter().collect();
     candidates.sort_unstable();
-    for ((cluster, collection), pages) in candidates {
-        let copy = &mut grown[cluster].collections[collection];
-        if pages.len() <= copy.len() {
-            added += pages.len() as u64;
-            copy.extend(pages);
+    for ((cluster, collection), exceptions) in candidates {
+        let grown_cluster = &mut grown[cluster];
+        let copy = &mut grown_cluster.collections[collection];
+        if exceptions.len() as f64 <= ratio * copy.len() as f64 {
+            added += exceptions.len() as u64;
+            grown_cluster.verdict.pages_completed += exceptions.len() as u32;
+            copy.extend(exceptions);
         }
     }
     added
@@ -601,27 +662,14 @@ pub fn why_apart(
             .collect()
     };
     let (whole, piece) = (copies(manual), copies(part));
-    if !collections.config.folders {
-        return "joining by folders is off (collections.folders)".into();
+    // What the passes decided about the part, as they kept it.
+    let verdict = collections.cluster(part).map(|cluster| cluster.verdict);
+    match verdict.and_then(|verdict| verdict.apart) {
+        Some(Apart::NotHeld { .. } | Apart::NotPlaced { .. }) | None => {}
+        Some(apart) => return apart.sentence(),
     }
-    let Some(first) = piece.first() else {
+    if piece.is_empty() {
         return "the cluster is empty".into();
-    };
-    if piece.iter().all(|copy| copy.host == first.host) {
-        return format!(
-            "its {} copies are all on one host: names of one page or copies within a host, which no rule joins",
-            piece.len()
-        );
-    }
-    let stand_ins = piece
-        .iter()
-        .flat_map(|copy| &copy.pages)
-        .filter(|&&page| pages.is_stand_in(page))
-        .count();
-    if stand_ins * 2 > piece.iter().map(|copy| copy.pages.len()).sum::<usize>() {
-        return format!(
-            "{stand_ins} of its pages are stand-ins (one text answering many URLs of a host): a cluster mostly of them joins nothing"
-        );
     }
     let holder = |copy: &Copy| {
         whole
@@ -632,7 +680,7 @@ pub fn why_apart(
             .max_by_key(|outer| outer.folder.len())
     };
     let held: Vec<&Copy> = piece.iter().filter(|copy| holder(copy).is_some()).collect();
-    if held.len() * 2 <= piece.len() {
+    if !more_than(held.len(), piece.len(), pages.rules.held_copies_share) {
         let outside: Vec<String> = piece
             .iter()
             .filter(|copy| holder(copy).is_none())

@@ -30,7 +30,9 @@ pub mod lineage;
 pub mod manuals;
 mod one_host;
 pub mod principal;
+pub mod rules;
 pub mod summary;
+pub mod verdict;
 
 #[cfg(test)]
 mod manual_tests;
@@ -49,7 +51,9 @@ pub use graph::WebGraph;
 pub use grow::{GrowOptions, Grown, Growth, GrowthCounts, Members};
 pub use lineage::{Lineage, LineageConfig, LineageCopy, LineageId, LineagePlace, Lineages};
 pub use principal::PrincipalEvidence;
+pub use rules::CollectionRules;
 pub use summary::{link_summary, LinkSummaryRow, VirtualLinks, NO_CLUSTER};
+pub use verdict::{Apart, ClusterVerdict, Formed};
 
 /// Settings of the collections stage.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -76,6 +80,8 @@ pub struct CollectionsConfig {
     /// Versions, parts and pages of one manual gathered into its lineage
     /// ([`lineage`]), which search shows once.
     pub lineage: LineageConfig,
+    /// The thresholds of the rules ([`rules`]).
+    pub rules: CollectionRules,
 }
 
 impl Default for CollectionsConfig {
@@ -86,7 +92,15 @@ impl Default for CollectionsConfig {
             small_size: 10,
             folders: true,
             lineage: LineageConfig::default(),
+            rules: CollectionRules::default(),
         }
+    }
+}
+
+impl CollectionsConfig {
+    /// Why these values cannot be used, if they cannot.
+    pub fn problem(&self) -> Option<String> {
+        self.rules.problem().or_else(|| self.lineage.problem())
     }
 }
 
@@ -163,6 +177,9 @@ pub struct Cluster {
     /// What told the principal copy from the next ([`principal`]).
     #[serde(default)]
     pub principal_evidence: PrincipalEvidence,
+    /// What the other passes did to it ([`verdict`]).
+    #[serde(default)]
+    pub verdict: ClusterVerdict,
 }
 
 impl Cluster {
@@ -404,7 +421,7 @@ pub fn analyse(
     similarity: &Similarity,
     config: &CollectionsConfig,
 ) -> Collections {
-    let (graph, labels, trivial_clusters, facts) = prepare(table, similarity);
+    let (graph, labels, trivial_clusters, facts) = prepare(table, similarity, config);
     let mut collections = build(&graph, &labels, trivial_clusters, config, &facts);
     collections.find_lineages(table, similarity);
     collections
@@ -422,7 +439,7 @@ pub fn analyse_grown(
     config: &CollectionsConfig,
     growth: Growth,
 ) -> Result<Collections, String> {
-    let (graph, labels, trivial_clusters, facts) = prepare(table, similarity);
+    let (graph, labels, trivial_clusters, facts) = prepare(table, similarity, config);
     let (growth_labels, _) = aliases(&graph, &labels);
     grow::check_grown(&growth.clusters, &growth_labels, trivial_clusters)?;
     let mut collections = build_with(
@@ -442,9 +459,10 @@ pub fn analyse_grown(
 fn prepare<'a>(
     table: &'a PageTable,
     similarity: &Similarity,
+    config: &CollectionsConfig,
 ) -> (WebGraph, Vec<u32>, usize, PageFacts<'a>) {
     let started = std::time::Instant::now();
-    let graph = WebGraph::from_table(table);
+    let graph = WebGraph::from_table(table, config.rules.redirect_hops);
     let labels = compared_labels(table, similarity);
     let trivial_clusters = labels
         .iter()
@@ -552,12 +570,15 @@ fn build_with(
         &merged
     };
     let members = Members::new(&growth_labels, trivial_clusters);
-    let options = GrowOptions {
-        extended: config.extended,
-        single_site: config.single_site,
-    };
+    let options = GrowOptions::of(config);
     let (mut grown, growth) = match grown {
-        Some(imported) => (imported.clusters, imported.counts),
+        Some(imported) => {
+            let mut clusters = imported.clusters;
+            for cluster in &mut clusters {
+                cluster.verdict.formed = Formed::Imported;
+            }
+            (clusters, imported.counts)
+        }
         None => {
             let sizes: Vec<u32> = (0..trivial_clusters as u32)
                 .map(|cluster| members.size(cluster))
@@ -583,6 +604,10 @@ fn build_with(
             grown.push(Grown {
                 collections: pages.iter().map(|&page| vec![page]).collect(),
                 trivial: vec![trivial as u32],
+                verdict: ClusterVerdict {
+                    formed: Formed::OnePage,
+                    ..ClusterVerdict::default()
+                },
             });
         }
     }
@@ -595,11 +620,16 @@ fn build_with(
         hosts: &hosts,
         labels,
         stand_ins: &facts.stand_ins,
+        rules: &config.rules,
     };
     let clusters_grown = grown.len() as u64;
     if config.folders {
         grown = manuals::join_parts(grown, &folders);
         lap("parts joined");
+    } else {
+        for cluster in &mut grown {
+            cluster.verdict.apart = Some(Apart::FoldersOff);
+        }
     }
 
     // Second names join the collection of their page.
@@ -621,6 +651,7 @@ fn build_with(
         }
         if let Some(&(cluster, collection)) = place.get(&twin) {
             grown[cluster].collections[collection].push(alias);
+            grown[cluster].verdict.second_names += 1;
         }
     }
     let mut completed_pages = 0;
@@ -647,10 +678,15 @@ fn build_with(
         size: usize,
         extended: bool,
         evidence: PrincipalEvidence,
+        verdict: ClusterVerdict,
     }
     let mut drafts: Vec<Draft> = grown
         .into_iter()
         .map(|cluster| {
+            let verdict = ClusterVerdict {
+                trivial_clusters: cluster.trivial.len() as u32,
+                ..cluster.verdict
+            };
             let collections: Vec<(Vec<PageId>, PageId, u64)> = cluster
                 .collections
                 .into_iter()
@@ -685,6 +721,7 @@ fn build_with(
                 extended,
                 collections,
                 evidence: PrincipalEvidence::Alone,
+                verdict,
             }
         })
         .collect();
@@ -784,6 +821,7 @@ fn build_with(
             extended: draft.extended,
             small,
             principal_evidence: draft.evidence,
+            verdict: draft.verdict,
         });
     }
     Collections {

@@ -868,7 +868,7 @@ fn a_cluster_split_in_two_continues_in_the_part_holding_more_pages() {
     ];
     let pages = |id: ClusterId| if id == ClusterId(4) { 7 } else { 3 };
     assert_eq!(
-        continuity::continuations(&overlaps, 3, pages),
+        continuity::continuations(&overlaps, 3, pages, 0.5),
         vec![None, Some(ClusterId(4)), None]
     );
     // Cluster 2 kept one of its three pages: a fragment, not a continuation.
@@ -877,7 +877,10 @@ fn a_cluster_split_in_two_continues_in_the_part_holding_more_pages() {
         earlier: ClusterId(2),
         shared: 1,
     }];
-    assert_eq!(continuity::continuations(&overlaps, 1, pages), vec![None]);
+    assert_eq!(
+        continuity::continuations(&overlaps, 1, pages, 0.5),
+        vec![None]
+    );
 }
 
 impl Web {
@@ -909,10 +912,7 @@ fn grown_clusters_come_in_order_of_their_components_smallest_cluster() {
         web.link(&format!("x{mark}"), &format!("a{mark}"));
         web.link(&format!("x{mark}"), &format!("y{mark}"));
     }
-    let options = GrowOptions {
-        extended: true,
-        single_site: true,
-    };
+    let options = GrowOptions::of(&CollectionsConfig::default());
     let (grown, counts) = web.grown(options);
     assert_eq!(counts.components, 2);
     let starts: Vec<u32> = grown.iter().map(|cluster| cluster.trivial[0]).collect();
@@ -947,10 +947,7 @@ fn clusters_grown_elsewhere_give_the_collections_grown_here() {
             let here = build(&graph, &labels, clusters, &config, &facts);
             let (growth_labels, _) = aliases(&graph, &labels);
             let members = Members::new(&growth_labels, clusters);
-            let options = GrowOptions {
-                extended: config.extended,
-                single_site: config.single_site,
-            };
+            let options = GrowOptions::of(&config);
             let (grown, counts) = grow::grow(
                 &graph,
                 &growth_labels,
@@ -963,7 +960,15 @@ fn clusters_grown_elsewhere_give_the_collections_grown_here() {
                 clusters: grown,
                 counts,
             };
-            let elsewhere = build_with(&graph, &labels, clusters, &config, &facts, Some(growth));
+            let mut elsewhere =
+                build_with(&graph, &labels, clusters, &config, &facts, Some(growth));
+            // The same clusters, each saying it was grown elsewhere.
+            for cluster in &mut elsewhere.clusters {
+                assert_ne!(cluster.verdict.formed, Formed::Grown, "seed {seed}");
+                if cluster.verdict.formed == Formed::Imported {
+                    cluster.verdict.formed = Formed::Grown;
+                }
+            }
             assert_eq!(elsewhere.clusters, here.clusters, "seed {seed}");
             assert_eq!(elsewhere.collections, here.collections, "seed {seed}");
             assert_eq!(elsewhere.counts, here.counts, "seed {seed}");
@@ -974,10 +979,7 @@ fn clusters_grown_elsewhere_give_the_collections_grown_here() {
 #[test]
 fn clusters_growth_could_not_give_are_refused() {
     let web = figure_6();
-    let (grown, _) = web.grown(GrowOptions {
-        extended: true,
-        single_site: true,
-    });
+    let (grown, _) = web.grown(GrowOptions::of(&CollectionsConfig::default()));
     let clusters = web.label_names.len();
     assert_eq!(grow::check_grown(&grown, &web.labels, clusters), Ok(()));
     let check = |change: &dyn Fn(&mut Vec<Grown>)| {
@@ -1000,6 +1002,7 @@ fn clusters_growth_could_not_give_are_refused() {
         grown.push(Grown {
             collections: vec![vec![b]],
             trivial: vec![web.labels[b.0 as usize]],
+            verdict: ClusterVerdict::default(),
         })
     });
     assert!(error.contains("grew into clusters 0 and 1"), "{error}");

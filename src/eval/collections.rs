@@ -176,6 +176,7 @@ pub fn score(
         hosts: &hosts,
         labels: &labels,
         stand_ins,
+        rules: &collections.config.rules,
     };
     for (&family, &family_total) in &family_pages {
         let mut holding_clusters: Vec<(ClusterId, u64)> = by_cluster

@@ -5,7 +5,7 @@ use std::fmt;
 
 use serde::Serialize;
 
-use crate::collections::{Cluster, ClusterKind, Collections, PrincipalEvidence};
+use crate::collections::{Cluster, ClusterKind, ClusterVerdict, Collections, PrincipalEvidence};
 use crate::generation::{Analysis, DataDir, Result};
 use crate::pages::PageTable;
 
@@ -42,6 +42,9 @@ pub struct ClusterEntry {
     pub principal: String,
     /// What told the principal copy from the next (`tie` when nothing did).
     pub principal_evidence: PrincipalEvidence,
+    /// What the passes did to it: which rule formed it, what joined it,
+    /// why it stayed apart ([`crate::collections::verdict`]).
+    pub verdict: ClusterVerdict,
     /// The manual it is a copy of, in all its versions, and the version of
     /// each copy (by collection id) where it names one.
     pub lineage: Option<String>,
@@ -91,6 +94,7 @@ fn entry(table: &PageTable, collections: &Collections, cluster: &Cluster) -> Clu
         small: cluster.small,
         principal: cluster.principal().to_string(),
         principal_evidence: cluster.principal_evidence,
+        verdict: cluster.verdict,
         lineage: collections
             .lineages
             .of_collection(collections, cluster.principal())
@@ -160,6 +164,7 @@ impl fmt::Display for ClustersReport {
                 cluster.principal_evidence.sentence()
             )?;
             if cluster.kind == ClusterKind::Collection {
+                writeln!(out, "{:>26}  {}", "how:", cluster.verdict.sentence())?;
                 for collection in &cluster.collections {
                     let version = collection
                         .version

@@ -487,9 +487,12 @@ impl ClusterPairs {
             &b.collections,
             continuity::by_url(&a.table, &a.collections, &b.table),
         );
-        let continues = continuity::continuations(&overlaps, b.collections.clusters.len(), |id| {
-            a.collections.cluster_pages(id)
-        });
+        let continues = continuity::continuations(
+            &overlaps,
+            b.collections.clusters.len(),
+            |id| a.collections.cluster_pages(id),
+            b.collections.config.rules.continues_share,
+        );
         let mut pairs = Vec::new();
         let mut continued = BTreeSet::new();
         for (position, cluster) in b.collections.clusters.iter().enumerate() {

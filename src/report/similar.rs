@@ -4,6 +4,7 @@ use std::fmt;
 
 use serde::Serialize;
 
+use crate::collections::{ClusterVerdict, PrincipalEvidence};
 use crate::corpus;
 use crate::generation::{Analysis, DataDir, DataError};
 use crate::similarity::{Evidence, Relation, SimilarityTest};
@@ -33,6 +34,26 @@ pub struct SimilarReport {
     /// Chunks of this page that count (not boilerplate).
     pub chunks: u32,
     pub copies: Vec<Copy>,
+    /// A text its host serves at many URLs in place of pages (a soft 404):
+    /// no document, and a copy of nothing.
+    pub stand_in: bool,
+    /// The similar cluster of replicated collections the page is in, if any.
+    pub replicated: Option<Replicated>,
+}
+
+/// The page's place among replicated collections, as the passes decided it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Replicated {
+    pub cluster: String,
+    pub cardinality: usize,
+    /// The folder of the page's collection.
+    pub collection: String,
+    /// The folder of the cluster's principal copy, and what told it.
+    pub principal: String,
+    pub principal_evidence: PrincipalEvidence,
+    /// What the passes did to the cluster, and the same in a sentence.
+    pub verdict: ClusterVerdict,
+    pub how: String,
 }
 
 /// What stops `similar`, in the terms of what was asked.
@@ -50,7 +71,10 @@ impl SimilarReport {
     /// Looks `url` up in the current generation.
     pub fn gather(data: &DataDir, url: &str) -> Result<SimilarReport, SimilarError> {
         let Analysis {
-            table, similarity, ..
+            table,
+            similarity,
+            collections,
+            ..
         } = data.analysis()?;
         let canonical = corpus::canonical_url_string(url)
             .ok_or_else(|| SimilarError::NotAUrl(url.to_string()))?;
@@ -84,8 +108,29 @@ impl SimilarReport {
                     &b.url,
                 ))
         });
+        let replicated = collections
+            .collection_of
+            .get(page.0 as usize)
+            .copied()
+            .flatten()
+            .and_then(|id| collections.collection(id))
+            .and_then(|collection| {
+                let cluster = collections.cluster(collection.cluster)?;
+                let principal = collections.collection(cluster.principal())?;
+                Some(Replicated {
+                    cluster: cluster.id.to_string(),
+                    cardinality: cluster.cardinality(),
+                    collection: collection.prefix.clone(),
+                    principal: principal.prefix.clone(),
+                    principal_evidence: cluster.principal_evidence,
+                    verdict: cluster.verdict,
+                    how: cluster.verdict.sentence(),
+                })
+            });
         let entry = &table.pages[page.0 as usize];
         Ok(SimilarReport {
+            stand_in: similarity.is_stand_in(page),
+            replicated,
             url: entry.url.clone(),
             page_id: page.0,
             status: entry.status,
@@ -120,6 +165,12 @@ impl fmt::Display for SimilarReport {
             "{} (page {}, status {})",
             self.url, self.page_id, self.status
         )?;
+        if self.stand_in {
+            return write!(
+                formatter,
+                "a stand-in: its host serves this text at many URLs in place of pages (a soft 404, a \"not mirrored here\" page); no document, and a copy of nothing"
+            );
+        }
         if !self.compared {
             return write!(
                 formatter,
@@ -128,11 +179,12 @@ impl fmt::Display for SimilarReport {
             );
         }
         if self.copies.is_empty() {
-            return write!(
+            write!(
                 formatter,
                 "no copies: trivial cluster {} holds only this page ({} chunks that count, test: {})",
                 self.cluster, self.chunks, self.test
-            );
+            )?;
+            return self.write_replicated(formatter);
         }
         writeln!(
             formatter,
@@ -166,6 +218,25 @@ impl fmt::Display for SimilarReport {
         write!(
             formatter,
             "\n(shared chunks: shared / needed for direct similarity; resemblance: share of the 84 min-hashes that agree)"
-        )
+        )?;
+        self.write_replicated(formatter)
+    }
+}
+
+impl SimilarReport {
+    fn write_replicated(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(replicated) = &self.replicated {
+            write!(
+                formatter,
+                "\nin collection {} of similar cluster {} ({} copies; principal copy {}: {})\nhow: {}",
+                replicated.collection,
+                replicated.cluster,
+                replicated.cardinality,
+                replicated.principal,
+                replicated.principal_evidence.sentence(),
+                replicated.how
+            )?;
+        }
+        Ok(())
     }
 }

@@ -17,6 +17,7 @@
 
 use std::collections::HashMap;
 
+use crate::config::more_than;
 use crate::language::Language;
 use crate::pages::{path_folder, url_path, HostId, PageTable};
 
@@ -25,7 +26,7 @@ type FolderLanguages = (usize, HashMap<Language, usize>);
 
 /// By page: its language, or the one most pages of its folder have.
 /// `compared` says which pages take part (only their languages count).
-pub fn effective(table: &PageTable, compared: &[bool]) -> Vec<Option<Language>> {
+pub fn effective(table: &PageTable, compared: &[bool], folder_share: f64) -> Vec<Option<Language>> {
     let folder_of = |page: usize| {
         let entry = &table.pages[page];
         url_path(&entry.url).map(|path| (entry.host, path_folder(path)))
@@ -52,7 +53,7 @@ pub fn effective(table: &PageTable, compared: &[bool]) -> Vec<Option<Language>> 
             let (&language, &count) = counts
                 .iter()
                 .max_by_key(|&(language, count)| (*count, std::cmp::Reverse(*language)))?;
-            (count * 2 > pages).then_some((folder, language))
+            more_than(count, pages, folder_share).then_some((folder, language))
         })
         .collect();
     (0..table.pages.len())
@@ -101,7 +102,7 @@ mod tests {
         }
         let table = PageTable::build(&[&pages]);
         let compared = vec![true; table.pages.len()];
-        let found = effective(&table, &compared);
+        let found = effective(&table, &compared, 0.5);
         let language_of = |url: &str| found[table.find_url(url).unwrap().0 as usize];
         assert_eq!(language_of("http://fr.example.org/guide/ref.html"), french);
         assert_eq!(language_of("http://en.example.org/guide/ref.html"), english);
@@ -124,7 +125,7 @@ mod tests {
         }
         pages.push(capture("http://example.org/mixed/ref.html", "ls -la"));
         let table = PageTable::build(&[&pages]);
-        let found = effective(&table, &vec![true; table.pages.len()]);
+        let found = effective(&table, &vec![true; table.pages.len()], 0.5);
         let language_of = |url: &str| found[table.find_url(url).unwrap().0 as usize];
         assert_eq!(language_of("http://example.org/mixed/ref.html"), None);
         // In a folder of no clear language, a page's own detection counts.

@@ -96,6 +96,28 @@ pub struct SimilarityConfig {
     /// index page, a symbolic link, a re-exported item); a host answering
     /// URLs it does not have does so for dozens.
     pub stand_in_names: usize,
+    /// A candidate stand-in text is a manual's page after all when another
+    /// host serves it at more than this share of the same places (the last
+    /// two arcs of the path), as a copy of the manual serves the manual's
+    /// stubs: most of them, since a copy crawled in part lacks some.
+    pub stand_in_places_share: f64,
+    /// ... and there sits among other pages: its pages are fewer than this
+    /// share of the pages of their folders. Two parked domains answering
+    /// the same requests alike serve nothing else in those folders.
+    pub stand_in_folder_share: f64,
+    /// A page whose language is only detected (no `lang`, no
+    /// `Content-Language`) takes its folder's language when more than this
+    /// share of the folder's pages have that one: a short page (a table, a
+    /// command reference) is detected wrong more often than a folder of a
+    /// manual changes language.
+    pub language_folder_share: f64,
+    /// A trivial cluster is split by path from this many pages: fewer
+    /// cannot hold two paths of one host and copies of them on another.
+    pub split_min_pages: usize,
+    /// A split by path is made when at least this many of its groups find
+    /// members on other hosts ([`paths`]): one group corroborated alone is
+    /// one page of the reference host under two names, not two pages.
+    pub split_corroborating_groups: usize,
 }
 
 impl Default for SimilarityConfig {
@@ -109,6 +131,11 @@ impl Default for SimilarityConfig {
             boilerplate_pages_per_host: 4,
             max_chunk_pages: 1000,
             stand_in_names: 10,
+            stand_in_places_share: 0.5,
+            stand_in_folder_share: 0.5,
+            language_folder_share: 0.5,
+            split_min_pages: 3,
+            split_corroborating_groups: 2,
         }
     }
 }
@@ -130,6 +157,22 @@ impl SimilarityConfig {
         }
         if self.stand_in_names < 2 {
             return Some("similarity.stand_in_names must be at least 2".into());
+        }
+        let share = |value: f64| (0.0..1.0).contains(&value);
+        if !(share(self.stand_in_places_share)
+            && share(self.language_folder_share)
+            && self.stand_in_folder_share > 0.0
+            && self.stand_in_folder_share <= 1.0)
+        {
+            return Some(
+                "similarity.stand_in_places_share and language_folder_share must be at least 0 and below 1, stand_in_folder_share above 0 and at most 1".into(),
+            );
+        }
+        if self.split_min_pages < 2 || self.split_corroborating_groups < 2 {
+            return Some(
+                "similarity.split_min_pages and split_corroborating_groups must be at least 2"
+                    .into(),
+            );
         }
         if self.boilerplate_pages_per_host == 0 || self.max_chunk_pages < 2 {
             return Some(
@@ -250,13 +293,14 @@ pub fn analyse(
     let compared: Vec<bool> = (0..page_count)
         .map(|page| is_compared(table, &fingerprints, page))
         .collect();
-    let stand_in = stand_ins::find(table, &fingerprints, config.stand_in_names);
+    let stand_in = stand_ins::find(table, &fingerprints, config);
     let documents_of_a_folder: Vec<bool> = compared
         .iter()
         .zip(&stand_in)
         .map(|(&compared, &stand_in)| compared && !stand_in)
         .collect();
-    let languages = languages::effective(table, &documents_of_a_folder);
+    let languages =
+        languages::effective(table, &documents_of_a_folder, config.language_folder_share);
 
     // Distinct texts ("documents") in one language, numbered in order of
     // their first page: the same text in two editions of a manual (a
@@ -379,7 +423,7 @@ pub fn analyse(
             }
         })
         .collect();
-    let page_labels = paths::split_by_path(table, &page_labels);
+    let page_labels = paths::split_by_path(table, &page_labels, config);
     let mut trivial = Vec::with_capacity(page_count);
     {
         let mut number_of_label: HashMap<u32, u32> = HashMap::new();

@@ -18,7 +18,7 @@
 //! match no group, or two equally, stay together in one group of their own.
 //!
 //! A split is made only when it is corroborated: at least two of the groups
-//! find members on other hosts. Stand-ins (one text answering many URLs of
+//! (`split_corroborating_groups`) find members on other hosts. Stand-ins (one text answering many URLs of
 //! a host: a soft 404, a parked domain, see [`super::stand_ins`]) are in no
 //! cluster by then: those URLs are names of no page.
 
@@ -30,7 +30,11 @@ use crate::pages::{common_suffix, page_arcs, url_path, HostId, PageTable};
 /// no cluster) that hold several pages of one host at different paths.
 /// Returns the new labels: kept clusters keep their label, split ones take
 /// new labels above every label in use.
-pub(super) fn split_by_path(table: &PageTable, labels: &[u32]) -> Vec<u32> {
+pub(super) fn split_by_path(
+    table: &PageTable,
+    labels: &[u32],
+    config: &super::SimilarityConfig,
+) -> Vec<u32> {
     let mut members: HashMap<u32, Vec<usize>> = HashMap::new();
     for (page, &label) in labels.iter().enumerate() {
         if label != u32::MAX {
@@ -45,11 +49,11 @@ pub(super) fn split_by_path(table: &PageTable, labels: &[u32]) -> Vec<u32> {
     let mut result = labels.to_vec();
     let mut clusters: Vec<(u32, Vec<usize>)> = members
         .into_iter()
-        .filter(|(_, pages)| pages.len() >= 3)
+        .filter(|(_, pages)| pages.len() >= config.split_min_pages)
         .collect();
     clusters.sort_unstable_by_key(|(label, _)| *label);
     for (_, pages) in clusters {
-        let Some(groups) = groups_by_path(table, &pages) else {
+        let Some(groups) = groups_by_path(table, &pages, config.split_corroborating_groups) else {
             continue;
         };
         for group in groups.into_iter().skip(1) {
@@ -64,7 +68,11 @@ pub(super) fn split_by_path(table: &PageTable, labels: &[u32]) -> Vec<u32> {
 
 /// The cluster's pages in groups, one per page of the reference host, when
 /// the split is corroborated; `None` to keep the cluster whole.
-fn groups_by_path(table: &PageTable, pages: &[usize]) -> Option<Vec<Vec<usize>>> {
+fn groups_by_path(
+    table: &PageTable,
+    pages: &[usize],
+    corroborating_groups: usize,
+) -> Option<Vec<Vec<usize>>> {
     let arcs: Vec<Vec<&str>> = pages
         .iter()
         .map(|&page| {
@@ -134,7 +142,7 @@ fn groups_by_path(table: &PageTable, pages: &[usize]) -> Option<Vec<Vec<usize>>>
             None => groups[loose].push(pages[member]),
         }
     }
-    if corroborated.iter().filter(|&&found| found).count() < 2 {
+    if corroborated.iter().filter(|&&found| found).count() < corroborating_groups {
         return None;
     }
     groups.retain(|group| !group.is_empty());

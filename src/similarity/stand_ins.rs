@@ -23,7 +23,8 @@ use std::collections::{HashMap, HashSet};
 use crate::fingerprint::Fingerprint;
 use crate::pages::{page_arcs, path_folder, url_path, HostId, PageTable};
 
-use super::is_compared;
+use super::{is_compared, SimilarityConfig};
+use crate::config::more_than;
 
 /// The place of a page within a manual, as copies under other prefixes
 /// share it: the last two arcs of its path (a folder and its index page
@@ -34,9 +35,14 @@ fn place(url: &str) -> Option<String> {
     Some(arcs[start..].join("/"))
 }
 
-/// By page: whether it is a stand-in. `names` is the number of URLs of one
-/// host from which a text may be a stand-in.
-pub fn find(table: &PageTable, fingerprints: &[Option<Fingerprint>], names: usize) -> Vec<bool> {
+/// By page: whether it is a stand-in, by the thresholds of `config`
+/// (`stand_in_names`, `stand_in_places_share`, `stand_in_folder_share`).
+pub fn find(
+    table: &PageTable,
+    fingerprints: &[Option<Fingerprint>],
+    config: &SimilarityConfig,
+) -> Vec<bool> {
+    let names = config.stand_in_names;
     let mut stand_in = vec![false; table.pages.len()];
     let text_of = |page: usize| {
         is_compared(table, fingerprints, page)
@@ -88,7 +94,8 @@ pub fn find(table: &PageTable, fingerprints: &[Option<Fingerprint>], names: usiz
             .collect()
     };
     // Whether the text's pages on a host sit among other pages, as a
-    // manual's pages do: fewer than half of the pages of their folders.
+    // manual's pages do: fewer than `stand_in_folder_share` of the pages of
+    // their folders.
     let among_other_pages = |host: HostId, pages: &[usize]| {
         let folders: HashSet<&str> = pages
             .iter()
@@ -98,7 +105,7 @@ pub fn find(table: &PageTable, fingerprints: &[Option<Fingerprint>], names: usiz
             .iter()
             .map(|folder| folder_pages.get(&(host, *folder)).copied().unwrap_or(0))
             .sum();
-        pages.len() * 2 < in_folders
+        (pages.len() as f64) < config.stand_in_folder_share * in_folders as f64
     };
     for (host, text) in candidates {
         let pages = &served[&(host, text)];
@@ -109,7 +116,8 @@ pub fn find(table: &PageTable, fingerprints: &[Option<Fingerprint>], names: usiz
             }
             let theirs = &served[&(other, text)];
             let shared = places_of(theirs).intersection(&places).count();
-            shared * 2 > places.len() && among_other_pages(other, theirs)
+            more_than(shared, places.len(), config.stand_in_places_share)
+                && among_other_pages(other, theirs)
         });
         if !in_a_manual {
             for &page in pages {
@@ -128,7 +136,7 @@ mod tests {
 
     fn stand_ins(captures: &[Capture]) -> Vec<String> {
         let (table, fingerprints) = PageTable::build_with_fingerprints(&[captures]);
-        let flags = find(&table, &fingerprints, 10);
+        let flags = find(&table, &fingerprints, &SimilarityConfig::default());
         table
             .pages
             .iter()

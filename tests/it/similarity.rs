@@ -99,6 +99,43 @@ fn copies_in_the_shipped_crawl_are_found_and_explained() {
         text.contains("trivial cluster") && text.contains("tomcat.apache-project.example"),
         "{text}"
     );
+    // Its collection, the principal copy and what the passes did, as the
+    // collections stage kept them.
+    let replicated = &similar["replicated"];
+    assert!(
+        replicated["principal"]
+            .as_str()
+            .unwrap()
+            .starts_with("http://tomcat.apache-project.example/"),
+        "{similar:#}"
+    );
+    assert_eq!(replicated["verdict"]["formed"], "grown");
+    assert!(replicated["verdict"]["trivial_clusters"].as_u64().unwrap() > 1);
+    assert!(text.contains("\nhow: grown along links from "), "{text}");
+
+    // A soft 404 is a stand-in, said so, and a copy of nothing.
+    let stats = json(&mirrorscope(
+        crate_dir,
+        &["stats", "--data", data, "--json"],
+    ));
+    let soft_404 = stats["stand_ins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|stand_in| stand_in["host"] == "flask.mirror.winhost.example")
+        .unwrap_or_else(|| panic!("{:#}", stats["stand_ins"]));
+    let example = soft_404["example"].as_str().unwrap();
+    let answer = json(&mirrorscope(
+        crate_dir,
+        &["similar", example, "--data", data, "--json"],
+    ));
+    assert_eq!(answer["stand_in"], true, "{answer:#}");
+    assert!(answer["replicated"].is_null(), "{answer:#}");
+    let text = stdout(&mirrorscope(
+        crate_dir,
+        &["similar", example, "--data", data],
+    ));
+    assert!(text.contains("a stand-in"), "{text}");
 
     // Two different pages of one manual are not each other's copies.
     let core = json(&mirrorscope(

@@ -358,8 +358,9 @@ fn a_copy_names_the_most_precise_version_its_pages_say() {
     }
     let table = crate::pages::PageTable::build(&[&pages]);
     let ids: Vec<PageId> = (0..table.pages.len() as u32).map(PageId).collect();
+    let config = LineageConfig::default();
     assert_eq!(
-        version_of(&table, "http://docs.example.org/tomcat/", &ids).as_deref(),
+        version_of(&table, "http://docs.example.org/tomcat/", &ids, &config).as_deref(),
         Some("10.1.60")
     );
     // A version in the folder's path wins.
@@ -367,7 +368,8 @@ fn a_copy_names_the_most_precise_version_its_pages_say() {
         version_of(
             &table,
             "http://mirror.example.net/apache/tomcat/10.1.55/",
-            &ids
+            &ids,
+            &config
         )
         .as_deref(),
         Some("10.1.55")
@@ -379,10 +381,10 @@ fn a_copy_names_the_most_precise_version_its_pages_say() {
         page.versions.clear();
     }
     assert_eq!(
-        version_of(&table, "http://docs.example.org/tomcat/", &ids),
+        version_of(&table, "http://docs.example.org/tomcat/", &ids, &config),
         None
     );
-    assert!(version_of(&table, "http://docs.example.org/tomcat/", few).is_some());
+    assert!(version_of(&table, "http://docs.example.org/tomcat/", few, &config).is_some());
 }
 
 #[test]
