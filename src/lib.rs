@@ -27,6 +27,7 @@ pub mod pages;
 pub mod pipeline;
 pub mod report;
 pub mod search;
+pub mod share;
 pub mod similarity;
 pub mod stats;
 pub mod store;

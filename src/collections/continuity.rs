@@ -86,7 +86,7 @@ pub fn continuations(
     let mut ranked: Vec<&Overlap> = overlaps
         .iter()
         .filter(|overlap| {
-            crate::config::at_least(
+            crate::share::at_least(
                 overlap.shared as usize,
                 earlier_pages(overlap.earlier) as usize,
                 share,

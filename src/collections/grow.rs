@@ -408,7 +408,7 @@ impl Context<'_> {
                 if !self.options.extended {
                     let back = joined.iter().filter(|join| links_back(join)).count();
                     let keep_back =
-                        crate::config::more_than(back, joined.len(), self.options.links_back_share);
+                        crate::share::more_than(back, joined.len(), self.options.links_back_share);
                     joined.retain(|join| links_back(join) == keep_back);
                 }
                 for &(child, collection) in &joined {

@@ -39,9 +39,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use super::{ClusterKind, CollectionId, Collections};
-use crate::config::at_least;
 use crate::corpus::html::version_strings;
 use crate::pages::{page_arcs, parse_decimal_id, url_path, HostId, NotAnId, PageId, PageTable};
+use crate::share::at_least;
 use crate::similarity::{is_compared, Similarity};
 use crate::union_find::UnionFind;
 

@@ -57,7 +57,7 @@ use crate::pages::{path_folder, url_path, HostId, PageId};
 use super::grow::Grown;
 use super::summary::NO_CLUSTER;
 use super::verdict::{Apart, ClusterVerdict};
-use crate::config::more_than;
+use crate::share::more_than;
 use crate::union_find::UnionFind;
 
 /// What joining by folders needs to know of each page, by page id.

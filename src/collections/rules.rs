@@ -1,8 +1,8 @@
 //! The thresholds of the collection rules, each with its default and the
 //! reason for it. The rules themselves are in [`super::grow`],
 //! [`super::manuals`], [`super::graph`] and [`super::continuity`]; a share
-//! here is compared as [`crate::config::more_than`] (or
-//! [`crate::config::at_least`], where the rule says so) that share of a
+//! here is compared as [`crate::share::more_than`] (or
+//! [`crate::share::at_least`], where the rule says so) that share of a
 //! whole count.
 
 use serde::{Deserialize, Serialize};

@@ -17,9 +17,9 @@
 
 use std::collections::HashMap;
 
-use crate::config::more_than;
 use crate::language::Language;
 use crate::pages::{path_folder, url_path, HostId, PageTable};
+use crate::share::more_than;
 
 /// A folder's compared pages, and how many of them have each language.
 type FolderLanguages = (usize, HashMap<Language, usize>);

@@ -24,7 +24,7 @@ use crate::fingerprint::Fingerprint;
 use crate::pages::{page_arcs, path_folder, url_path, HostId, PageTable};
 
 use super::{is_compared, SimilarityConfig};
-use crate::config::more_than;
+use crate::share::more_than;
 
 /// The place of a page within a manual, as copies under other prefixes
 /// share it: the last two arcs of its path (a folder and its index page
