@@ -18,6 +18,18 @@
 //! collection afterwards. More names for one page (a soft 404 answering every
 //! missing URL) are merged the same way but join no collection.
 //!
+//! The stage is a list of passes, each in a file of its own, run in this
+//! order by [`build`]: 1. second names set aside ([`names`]); 2. growth
+//! ([`grow`]); 3. copies of one page that grew into nothing ([`leftovers`]);
+//! 4. parts joined to their manual by folders ([`manuals`]); 5. second
+//! names back into their page's collection ([`names`]); 6. each copy
+//! completed with its tree ([`manuals`]); 7. no replica on one host from
+//! inside one manual ([`one_host`]); 8. the principal copy ([`principal`]);
+//! then numbering, largest first, with ids carried over from the previous
+//! generation ([`continuity`]), and the lineages ([`lineage`]). Each pass's
+//! thresholds are in [`rules`], what it did to each cluster in the cluster's
+//! [`verdict`], what it did in all in [`CollectionCounts`].
+//!
 //! A trivial cluster of copies that joined no larger cluster is reported as a
 //! cluster of one-page collections (kind `page`), as cho's trivial clusters
 //! are; only clusters of two collections or more are reported. Every page is
@@ -26,8 +38,10 @@
 pub mod continuity;
 pub mod graph;
 pub mod grow;
+mod leftovers;
 pub mod lineage;
 pub mod manuals;
+mod names;
 mod one_host;
 pub mod principal;
 pub mod rules;
@@ -246,6 +260,18 @@ pub struct CollectionCounts {
     /// dissolved ([`one_host`]).
     #[serde(default)]
     pub one_host_parts: u64,
+    /// Clusters of copies of one page that grew into no larger cluster
+    /// (pass 3, [`leftovers`]).
+    #[serde(default)]
+    pub one_page_clusters: u64,
+    /// Grown clusters joined into another by folders (pass 4,
+    /// [`manuals`]).
+    #[serde(default)]
+    pub parts_joined: u64,
+    /// Second names that joined their page's collection (pass 5,
+    /// [`names`]).
+    #[serde(default)]
+    pub second_names_joined: u64,
     /// Manuals in all their versions ([`lineage`]).
     #[serde(default)]
     pub lineage: lineage::LineageCounts,
@@ -440,7 +466,7 @@ pub fn analyse_grown(
     growth: Growth,
 ) -> Result<Collections, String> {
     let (graph, labels, trivial_clusters, facts) = prepare(table, similarity, config);
-    let (growth_labels, _) = aliases(&graph, &labels);
+    let (growth_labels, _) = names::aliases(&graph, &labels);
     grow::check_grown(&growth.clusters, &growth_labels, trivial_clusters)?;
     let mut collections = build_with(
         &graph,
@@ -561,7 +587,10 @@ fn build_with(
             "collections: {step}"
         );
     };
-    let (growth_labels, aliases) = aliases(graph, labels);
+    // The passes, in order; each cluster's verdict records what they did
+    // to it ([`verdict`]), the counts what they did in all.
+    // 1. Second names of a page set aside (`names`).
+    let (growth_labels, aliases) = names::aliases(graph, labels);
     let merged;
     let graph = if aliases.is_empty() {
         graph
@@ -571,6 +600,7 @@ fn build_with(
     };
     let members = Members::new(&growth_labels, trivial_clusters);
     let options = GrowOptions::of(config);
+    // 2. Growth along links (`grow`), or the clusters grown elsewhere.
     let (mut grown, growth) = match grown {
         Some(imported) => {
             let mut clusters = imported.clusters;
@@ -590,27 +620,8 @@ fn build_with(
     };
     lap("grown");
 
-    // Trivial clusters of copies that took part in no grown cluster are
-    // clusters of one-page collections.
-    let mut used = vec![false; trivial_clusters];
-    for cluster in &grown {
-        for &trivial in &cluster.trivial {
-            used[trivial as usize] = true;
-        }
-    }
-    for (trivial, &was_used) in used.iter().enumerate() {
-        let pages = members.pages(trivial as u32);
-        if !was_used && pages.len() >= 2 {
-            grown.push(Grown {
-                collections: pages.iter().map(|&page| vec![page]).collect(),
-                trivial: vec![trivial as u32],
-                verdict: ClusterVerdict {
-                    formed: Formed::OnePage,
-                    ..ClusterVerdict::default()
-                },
-            });
-        }
-    }
+    // 3. Copies of one page that grew into nothing (`leftovers`).
+    let one_page_clusters = leftovers::one_page_clusters(&mut grown, &members, trivial_clusters);
 
     let hosts: Vec<HostId> = (0..labels.len())
         .map(|page| graph.host(PageId(page as u32)))
@@ -623,6 +634,7 @@ fn build_with(
         rules: &config.rules,
     };
     let clusters_grown = grown.len() as u64;
+    // 4. Parts join their manual by folders (`manuals`).
     if config.folders {
         grown = manuals::join_parts(grown, &folders);
         lap("parts joined");
@@ -632,28 +644,13 @@ fn build_with(
         }
     }
 
-    // Second names join the collection of their page.
-    let mut place: HashMap<PageId, (usize, usize)> = HashMap::new();
-    for (cluster, grown_cluster) in grown.iter().enumerate() {
-        for (collection, pages) in grown_cluster.collections.iter().enumerate() {
-            for &page in pages {
-                place.insert(page, (cluster, collection));
-            }
-        }
-    }
-    let mut names: HashMap<PageId, usize> = HashMap::new();
-    for &(_, twin) in &aliases {
-        *names.entry(twin).or_default() += 1;
-    }
-    for &(alias, twin) in &aliases {
-        if names[&twin] > 1 {
-            continue;
-        }
-        if let Some(&(cluster, collection)) = place.get(&twin) {
-            grown[cluster].collections[collection].push(alias);
-            grown[cluster].verdict.second_names += 1;
-        }
-    }
+    let parts_joined: u64 = grown
+        .iter()
+        .map(|cluster| u64::from(cluster.verdict.parts_joined))
+        .sum();
+    // 5. Second names join their page's collection (`names`).
+    let second_names = names::join_second_names(&mut grown, &aliases);
+    // 6. Each copy completed with the exceptions of its tree (`manuals`).
     let mut completed_pages = 0;
     if config.folders {
         let mut placed = vec![false; labels.len()];
@@ -666,8 +663,7 @@ fn build_with(
         completed_pages = manuals::complete(&mut grown, &placed, &second_names, &folders);
         lap("copies completed");
     }
-    drop(place);
-    // No replica on one host from inside one manual.
+    // 7. No replica on one host from inside one manual (`one_host`).
     let before = grown.len();
     grown.retain(|cluster| !one_host::parts_of_one_manual(cluster, graph, urls));
     let one_host_parts = (before - grown.len()) as u64;
@@ -726,7 +722,8 @@ fn build_with(
         })
         .collect();
     lap("clusters drafted");
-    // The principal copy first, then the others by root URL.
+    // 8. The principal copy first, by evidence (`principal`), then the
+    //    others by root URL.
     let principals = principal::Chooser::new(
         facts,
         &hosts,
@@ -777,6 +774,9 @@ fn build_with(
         clusters_grown,
         completed_pages,
         one_host_parts,
+        one_page_clusters,
+        parts_joined,
+        second_names_joined: second_names,
         ..CollectionCounts::default()
     };
     for (index, draft) in drafts.into_iter().enumerate() {
@@ -846,45 +846,6 @@ fn positions_by_id(clusters: &[Cluster]) -> Vec<u32> {
     let mut positions: Vec<u32> = (0..clusters.len() as u32).collect();
     positions.sort_by_key(|&position| clusters[position as usize].id);
     positions
-}
-
-/// Pages that are a second URL of a page of the same host: the same trivial
-/// cluster and the same links (at least one, links between the two names
-/// aside). Returns the labels with those
-/// pages taken out, and (alias, page) pairs.
-fn aliases(graph: &WebGraph, labels: &[u32]) -> (Vec<u32>, Vec<(PageId, PageId)>) {
-    let mut growth_labels = labels.to_vec();
-    let mut first: HashMap<(u32, HostId, u64), PageId> = HashMap::new();
-    let mut pairs = Vec::new();
-    for (index, &label) in labels.iter().enumerate() {
-        let page = PageId(index as u32);
-        if label == NO_CLUSTER {
-            continue;
-        }
-        let host = graph.host(page);
-        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-        let mut links = 0;
-        for target in graph.outlinks(page) {
-            if labels[target.0 as usize] != label || graph.host(target) != host {
-                hasher.update(&target.0.to_le_bytes());
-                links += 1;
-            }
-        }
-        if links == 0 {
-            continue;
-        }
-        let key = (label, host, hasher.digest());
-        match first.get(&key) {
-            Some(&twin) => {
-                growth_labels[index] = NO_CLUSTER;
-                pairs.push((page, twin));
-            }
-            None => {
-                first.insert(key, page);
-            }
-        }
-    }
-    (growth_labels, pairs)
 }
 
 /// Definition 5 at the roots, the one place growth does not ensure it: each

@@ -945,7 +945,7 @@ fn clusters_grown_elsewhere_give_the_collections_grown_here() {
         };
         for config in [strict(), CollectionsConfig::default()] {
             let here = build(&graph, &labels, clusters, &config, &facts);
-            let (growth_labels, _) = aliases(&graph, &labels);
+            let (growth_labels, _) = names::aliases(&graph, &labels);
             let members = Members::new(&growth_labels, clusters);
             let options = GrowOptions::of(&config);
             let (grown, counts) = grow::grow(
