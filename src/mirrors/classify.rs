@@ -23,7 +23,9 @@
 //!   failure, not a mismatch);
 //! - `FM` byte-identical bodies; `FS` equivalent text (the same words in the
 //!   same order: full similarity); `HS` resemblance at least
-//!   [`MirrorsConfig::high_similarity`]; `TS` above 0; `NS` none.
+//!   [`MirrorsConfig::high_similarity`]; `TS` above 0; `NS` none, or the
+//!   two pages are in different languages (a translation shares code and
+//!   names with its original, not content).
 //!
 //! Resemblance is estimated from the 84 min-hashes of 5-word shingles kept
 //! for every page (the fraction that agree).
@@ -271,8 +273,15 @@ impl<'w, 'a> Classifier<'w, 'a> {
             _ => None,
         };
         let same_bytes = matches!((&x.content_key, &y.content_key), (Some(kx), Some(ky)) if kx.signature == ky.signature);
+        let languages = &self.web.similarity.languages;
+        let language_of = |page: PageId| languages.get(page.0 as usize).copied().flatten();
         let outcome = if same_bytes {
             Outcome::FingerprintMatch
+        } else if !crate::language::compatible(language_of(first), language_of(second)) {
+            // A translation shares code, commands and names with the page
+            // it translates, whatever its resemblance: no similarity of
+            // content, so translations are neither mirrors nor related.
+            Outcome::NoSimilarity
         } else if matches!((fx, fy), (Some(fx), Some(fy)) if fx.text_signature == fy.text_signature && fx.words > 0)
         {
             Outcome::FullSimilarity

@@ -136,6 +136,46 @@ fn level_5_every_path_valid_but_content_only_related() {
 }
 
 #[test]
+fn translations_under_the_same_paths_are_no_mirrors_at_any_level() {
+    use crate::language::{Language, PageLanguage};
+    let declared = |mut captures: Vec<Capture>, tag: &str| {
+        for capture in &mut captures {
+            capture.language = PageLanguage::Declared(Language::from_tag(tag).unwrap());
+        }
+        captures
+    };
+    // The same paths; each page shares its code and names with the
+    // original (a third of the words: related by Table 1), and one page,
+    // a command reference, is nearly the same text in both.
+    let mut crawl = declared(site("en.example", &manual(|_, body| Some(body))), "en");
+    crawl.extend(declared(
+        site(
+            "fr.example",
+            &manual(|index, body| {
+                if index == 4 {
+                    return Some(body.replacen("p4w0 ", "p4w0 fr ", 1));
+                }
+                let start: String = body
+                    .split_whitespace()
+                    .take(40)
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                Some(format!("{start}\n{}", text(&format!("fr{index}w"), 80)))
+            }),
+        ),
+        "fr",
+    ));
+    let (found, tests) = level(&crawl, "en.example", "fr.example");
+    assert_eq!(found, Level::Mismatch, "{tests:?}");
+    // Declared in one language, the same pages are related, as above.
+    for capture in &mut crawl {
+        capture.language = PageLanguage::Unknown;
+    }
+    let (found, tests) = level(&crawl, "en.example", "fr.example");
+    assert_eq!(found, Level::Four, "{tests:?}");
+}
+
+#[test]
 fn mismatch_when_common_paths_hold_other_pages() {
     let mut crawl = site("a.example", &manual(|_, body| Some(body)));
     crawl.extend(site(
