@@ -4,7 +4,8 @@
 //! (`similarity`, `collections`), each with its reason.
 
 /// Whether `count` is more than `share` of `total` (`share` 0.5: more than
-/// half). Exact for whole counts below 2^52.
+/// half). Exact for the shares the defaults use (halves, a third): `share *
+/// total` is rounded, so a share such as 0.7 may count a whole 70% as more.
 pub fn more_than(count: usize, total: usize, share: f64) -> bool {
     count as f64 > share * total as f64
 }

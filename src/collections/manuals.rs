@@ -21,8 +21,9 @@
 //! 2. **Parts join their manual.** Clusters are taken largest first; each
 //!    joins the manuals formed so far where the folders say it belongs:
 //!    - a cluster whose copies lie on two hosts or more is *held* by a
-//!      manual when more than half of its copies each lie inside the folder
-//!      of one of the manual's copies on the same host; it joins the largest
+//!      manual when more than half of its copies (by default; the shares
+//!      are in [`super::CollectionRules`]) each lie inside the folder of
+//!      one of the manual's copies on the same host; it joins the largest
 //!      manual holding it. Each of its other copies must sit at the same
 //!      place in the manual: most of its pages end with the path their
 //!      copies have inside the manual's folders elsewhere (the URL-suffix
@@ -56,7 +57,7 @@ use crate::pages::{path_folder, url_path, HostId, PageId};
 
 use super::grow::Grown;
 use super::summary::NO_CLUSTER;
-use super::verdict::{Apart, ClusterVerdict};
+use super::verdict::{Apart, ClusterVerdict, Formed};
 use crate::share::more_than;
 use crate::union_find::UnionFind;
 
@@ -251,6 +252,11 @@ pub fn join_parts(grown: Vec<Grown>, pages: &PageFolders) -> Vec<Grown> {
                 joined.trivial.extend(manual.trivial);
                 joined.verdict.parts_joined += 1 + manual.verdict.parts_joined;
                 joined.verdict.apart = None;
+                // A manual grown along links is what took in one page's
+                // copies, whichever is larger.
+                if joined.verdict.formed == Formed::OnePage {
+                    joined.verdict.formed = manual.verdict.formed;
+                }
             }
             None => {
                 manual.verdict.apart = refusals[id];
@@ -364,7 +370,7 @@ impl Joiner {
         self.indexed[root] = self.indexed[first] + self.indexed[second];
     }
 
-    /// The manual holding more than half of the part's copies (the largest
+    /// The manual holding more than `held_copies_share` of the part's copies (the largest
     /// if several do), with the folders of the part's other copies found by
     /// their paths; why not, if none does or a copy cannot be placed.
     fn holder_of(
@@ -425,7 +431,7 @@ impl Joiner {
         Ok((manual, refolded))
     }
 
-    /// The manuals more than half of whose copies lie inside the part's
+    /// The manuals more than `holding_copies_share` of whose copies lie inside the part's
     /// copies.
     fn held_by(&mut self, part: &Manual, rules: &super::CollectionRules) -> Vec<u32> {
         let mut inside: HashMap<u32, u32> = HashMap::new();
@@ -696,10 +702,12 @@ pub fn why_apart(
             })
             .count();
         return format!(
-            "{} of its {} copies lie inside a folder of cluster {manual}'s copies on their host (more than half needed), and it holds {holding} of that cluster's {} copies (more than half needed); not inside: {}",
+            "{} of its {} copies lie inside a folder of cluster {manual}'s copies on their host (more than {:.0}% needed), and it holds {holding} of that cluster's {} copies (more than {:.0}% needed); not inside: {}",
             held.len(),
             piece.len(),
+            pages.rules.held_copies_share * 100.0,
             whole.len(),
+            pages.rules.holding_copies_share * 100.0,
             outside.join(", ")
         );
     }

@@ -39,7 +39,7 @@ pub enum Apart {
     /// (`collections.rules.held_copies_share`): the best held `held` of its
     /// `copies` (one or more).
     NotHeld { held: u32, copies: u32 },
-    /// A manual held it, but `loose` of its copies lying outside the
+    /// A manual held it, but a copy of the `loose` ones lying outside the
     /// manual's folders could not be placed by URL suffix
     /// (`collections.rules.suffix_pages_share`).
     NotPlaced { loose: u32 },
@@ -77,10 +77,10 @@ impl Apart {
             }
             Apart::NoPath => "a page of it has no URL path to place it by".into(),
             Apart::NotHeld { held, copies } => format!(
-                "no larger cluster has copies whose folders hold more than half of its copies (at most {held} of its {copies})"
+                "no larger cluster has copies whose folders hold enough of its copies (at most {held} of its {copies}; collections.rules.held_copies_share)"
             ),
             Apart::NotPlaced { loose } => format!(
-                "a manual holds most of its copies, but {loose} lying outside that manual's folders could not be placed by the paths of their pages"
+                "a manual holds enough of its copies, but one of the {loose} lying outside that manual's folders could not be placed by the paths of its pages (collections.rules.suffix_pages_share)"
             ),
         }
     }
@@ -100,7 +100,9 @@ impl ClusterVerdict {
                 self.trivial_clusters,
                 plural(self.trivial_clusters)
             ),
-            Formed::OnePage => "one page and its copies, joined to no larger cluster".into(),
+            Formed::OnePage => {
+                "one page and its copies, which growth joined to no larger cluster".into()
+            }
         }];
         if self.parts_joined > 0 {
             parts.push(format!(
@@ -160,7 +162,11 @@ mod tests {
             apart: Some(Apart::NotHeld { held: 1, copies: 3 }),
             ..ClusterVerdict::default()
         };
-        assert!(apart.sentence().ends_with("(at most 1 of its 3)"));
+        assert!(
+            apart.sentence().contains("(at most 1 of its 3;"),
+            "{}",
+            apart.sentence()
+        );
         // Shown as JSON, kept in the generation with postcard: read back
         // the same from both.
         let text = serde_json::to_string(&apart).unwrap();

@@ -275,13 +275,16 @@ impl<'w, 'a> Classifier<'w, 'a> {
         let same_bytes = matches!((&x.content_key, &y.content_key), (Some(kx), Some(ky)) if kx.signature == ky.signature);
         let languages = &self.web.similarity.languages;
         let language_of = |page: PageId| languages.get(page.0 as usize).copied().flatten();
-        let outcome = if same_bytes {
-            Outcome::FingerprintMatch
-        } else if !crate::language::compatible(language_of(first), language_of(second)) {
-            // A translation shares code, commands and names with the page
-            // it translates, whatever its resemblance: no similarity of
-            // content, so translations are neither mirrors nor related.
+        // A translation shares code, commands and names with the page it
+        // translates, whatever its resemblance (a command reference may be
+        // the same bytes in every edition, its language that of its
+        // folder): no similarity of content, as the similarity stage never
+        // makes pages of two languages copies. Translations are neither
+        // mirrors nor related.
+        let outcome = if !crate::language::compatible(language_of(first), language_of(second)) {
             Outcome::NoSimilarity
+        } else if same_bytes {
+            Outcome::FingerprintMatch
         } else if matches!((fx, fy), (Some(fx), Some(fy)) if fx.text_signature == fy.text_signature && fx.words > 0)
         {
             Outcome::FullSimilarity

@@ -111,8 +111,9 @@ pub struct SimilarityConfig {
     /// command reference) is detected wrong more often than a folder of a
     /// manual changes language.
     pub language_folder_share: f64,
-    /// A trivial cluster is split by path from this many pages: fewer
-    /// cannot hold two paths of one host and copies of them on another.
+    /// A trivial cluster is split by path from this many pages, a cheap
+    /// filter: two paths of one host need a third page to be compared
+    /// with (a corroborated split needs two pages per corroborating group).
     pub split_min_pages: usize,
     /// A split by path is made when at least this many of its groups find
     /// members on other hosts ([`paths`]): one group corroborated alone is
