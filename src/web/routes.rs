@@ -248,10 +248,29 @@ fn entries(
             collection_token: collection.map(|target| target.token()),
             replica_token: replicas.map(|target| target.token()),
             site_token: site.map(|target| target.token()),
+            other_versions: group
+                .other_versions
+                .iter()
+                .map(|version| {
+                    let asked = asking_for_version(query, version);
+                    let href = search_href_for(&asked, 1, request.rollup, request.rank, &[]);
+                    (version.clone(), href)
+                })
+                .collect(),
             open: expansions,
         });
     }
     Ok(entries)
+}
+
+/// The query asking for `version` instead of any version it names.
+fn asking_for_version(query: &str, version: &str) -> String {
+    let mut words: Vec<&str> = query
+        .split_whitespace()
+        .filter(|word| crate::corpus::html::version_strings(word).is_empty())
+        .collect();
+    words.push(version);
+    words.join(" ")
 }
 
 /// A page's stored copy, with the query whose words it marks.

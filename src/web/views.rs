@@ -61,6 +61,9 @@ pub struct Entry {
     pub collection_token: Option<String>,
     pub replica_token: Option<String>,
     pub site_token: Option<String>,
+    /// The manual's other versions, each with the same search asking for
+    /// it.
+    pub other_versions: Vec<(String, String)>,
     pub open: Vec<(Expansion, ExpansionNav)>,
 }
 

@@ -240,6 +240,15 @@ async fn api(state: &web::Data<AppState>, query: &str) -> Value {
     serde_json::from_slice(&test::read_body(response).await).unwrap()
 }
 
+async fn results_page(state: &web::Data<AppState>, query: &str) -> String {
+    let app =
+        test::init_service(App::new().configure(|config| configure(config, state.clone()))).await;
+    let uri = format!("/search?q={}", query.replace(' ', "+"));
+    let response = test::call_service(&app, test::TestRequest::get().uri(&uri).to_request()).await;
+    assert!(response.status().is_success());
+    String::from_utf8(test::read_body(response).await.to_vec()).unwrap()
+}
+
 fn groups(answer: &Value) -> Vec<&Value> {
     answer["groups"].as_array().unwrap().iter().collect()
 }
@@ -267,9 +276,21 @@ async fn what_a_person_sees_on_a_web_of_the_mechanisms() {
         widget[0]["other_versions"],
         serde_json::json!(["3.2", "2.2"])
     );
-    // A query naming an older version is shown from it.
+    // The results page links each other version to the same search asking
+    // for it, which shows the entry from that version.
+    let html = results_page(&state, "widget frobnicate").await;
+    assert!(
+        html.contains(r#"also in <a class="version-link" href="/search?q=widget+frobnicate+3.2">3.2</a>, <a class="version-link" href="/search?q=widget+frobnicate+2.2">2.2</a>"#),
+        "{html}"
+    );
     let answer = api(&state, "widget frobnicate 3.2").await;
     assert_eq!(host(groups(&answer)[0]), "mirror.one.example", "{answer:#}");
+    // Asked from an older version, the others are asked for instead of it.
+    let html = results_page(&state, "widget frobnicate 3.2").await;
+    assert!(
+        html.contains(r#"href="/search?q=widget+frobnicate+4.2">4.2</a>"#),
+        "{html}"
+    );
 
     // Error pages are no results.
     for query in ["not mirrored", "page not found", "cannot be found"] {
