@@ -9,6 +9,13 @@ fn text(seed: &str, count: usize) -> String {
         .collect()
 }
 
+/// A page sharing the first `kept` of `body`'s words, its other words its
+/// own (`seed`), as long as `body`'s 120.
+fn related(body: &str, kept: usize, seed: &str) -> String {
+    let start: Vec<&str> = body.split_whitespace().take(kept).collect();
+    format!("{}\n{}", start.join(" "), text(seed, 120 - kept))
+}
+
 fn site(host: &str, pages: &[(&str, String)]) -> Vec<Capture> {
     pages
         .iter()
@@ -122,14 +129,7 @@ fn level_5_every_path_valid_but_content_only_related() {
     // The same paths, each page sharing its first 30 words only.
     crawl.extend(site(
         "b.example",
-        &manual(|index, body| {
-            let start: String = body
-                .split_whitespace()
-                .take(30)
-                .collect::<Vec<_>>()
-                .join(" ");
-            Some(format!("{start}\n{}", text(&format!("other{index}w"), 90)))
-        }),
+        &manual(|index, body| Some(related(&body, 30, &format!("other{index}w")))),
     ));
     let (level, tests) = level(&crawl, "a.example", "b.example");
     assert_eq!(level, Level::Five, "{tests:?}");
@@ -160,12 +160,7 @@ fn translations_under_the_same_paths_are_no_mirrors_at_any_level() {
                     // The same bytes, in the French edition's language.
                     return Some(body);
                 }
-                let start: String = body
-                    .split_whitespace()
-                    .take(40)
-                    .collect::<Vec<_>>()
-                    .join(" ");
-                Some(format!("{start}\n{}", text(&format!("fr{index}w"), 80)))
+                Some(related(&body, 40, &format!("fr{index}w")))
             }),
         ),
         "fr",
