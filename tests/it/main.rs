@@ -11,6 +11,7 @@ mod browser;
 mod collections;
 mod corpus;
 mod crashes;
+mod crawlgen;
 mod crawls;
 mod devcrawl;
 mod evolve;

@@ -1,0 +1,363 @@
+#!/usr/bin/env python3
+"""A crawl of the mechanisms the development crawls lack, with its truth.
+
+    make_crawl.py --out DIR [--seed N]
+
+Writes DIR/crawl1/ as `../shared/devcrawl/build.sh` writes a crawl: WARC files
+(`crawl.warc.gz`, one gzip member per record) and truth.tsv, pages.tsv,
+hosts.tsv, queries.tsv in the same columns, so that `mirrorscope eval --truth`
+and `../shared/devcrawl/checks.py` read it. Python 3.8+, standard library
+only; the same seed gives the same bytes.
+
+Each manual is a mechanism of its own (see tests/crawlgen/README.md):
+
+- widget: one manual in three versions on three hosts (4.2 on its original,
+  3.2 and 2.2 on mirrors), an exact copy of 4.2 on a CDN host with its own
+  address, and a partial mirror that answers the pages it lacks with one
+  "not mirrored here" page;
+- gadget: a handbook in English, French and German on three hosts under the
+  same paths, its command reference the same text in every language;
+- toolkit: a manual with 12 identical stub pages, crawled completely on its
+  original and four pages in five on its mirror;
+- alpha and beta: sibling manuals of one organisation on one host, with the
+  same theme, navigation and licence, install and contributing pages nearly
+  the same; alpha is mirrored, beta is not;
+- pytool: a manual linked under two URLs per page (with and without
+  `?utm_source=...`), and under `http://` and `https://`;
+- echo: a manual on a host answering every unknown URL with 200 and a page
+  naming the path asked for (a soft 404 that echoes the request); its pages
+  link to 40 such URLs;
+- two single manuals nothing copies (noise).
+
+Truth (truth.tsv) lists the pages that are copies of another page: the same
+manual's page at the same place on two hosts, in the same language, sharing at
+least half of its lines (older versions included when they do), and the
+several URLs of one page; the sibling manuals' shared pages are copies of
+each other (of a family of their own, `acme-shared`), the manuals are not.
+pages.tsv names every page's manual (`collection`)
+whatever its version or language edition, and `variant` (`soft404` for the
+error pages).
+"""
+
+import argparse
+import gzip
+import hashlib
+import io
+import os
+import random
+import uuid
+
+DATE = "2026-11-20T10:00:00Z"
+
+EN_SYLLABLES = ["ba", "con", "de", "fi", "gra", "hal", "in", "jo", "ker", "lo", "man",
+                "nor", "op", "pre", "quin", "ro", "sta", "ter", "un", "ver", "wil", "xen",
+                "yor", "zu", "ble", "cre", "dro", "fen", "gor", "hin"]
+FR_SYLLABLES = ["beau", "chou", "dé", "eau", "fleur", "gé", "jour", "lé", "mai", "nous",
+                "oi", "pré", "quoi", "ré", "sœur", "té", "vous", "ça", "œu", "ille"]
+DE_SYLLABLES = ["sch", "ung", "keit", "ei", "ach", "über", "zw", "pf", "ß", "heit", "lich",
+                "tz", "ger", "stra", "wä", "öl", "ck", "ig", "ern", "ist"]
+
+
+class Words:
+    """Pseudo-words of one language, drawn without repeating a word."""
+
+    def __init__(self, rng, syllables):
+        self.rng = rng
+        self.syllables = syllables
+        self.used = set()
+
+    def word(self):
+        while True:
+            word = "".join(self.rng.choice(self.syllables) for _ in range(self.rng.randint(2, 3)))
+            if word not in self.used:
+                self.used.add(word)
+                return word
+
+    def line(self, count=10):
+        return " ".join(self.word() for _ in range(count))
+
+
+def page_html(lang, title, heading, lines, links, theme="manual"):
+    body = "\n".join(f"<p>{line}</p>" for line in lines)
+    nav = "\n".join(f'<li><a href="{href}">{text}</a></li>' for href, text in links)
+    return (f'<!DOCTYPE html>\n<html lang="{lang}">\n<head><meta charset="utf-8">'
+            f"<title>{title}</title></head>\n<body class=\"{theme}\">\n"
+            f'<nav><ul>\n{nav}\n</ul></nav>\n<h1>{heading}</h1>\n{body}\n'
+            f"<footer>Documentation theme {theme}</footer>\n</body>\n</html>\n")
+
+
+class Crawl:
+    def __init__(self, out, seed):
+        self.out = out
+        self.rng = random.Random(seed)
+        self.records = []  # (url, ip, status, body bytes, location)
+        self.pages = []    # pages.tsv rows
+        self.truth = []    # truth.tsv rows
+        self.hosts = {}    # host -> hosts.tsv row
+        self.queries = []
+
+    def host(self, name, ip, role, serves, scheme="http", fraction=1.0, alias_of="", note=""):
+        self.hosts[name] = dict(host=name, ip=ip, scheme=scheme, role=role, server="nginx/1.24.0",
+                                crawl_fraction=str(fraction), alias_of=alias_of, serves=serves,
+                                pages="0", other_records="0", note=note)
+
+    def serve(self, url, body, collection="", version="", path="", variant="original",
+              status=200, location=""):
+        host = url.split("/")[2].split(":")[0]
+        data = body.encode("utf-8")
+        self.records.append((url, self.hosts[host]["ip"], status, data, location))
+        digest = hashlib.sha1(data).hexdigest().upper()
+        self.pages.append(dict(url=url, status=str(status), content="text/html", host=host,
+                               collection=collection, version=version, path=path,
+                               variant=variant, payload_sha1=digest, copy_sim=""))
+        self.hosts[host]["pages"] = str(int(self.hosts[host]["pages"]) + 1)
+
+    def copy(self, url, collection, replica, page):
+        self.truth.append(dict(url=url, collection=collection, replica=replica, page=page))
+
+    def write(self):
+        crawl = os.path.join(self.out, "crawl1")
+        os.makedirs(crawl, exist_ok=True)
+        with open(os.path.join(crawl, "crawl.warc.gz"), "wb") as warc:
+            info = b"software: mirrorscope tests/crawlgen/make_crawl.py\r\nformat: WARC File Format 1.1\r\n"
+            warc.write(record("warcinfo", None, None, "application/warc-fields", info))
+            for url, ip, status, body, location in self.records:
+                reason = {200: "OK", 301: "Moved Permanently", 404: "Not Found"}[status]
+                head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
+                if location:
+                    head += f"Location: {location}\r\n"
+                head += f"Content-Length: {len(body)}\r\n\r\n"
+                warc.write(record("response", url, ip, "application/http; msgtype=response",
+                                  head.encode() + body))
+        tables = [("truth.tsv", self.truth, ["url", "collection", "replica", "page"]),
+                  ("pages.tsv", self.pages, ["url", "status", "content", "host", "collection",
+                                              "version", "path", "variant", "payload_sha1",
+                                              "copy_sim"]),
+                  ("hosts.tsv", sorted(self.hosts.values(), key=lambda row: row["host"]),
+                   ["host", "ip", "scheme", "role", "server", "crawl_fraction", "alias_of",
+                    "serves", "pages", "other_records", "note"]),
+                  ("queries.tsv", self.queries, ["query", "kind", "collection", "source_url",
+                                                 "source_title"])]
+        for name, rows, columns in tables:
+            with open(os.path.join(crawl, name), "w", encoding="utf-8", newline="") as out:
+                out.write("\t".join(columns) + "\n")
+                for row in rows:
+                    out.write("\t".join(row[column] for column in columns) + "\n")
+
+
+def record(kind, url, ip, content_type, payload):
+    headers = [f"WARC/1.1", f"WARC-Type: {kind}",
+               f"WARC-Record-ID: <urn:uuid:{uuid.UUID(bytes=hashlib.md5(payload + (url or '').encode()).digest())}>",
+               f"WARC-Date: {DATE}"]
+    if url:
+        headers.append(f"WARC-Target-URI: {url}")
+    if ip:
+        headers.append(f"WARC-IP-Address: {ip}")
+    headers += [f"Content-Type: {content_type}", f"Content-Length: {len(payload)}"]
+    raw = ("\r\n".join(headers) + "\r\n\r\n").encode() + payload + b"\r\n\r\n"
+    buffer = io.BytesIO()
+    with gzip.GzipFile(fileobj=buffer, mode="wb", mtime=0) as member:
+        member.write(raw)
+    return buffer.getvalue()
+
+
+def manual_tree(words, name, folders, per_folder, lines=14):
+    """A manual: path -> (topic, lines), `index.html` first."""
+    tree = {"index.html": (f"{name.capitalize()} overview", [words.line() for _ in range(lines)])}
+    for folder in folders:
+        for n in range(per_folder):
+            topic = f"{words.word()} {words.word()}"
+            tree[f"{folder}/{topic.replace(' ', '-')}.html"] = (topic, [words.line() for _ in range(lines)])
+    return tree
+
+
+def revise(words, tree, share):
+    """An older version: `share` of each page's lines rewritten."""
+    older = {}
+    for path, (topic, lines) in tree.items():
+        changed = list(lines)
+        for index in range(len(changed)):
+            if words.rng.random() < share:
+                changed[index] = words.line()
+        older[path] = (topic, changed)
+    return older
+
+
+def shared_lines(first, second):
+    return len(set(first) & set(second)) / max(len(first), len(second))
+
+
+def publish(crawl, base, name, version, tree, lang="en", fetched=lambda path: True,
+            collection=None, variant="original", theme="manual", query_link=None):
+    """Serves a manual's pages under `base` (a URL ending in `/`)."""
+    collection = collection or name
+    paths = list(tree)
+    for path in paths:
+        if not fetched(path):
+            continue
+        topic, lines = tree[path]
+        links = [(base + "index.html", "Home")]
+        links += [(base + other, tree[other][0]) for other in paths if other.split("/")[0] == path.split("/")[0] and other != path][:6]
+        if path == "index.html":
+            links += [(base + other, tree[other][0]) for other in paths[1:]]
+        if query_link:
+            links += query_link(path)
+        title = f"{topic} - {name.capitalize()} {version} Documentation"
+        crawl.serve(base + path, page_html(lang, title, topic, lines, links, theme),
+                    collection=collection, version=version, path=path, variant=variant)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--seed", type=int, default=20261125)
+    args = parser.parse_args()
+    crawl = Crawl(args.out, args.seed)
+    en = Words(random.Random(args.seed + 1), EN_SYLLABLES)
+
+    # widget: three versions on three hosts, a CDN copy, a partial mirror.
+    crawl.host("docs.widget.test", "192.0.2.10", "primary", "widget=4.2@/manual/")
+    crawl.host("cdn.widgetcdn.test", "198.51.100.20", "mirror", "widget=4.2@/manual/", note="exact copy on a CDN")
+    crawl.host("mirror-one.test", "198.51.100.30", "mirror", "widget=3.2@/widget/3.2/")
+    crawl.host("mirror-two.test", "198.51.100.40", "mirror", "widget=2.2@/pub/widget/")
+    crawl.host("partial.widget-mirror.test", "198.51.100.50", "mirror", "widget=4.2@/w/+partial-soft404")
+    v42 = manual_tree(en, "widget", ["guide", "ref", "api"], 12)
+    v32 = revise(en, v42, 0.2)
+    v22 = revise(en, v32, 0.2)
+    copies = [("http://docs.widget.test/manual/", "4.2", v42), ("http://cdn.widgetcdn.test/manual/", "4.2", v42),
+              ("http://mirror-one.test/widget/3.2/", "3.2", v32), ("http://mirror-two.test/pub/widget/", "2.2", v22)]
+    for base, version, tree in copies:
+        publish(crawl, base, "widget", version, tree)
+    partial = [path for index, path in enumerate(v42) if index % 2 == 0]
+    publish(crawl, "http://partial.widget-mirror.test/w/", "widget", "4.2", v42, fetched=lambda path: path in partial)
+    for path in v42:
+        if path not in partial:
+            crawl.serve(f"http://partial.widget-mirror.test/w/{path}",
+                        page_html("en", "Not mirrored", "Not mirrored",
+                                  ["This document is not mirrored here.", "Please use the original site."], []),
+                        collection="", variant="soft404-not-mirrored")
+    for path in v42:
+        # Copies of a page: the versions of it sharing half of their lines
+        # with another copy, in groups (2.2 through 3.2 when not directly;
+        # 3.2 and 2.2 apart from 4.2 when both drifted from it).
+        groups = []
+        for candidate in copies:
+            joined = [group for group in groups
+                      if any(shared_lines(candidate[2][path][1], held[2][path][1]) >= 0.5 for held in group)]
+            merged = [candidate] + [held for group in joined for held in group]
+            groups = [group for group in groups if group not in joined] + [merged]
+        for number, group in enumerate(sorted(groups, key=lambda group: -any(held is copies[0] for held in group))):
+            holders = [base for base, _, _ in group]
+            if number == 0 and path in partial:
+                holders.append("http://partial.widget-mirror.test/w/")
+            if len(holders) > 1:
+                for base in holders:
+                    page = path if number == 0 else f"{path}#{number}"
+                    crawl.copy(base + path, "widget", f"widget:{base.split('/')[2]}", page)
+
+    # gadget: a handbook in three languages, under the same paths.
+    editions = [("en", "en.gadget.test", EN_SYLLABLES, "192.0.2.60"),
+                ("fr", "fr.gadget.test", FR_SYLLABLES, "192.0.2.61"),
+                ("de", "de.gadget.test", DE_SYLLABLES, "192.0.2.62")]
+    commands = [f"gadget --{en.word()} --{en.word()} PATH" for _ in range(12)]
+    gadget_paths = [f"handbook/{name}.html" for name in ("start", "install", "usage", "config", "faq", "trouble", "commands")]
+    for lang, host, syllables, ip in editions:
+        crawl.host(host, ip, "primary", f"gadget-{lang}=1.0@/")
+        words = Words(random.Random(args.seed + 7 + len(lang) + ord(lang[0])), syllables)
+        tree = {"index.html": (f"Gadget {words.word()}", [words.line() for _ in range(12)])}
+        for path in gadget_paths:
+            tree[path] = (f"{words.word()} {words.word()}", commands if path.endswith("commands.html") else [words.line() for _ in range(12)])
+        publish(crawl, f"http://{host}/", "gadget", "1.0", tree, lang=lang, collection=f"gadget-{lang}")
+
+    # toolkit: 12 identical stubs, crawled whole on one host, 80% on another.
+    crawl.host("docs.toolkit.test", "192.0.2.70", "primary", "toolkit=1.0@/docs/")
+    crawl.host("toolkit.mirror.test", "198.51.100.70", "mirror", "toolkit=1.0@/toolkit/", fraction=0.8)
+    toolkit = manual_tree(en, "toolkit", ["ref"], 20)
+    stub = ["This operator is described in the main reference.", "See the operator table."]
+    for n in range(12):
+        toolkit[f"ref/op{n}.html"] = ("Operator", stub)
+    skipped = {path for index, path in enumerate(toolkit) if index % 5 == 3}
+    for base, fetched in [("http://docs.toolkit.test/docs/", lambda path: True),
+                          ("http://toolkit.mirror.test/toolkit/", lambda path: path not in skipped)]:
+        publish(crawl, base, "toolkit", "1.0", toolkit, fetched=fetched)
+    for path in toolkit:
+        if path not in skipped:
+            for base in ("http://docs.toolkit.test/docs/", "http://toolkit.mirror.test/toolkit/"):
+                crawl.copy(base + path, "toolkit", f"toolkit:{base.split('/')[2]}", path)
+
+    # alpha and beta: sibling manuals with one theme and shared pages.
+    crawl.host("docs.acme.test", "192.0.2.80", "primary", "alpha=2.0@/alpha/;beta=1.5@/beta/")
+    crawl.host("acme.mirror.test", "198.51.100.80", "mirror", "alpha=2.0@/acme/alpha/")
+    common = {name: [en.line() for _ in range(14)] for name in ("install", "license", "contributing")}
+    for name, version in (("alpha", "2.0"), ("beta", "1.5")):
+        tree = manual_tree(en, name, ["guide", "api"], 10)
+        for shared, lines in common.items():
+            tree[f"{shared}.html"] = (shared.capitalize(), [line.replace("acme", name) for line in lines[:-1]] + [f"This is the {name} project."])
+        bases = [f"http://docs.acme.test/{name}/"] + (["http://acme.mirror.test/acme/alpha/"] if name == "alpha" else [])
+        for base in bases:
+            publish(crawl, base, name, version, tree, theme="acme")
+        for path in tree:
+            # The shared pages are near-copies of each other in both manuals
+            # (one line differs): copies of a page, not of a manual.
+            if path.split(".")[0] in common:
+                for base in bases:
+                    crawl.copy(base + path, "acme-shared", f"acme-shared:{base}", path)
+            elif name == "alpha":
+                for base in bases:
+                    crawl.copy(base + path, "alpha", f"alpha:{base.split('/')[2]}", path)
+
+    # pytool: one page under several URLs.
+    crawl.host("www.pytool.test", "192.0.2.90", "primary", "pytool=0.9@/")
+    pytool = manual_tree(en, "pytool", ["howto"], 10)
+    for path in pytool:
+        topic, lines = pytool[path]
+        body = page_html("en", f"{topic} - Pytool 0.9 Documentation", topic, lines,
+                         [("https://www.pytool.test/index.html?utm_source=feed", "Home")] +
+                         [("http://www.pytool.test/" + other + "?utm_source=newsletter", pytool[other][0]) for other in pytool if other != path][:8])
+        urls = [f"http://www.pytool.test/{path}", f"https://www.pytool.test/{path}",
+                f"http://www.pytool.test/{path}?utm_source=newsletter"]
+        for url in urls:
+            crawl.serve(url, body, collection="pytool", version="0.9", path=path,
+                        variant="original" if url == urls[0] else "url-alias")
+            crawl.copy(url, "pytool", "pytool:www.pytool.test", path)
+
+    # echo: a soft 404 that names the path asked for.
+    crawl.host("docs.echo.test", "192.0.2.100", "primary", "echo=3.1@/+soft404-echo")
+    echo = manual_tree(en, "echo", ["guide"], 12)
+    missing = [f"guide/{en.word()}.html" for _ in range(40)]
+    def broken_links(path):
+        start = (len(path) % 10) * 4
+        return [("http://docs.echo.test/" + target, "See also") for target in missing[start:start + 4]]
+
+    publish(crawl, "http://docs.echo.test/", "echo", "3.1", echo, query_link=broken_links)
+    for target in missing:
+        crawl.serve(f"http://docs.echo.test/{target}",
+                    page_html("en", "Page not found", "Page not found",
+                              [f"The page /{target} was not found on this server.", "Check the address and try again."], []),
+                    variant="soft404-echo")
+
+    # Two single manuals nothing copies.
+    for name, ip in (("sprocket", "192.0.2.110"), ("lantern", "192.0.2.111")):
+        crawl.host(f"docs.{name}.test", ip, "primary", f"{name}=1.0@/")
+        publish(crawl, f"http://docs.{name}.test/", name, "1.0", manual_tree(en, name, ["guide"], 8), collection="")
+
+    # Queries: two topic words of pages of each manual, and a manual's name.
+    sources = [("widget", "http://docs.widget.test/manual/", v42, "replicated"),
+               ("toolkit", "http://docs.toolkit.test/docs/", toolkit, "replicated"),
+               ("pytool", "http://www.pytool.test/", pytool, "replicated"),
+               ("echo", "http://docs.echo.test/", echo, "noise")]
+    rng = random.Random(args.seed + 99)
+    for collection, base, tree, kind in sources:
+        for path in rng.sample([path for path in tree if path != "index.html" and tree[path][0] != "Operator"], 5):
+            topic = tree[path][0]
+            crawl.queries.append(dict(query=topic, kind=kind, collection=collection,
+                                      source_url=base + path, source_title=topic))
+    for query in ("widget overview", "gadget", "not mirrored", "page not found", "install", "license"):
+        crawl.queries.append(dict(query=query, kind="noise", collection="", source_url="", source_title=""))
+    crawl.write()
+    print(f"{len(crawl.records)} responses, {len(crawl.truth)} truth rows, {len(crawl.hosts)} hosts, "
+          f"{len(crawl.queries)} queries in {os.path.join(args.out, 'crawl1')}")
+
+
+if __name__ == "__main__":
+    main()
