@@ -11,8 +11,8 @@ stage of src/collections/ grows them, over exported tables:
    the same links) takes no part, and links to it lead to the first name;
 3. virtual links of partly crawled copies: a page of a cluster of copies
    whose relative link, as written, leads into cluster Rj on another copy
-   but not on its own (to a page not crawled, or no longer a copy: a page
-   with no copy in the crawl) links into Rj virtually;
+   but not on its own (to a page not crawled, or no longer a copy) links
+   into Rj virtually;
 4. LinkSummary (Figure 8) as two group-bys: s, the pages of Ri linking into
    Rj (virtual links counted), for the rows with a = |Ri| = s, and d, the
    pages of Rj linked from Ri;
@@ -144,8 +144,8 @@ def analyse(spark, tables, trivial, config):
         merged.join(large, "src")
         .join(urls.select(F.col("page").alias("src"), F.col("url").alias("src_url")), "src")
         .join(urls.select(F.col("page").alias("dst"), F.col("url").alias("dst_url")), "dst")
-        .join(target.select("dst", "to", "b"), "dst", "left")
-        .select("src", "from", "to", "b", key("src_url", "dst_url").alias("link"))
+        .join(target.select("dst", "to"), "dst", "left")
+        .select("src", "from", "to", key("src_url", "dst_url").alias("link"))
         .where(F.col("link").isNotNull())
         .localCheckpoint()
     )
@@ -155,19 +155,15 @@ def analyse(spark, tables, trivial, config):
         .distinct()
     )
     uncrawled = tables["uncrawled"].select(
-        F.col("page").alias("src"),
-        "link",
-        F.lit(None).cast("long").alias("to"),
-        F.lit(None).cast("long").alias("b"),
+        F.col("page").alias("src"), "link", F.lit(None).cast("long").alias("to")
     )
-    own = written_links.select("src", "link", "to", "b").union(
-        uncrawled.join(large.select("src", "from"), "src").select("src", "link", "to", "b")
+    own = written_links.select("src", "link", "to").union(
+        uncrawled.join(large.select("src", "from"), "src").select("src", "link", "to")
     )
     virtual = (
         own.join(large.select("src", "from"), "src")
         .join(written, ["from", "link"])
-        # A link to another page with copies of its own is no missing link.
-        .where(F.col("to").isNull() | ((F.col("leads") != F.col("to")) & (F.col("b") < 2)))
+        .where(F.col("to").isNull() | (F.col("leads") != F.col("to")))
         .select("src", F.col("leads").alias("to"))
         .distinct()
         .localCheckpoint()

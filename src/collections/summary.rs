@@ -13,15 +13,9 @@
 //! Partial crawls and break points (cho §4 meets the first in practice, §2.2
 //! describes the second): a page of Ri whose own copy of a link into Rj
 //! leads to a page the crawl never fetched, or to a page that is no longer a
-//! copy (one with no copy in the crawl), has a *virtual* link into Rj, as
-//! the partial mirrors of §4 have; it counts in s (never in d, and it
-//! attaches no page), so the copies that are there still grow an extended
-//! cluster. A link that leads to a page with copies of its own, in another
-//! trivial cluster, is no missing link: it is that page's own, and the page
-//! is another page. Two sibling manuals whose shared pages (a licence, an
-//! install page) link to `index.html` lead each to its own front page; if
-//! that were a virtual link into the other's front page, the other manual
-//! would grow into the cluster, page by page. A link is "the same" when its
+//! copy, has a *virtual* link into Rj, as the partial mirrors of §4 have; it
+//! counts in s (never in d, and it attaches no page), so the copies that
+//! are there still grow an extended cluster. A link is "the same" when its
 //! relative form is ([`relative_link_key`]).
 
 use rayon::prelude::*;
@@ -78,8 +72,8 @@ impl VirtualLinks {
         urls: &[&str],
         uncrawled: &[&[u64]],
     ) -> VirtualLinks {
-        let copied = |label: u32| label != NO_CLUSTER && sizes[label as usize] >= 2;
-        let in_large = |page: usize| copied(labels[page]);
+        let in_large =
+            |page: usize| labels[page] != NO_CLUSTER && sizes[labels[page] as usize] >= 2;
         // (Ri, relative link, Rj) for every real link between clusters.
         let mut written: Vec<(u32, u64, u32)> = (0..labels.len())
             .into_par_iter()
@@ -123,7 +117,7 @@ impl VirtualLinks {
                     written[start..]
                         .iter()
                         .take_while(move |entry| (entry.0, entry.1) == (from, link))
-                        .filter(move |entry| entry.2 != reached && !copied(reached))
+                        .filter(move |entry| entry.2 != reached)
                         .map(move |entry| (page as u32, entry.2))
                 })
             })

@@ -717,50 +717,6 @@ fn a_partly_crawled_copy_joins_through_its_virtual_links() {
 }
 
 #[test]
-fn sibling_manuals_sharing_pages_do_not_grow_into_each_other() {
-    // Manuals alpha (on two hosts) and beta (on the first) share a licence
-    // page that links to `index.html`: alpha's index on alpha's copies,
-    // beta's on beta. Beta's pages have no copy (each its own trivial
-    // cluster).
-    let mut web = Web::default();
-    let beta = "http://acme.example/beta/";
-    let copies = [
-        ("http://acme.example/alpha/", 0, "alpha"),
-        ("http://mirror.example/acme/alpha/", 1, "alpha"),
-        (beta, 0, "beta"),
-    ];
-    for (base, host, manual) in copies {
-        for page in ["index.html", "guide.html", "api.html"] {
-            let label = if manual == "beta" {
-                format!("beta {page}")
-            } else {
-                page.to_string()
-            };
-            web.page(&format!("{base}{page}"), host, Some(&label));
-        }
-        web.page(&format!("{base}license.html"), host, Some("licence"));
-        web.link(&format!("{base}license.html"), &format!("{base}index.html"));
-        for page in ["license.html", "guide.html", "api.html"] {
-            web.link(&format!("{base}index.html"), &format!("{base}{page}"));
-        }
-    }
-    let found = web.collections(&CollectionsConfig::default());
-    for cluster in web.clusters(&found) {
-        for copy in &cluster {
-            assert!(
-                !copy
-                    .iter()
-                    .any(|name| name.starts_with(beta) && !name.ends_with("license.html")),
-                "beta's own pages joined a cluster: {cluster:?}"
-            );
-        }
-    }
-    // Beta's licence still links virtually into alpha's front page (its own
-    // front page has no copy: a break point), which attaches no page.
-    assert_eq!(found.counts.virtual_links, 1);
-}
-
-#[test]
 fn a_folder_and_its_index_page_are_one_page() {
     let mut web = Web::default();
     for (host, base) in ["http://a.example/d/", "http://b.example/d/"]
