@@ -14,16 +14,16 @@ use crate::common;
 use std::path::PathBuf;
 use std::process::Command;
 
+use crate::devcrawl::run_checks;
 use common::*;
-use serde_json::Value;
 
-/// `../shared/devcrawl/checks.py`, or `None` when python3 or the checker
-/// is missing (outside CI).
+/// `../shared/devcrawl` (its `checks.py`), or `None` when python3 or the
+/// checker is missing (outside CI).
 fn checker() -> Option<PathBuf> {
-    let checks = crate_dir().join("../shared/devcrawl/checks.py");
+    let folder = crate_dir().join("../shared/devcrawl");
     let python = Command::new("python3").arg("--version").output().is_ok();
-    if checks.is_file() && python {
-        return Some(checks);
+    if folder.join("checks.py").is_file() && python {
+        return Some(folder);
     }
     assert!(
         std::env::var_os("CI").is_none(),
@@ -31,16 +31,6 @@ fn checker() -> Option<PathBuf> {
     );
     eprintln!("skipped: ../shared/devcrawl/checks.py or python3 is missing");
     None
-}
-
-fn checks(checker: &PathBuf, args: &[&str]) -> Value {
-    let output = Command::new("python3")
-        .arg(checker)
-        .args(args)
-        .output()
-        .expect("python3 runs checks.py");
-    assert!(output.status.success(), "{}", stderr(&output));
-    serde_json::from_str(&stdout(&output)).unwrap()
 }
 
 #[test]
@@ -102,14 +92,14 @@ fn the_mechanisms_crawl_meets_what_a_person_expects_of_them() {
     let avoid = mirrorscope(&crate_dir(), &["avoid", "--data", data_arg]);
     assert!(avoid.status.success(), "{}", stderr(&avoid));
     std::fs::write(&list, stdout(&avoid)).unwrap();
-    let checked = checks(&checker, &["avoid", crawl_arg, list.to_str().unwrap()]);
+    let checked = run_checks(&checker, &["avoid", crawl_arg, list.to_str().unwrap()]);
     assert_eq!(checked["distinct_truth_pages_lost"], 0, "{checked}");
     assert_eq!(checked["unreplicated_pages_skipped"], 0, "{checked}");
 
     // Page 1: each manual once in any version, from its original, nothing
     // refused.
     let (_server, base) = serve(&data);
-    let checked = checks(&checker, &["search", crawl_arg, &base]);
+    let checked = run_checks(&checker, &["search", crawl_arg, &base]);
     assert_eq!(checked["refused"], serde_json::json!([]), "{checked}");
     assert_eq!(checked["manual_again_share"], 0.0, "{checked}");
     assert_eq!(checked["primary_share_any_version"], 1.0, "{checked}");

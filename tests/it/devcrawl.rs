@@ -51,7 +51,8 @@ fn devcrawl() -> Option<PathBuf> {
     None
 }
 
-fn run_checks(devcrawl: &Path, args: &[&str]) -> Value {
+/// `checks.py ARGS` of the development crawl's folder, its JSON answer.
+pub(crate) fn run_checks(devcrawl: &Path, args: &[&str]) -> Value {
     let output = Command::new("python3")
         .arg(devcrawl.join("checks.py"))
         .args(args)

@@ -231,22 +231,22 @@ fn index_web(dir: &Path) -> std::path::PathBuf {
     data
 }
 
-async fn api(state: &web::Data<AppState>, query: &str) -> Value {
+/// The body `path` (a search, `query` its words) answers with.
+async fn body(state: &web::Data<AppState>, path: &str, query: &str) -> Vec<u8> {
     let app =
         test::init_service(App::new().configure(|config| configure(config, state.clone()))).await;
-    let uri = format!("/api/search?q={}", query.replace(' ', "+"));
+    let uri = format!("{path}?q={}", query.replace(' ', "+"));
     let response = test::call_service(&app, test::TestRequest::get().uri(&uri).to_request()).await;
     assert!(response.status().is_success());
-    serde_json::from_slice(&test::read_body(response).await).unwrap()
+    test::read_body(response).await.to_vec()
+}
+
+async fn api(state: &web::Data<AppState>, query: &str) -> Value {
+    serde_json::from_slice(&body(state, "/api/search", query).await).unwrap()
 }
 
 async fn results_page(state: &web::Data<AppState>, query: &str) -> String {
-    let app =
-        test::init_service(App::new().configure(|config| configure(config, state.clone()))).await;
-    let uri = format!("/search?q={}", query.replace(' ', "+"));
-    let response = test::call_service(&app, test::TestRequest::get().uri(&uri).to_request()).await;
-    assert!(response.status().is_success());
-    String::from_utf8(test::read_body(response).await.to_vec()).unwrap()
+    String::from_utf8(body(state, "/search", query).await).unwrap()
 }
 
 fn groups(answer: &Value) -> Vec<&Value> {
