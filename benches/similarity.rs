@@ -200,7 +200,7 @@ fn generated_crawl(sites: usize) -> Vec<Capture> {
                     fingerprint: Some(Fingerprint::of_text(&text)),
                     language: Default::default(),
                     canonical: None,
-                    versions: Vec::new(),
+                    versions: Box::default(),
                 });
             }
         }

@@ -470,14 +470,10 @@ fn build_generation(
     crawls: Vec<Vec<Capture>>,
     stages: &mut Stages,
 ) -> Result<Manifest> {
-    let (table, fingerprints) = stages.run("page table", || {
-        let slices: Vec<&[Capture]> = crawls.iter().map(Vec::as_slice).collect();
-        PageTable::build_with_fingerprints(&slices)
-    });
-    // The page table holds what the analysis needs of the captures (their
-    // links resolved to page ids, their fingerprints copied): the
-    // captures, links as URLs and all, go before the analysis starts.
-    drop(crawls);
+    // The page table takes what the analysis needs of the captures (their
+    // links resolved to page ids, their fingerprints and texts moved): the
+    // captures, links as URLs and all, are gone before the analysis starts.
+    let (table, fingerprints) = stages.run("page table", || PageTable::from_captures(crawls));
     let similarity = stages.run("trivial clusters", || {
         similarity::analyse(&table, fingerprints, &config.similarity)
     });

@@ -39,7 +39,7 @@ pub fn capture_with_status(url: &str, text: &str, status: u16) -> Capture {
         fingerprint: Some(Fingerprint::of_text(text)),
         language: Default::default(),
         canonical: None,
-        versions: Vec::new(),
+        versions: Box::default(),
     }
 }
 

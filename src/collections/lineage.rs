@@ -734,7 +734,7 @@ fn version_of(
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for page in pages {
         for version in &table.pages[page.0 as usize].versions {
-            *counts.entry(version.as_str()).or_default() += 1;
+            *counts.entry(&**version).or_default() += 1;
         }
     }
     let (version, count) = counts

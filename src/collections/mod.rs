@@ -504,11 +504,7 @@ fn prepare<'a>(
     let facts = PageFacts {
         urls: table.pages.iter().map(|page| page.url.as_str()).collect(),
         first_crawl: table.pages.iter().map(|page| page.first_crawl).collect(),
-        named_hosts: table
-            .pages
-            .iter()
-            .map(|page| page.linked_hosts.as_slice())
-            .collect(),
+        named_hosts: table.pages.iter().map(|page| &*page.linked_hosts).collect(),
         canonical_hosts: table
             .pages
             .iter()

@@ -382,7 +382,12 @@ mod tests {
         let mut web = copy(&manual, "http", "docs.widget.example", "192.0.2.10");
         let mut cdn = copy(&manual, "http", "cdn.ex.net", "192.0.2.80");
         for page in &mut cdn {
-            page.canonical = Some(page.info.url.replace("cdn.ex.net", "docs.widget.example"));
+            page.canonical = Some(
+                page.info
+                    .url
+                    .replace("cdn.ex.net", "docs.widget.example")
+                    .into(),
+            );
         }
         web.extend(cdn);
         assert_eq!(

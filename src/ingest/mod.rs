@@ -415,7 +415,7 @@ fn process_record(
         fingerprint: None,
         language: Default::default(),
         canonical: None,
-        versions: Vec::new(),
+        versions: Box::default(),
     };
     if page.body.is_empty() {
         return Ok(Processed::Capture(Box::new(capture), false, None));
@@ -476,8 +476,12 @@ fn apply_extraction(capture: &mut Capture, text: &str, counters: Option<&Counter
             .chain(capture.info.content_language.as_deref()),
         detected,
     );
-    capture.canonical = extracted.canonical.map(String::from);
-    capture.versions = extracted.versions;
+    capture.canonical = extracted.canonical.map(|url| Box::from(url.as_str()));
+    capture.versions = extracted
+        .versions
+        .into_iter()
+        .map(String::into_boxed_str)
+        .collect();
     capture.title = extracted.title;
     let mut links: Vec<String> = std::mem::take(&mut capture.links);
     links.extend(extracted.links.into_iter().map(String::from));
@@ -581,7 +585,7 @@ fn resolve_each(
             fingerprint: None,
             language: Default::default(),
             canonical: None,
-            versions: Vec::new(),
+            versions: Box::default(),
         };
         let decoded = charset::decode_body(&body, capture.info.content_type.as_deref());
         if let Some(problem) = &decoded.malformed {

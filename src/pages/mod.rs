@@ -6,6 +6,7 @@
 //! captured more than once, the newest capture (by WARC-Date, then by crawl
 //! order, then by position in the crawl) is the page.
 
+use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::fmt;
 
@@ -36,9 +37,9 @@ pub struct Capture {
     /// Its language as it declares or says it ([`crate::language::decide`]).
     pub language: PageLanguage,
     /// Its `<link rel="canonical">`, canonical.
-    pub canonical: Option<String>,
+    pub canonical: Option<Box<str>>,
     /// Version strings its title, first heading and metadata say.
-    pub versions: Vec<String>,
+    pub versions: Box<[Box<str>]>,
 }
 
 /// A page's position in the page table.
@@ -121,15 +122,39 @@ pub struct Page {
     /// Its language ([`Capture::language`]).
     pub language: PageLanguage,
     /// Its `<link rel="canonical">`, canonical.
-    pub canonical: Option<String>,
+    pub canonical: Option<Box<str>>,
     /// Version strings its title, heading and metadata say.
-    pub versions: Vec<String>,
+    pub versions: Box<[Box<str>]>,
     /// The earliest of the generation's crawls (their position) that
     /// captured it.
     pub first_crawl: u16,
     /// Other hosts of the table that its links name, whether or not the
     /// page linked to was crawled: sorted, unique.
-    pub linked_hosts: Vec<HostId>,
+    pub linked_hosts: Box<[HostId]>,
+}
+
+/// The capture of a URL the page table keeps: the newest (by date, then
+/// crawl, then position), and the first crawl that captured the URL at all.
+#[derive(Debug, Clone, Copy)]
+struct Chosen {
+    crawl: u16,
+    first_crawl: u16,
+    index: usize,
+}
+
+/// The page a chosen capture becomes.
+#[derive(Debug, Clone, Copy)]
+struct Slot {
+    page: PageId,
+    first_crawl: u16,
+}
+
+/// A page's host and links, resolved against the table.
+struct Resolved {
+    host: HostId,
+    outlinks: Vec<PageId>,
+    uncrawled_links: Vec<u64>,
+    linked_hosts: Box<[HostId]>,
 }
 
 /// Every page of a generation and the hosts they are on.
@@ -159,23 +184,92 @@ impl PageTable {
 
     /// Builds the table, and gives each page's fingerprint (by page id).
     pub fn build_with_fingerprints(crawls: &[&[Capture]]) -> (PageTable, Vec<Option<Fingerprint>>) {
-        // Newest capture per URL, and the first crawl that captured it.
-        let mut chosen: HashMap<&str, (usize, usize)> = HashMap::new();
-        let mut first_crawl: HashMap<&str, u16> = HashMap::new();
+        PageTable::from_captures(crawls.iter().map(|crawl| crawl.to_vec()).collect())
+    }
+
+    /// Builds the table from the captures, taking them: what a page keeps
+    /// of its capture (URL, title, dates, ...) moves into it rather than
+    /// being copied, and each crawl's captures go once read. Gives each
+    /// page's fingerprint (by page id).
+    pub fn from_captures(crawls: Vec<Vec<Capture>>) -> (PageTable, Vec<Option<Fingerprint>>) {
+        let (hosts, slots, links) = PageTable::resolve(&crawls);
+        let mut pages: Vec<Option<Page>> = Vec::new();
+        pages.resize_with(links.len(), || None);
+        let mut fingerprints: Vec<Option<Fingerprint>> = vec![None; links.len()];
+        let mut links = links.into_iter().map(Some).collect::<Vec<_>>();
+        for ((crawl_index, captures), slots) in crawls.into_iter().enumerate().zip(slots) {
+            for (capture, slot) in captures.into_iter().zip(slots) {
+                let Some(Slot { page, first_crawl }) = slot else {
+                    continue;
+                };
+                let index = page.0 as usize;
+                let Some(resolved) = links[index].take() else {
+                    continue;
+                };
+                fingerprints[index] = capture.fingerprint;
+                let info = capture.info;
+                pages[index] = Some(Page {
+                    url: info.url,
+                    host: resolved.host,
+                    ip: info.ip,
+                    date: info.date,
+                    status: info.status,
+                    title: capture.title,
+                    content_key: capture.content_key,
+                    body_bytes: capture.body_bytes,
+                    encoding: capture.encoding,
+                    outlinks: resolved.outlinks,
+                    uncrawled_links: resolved.uncrawled_links,
+                    crawl: crawl_index as u16,
+                    location: info.location,
+                    revisit_of: capture.revisit_of,
+                    language: capture.language,
+                    canonical: capture.canonical,
+                    versions: capture.versions,
+                    first_crawl,
+                    linked_hosts: resolved.linked_hosts,
+                });
+            }
+        }
+        let pages = pages
+            .into_iter()
+            .map(|page| page.expect("every URL has its chosen capture"))
+            .collect();
+        (PageTable { hosts, pages }, fingerprints)
+    }
+
+    /// What the table needs of the captures' URLs, before they move: the
+    /// hosts, which capture becomes which page (by crawl, by position; the
+    /// newest capture of a URL, by date, then crawl, then position), and
+    /// each page's links resolved (by page id).
+    fn resolve(crawls: &[Vec<Capture>]) -> (Vec<String>, Vec<Vec<Option<Slot>>>, Vec<Resolved>) {
+        // Newest capture per URL, and the first crawl that captured it (one
+        // map: a second one over every URL cost megabytes a 100,000 pages).
+        let mut chosen: HashMap<&str, Chosen> = HashMap::new();
         for (crawl_index, captures) in crawls.iter().enumerate() {
             for (capture_index, capture) in captures.iter().enumerate() {
                 let url = capture.info.url.as_str();
-                first_crawl.entry(url).or_insert(crawl_index as u16);
-                let replace = match chosen.get(url) {
-                    None => true,
-                    Some(&(best_crawl, best_index)) => {
-                        let best = &crawls[best_crawl][best_index];
-                        (capture.info.date.as_str(), crawl_index, capture_index)
-                            >= (best.info.date.as_str(), best_crawl, best_index)
-                    }
+                let here = Chosen {
+                    crawl: crawl_index as u16,
+                    first_crawl: crawl_index as u16,
+                    index: capture_index,
                 };
-                if replace {
-                    chosen.insert(url, (crawl_index, capture_index));
+                match chosen.entry(url) {
+                    Entry::Vacant(vacant) => {
+                        vacant.insert(here);
+                    }
+                    Entry::Occupied(mut occupied) => {
+                        let best = *occupied.get();
+                        let best_capture = &crawls[best.crawl as usize][best.index];
+                        if (capture.info.date.as_str(), here.crawl, here.index)
+                            >= (best_capture.info.date.as_str(), best.crawl, best.index)
+                        {
+                            occupied.insert(Chosen {
+                                first_crawl: best.first_crawl,
+                                ..here
+                            });
+                        }
+                    }
                 }
             }
         }
@@ -198,12 +292,24 @@ impl PageTable {
             .map(|(index, host)| (host.as_str(), HostId(index as u32)))
             .collect();
 
-        let pages = urls
+        let mut slots: Vec<Vec<Option<Slot>>> = crawls
+            .iter()
+            .map(|captures| vec![None; captures.len()])
+            .collect();
+        let resolved = urls
             .iter()
             .enumerate()
             .map(|(index, url)| {
-                let (crawl_index, capture_index) = chosen[url];
-                let capture = &crawls[crawl_index][capture_index];
+                let Chosen {
+                    crawl,
+                    first_crawl,
+                    index: capture_index,
+                } = chosen[url];
+                slots[crawl as usize][capture_index] = Some(Slot {
+                    page: PageId(index as u32),
+                    first_crawl,
+                });
+                let capture = &crawls[crawl as usize][capture_index];
                 let crawled: Vec<PageId> = capture
                     .links
                     .iter()
@@ -217,12 +323,14 @@ impl PageTable {
                     .collect();
                 uncrawled_links.sort_unstable();
                 uncrawled_links.dedup();
+                uncrawled_links.shrink_to_fit();
                 let mut outlinks: Vec<PageId> = crawled
                     .into_iter()
                     .filter(|target| target.0 as usize != index)
                     .collect();
                 outlinks.sort_unstable();
                 outlinks.dedup();
+                outlinks.shrink_to_fit();
                 let host = host_id[host_of_url(url)];
                 let mut linked_hosts: Vec<HostId> = capture
                     .links
@@ -232,37 +340,15 @@ impl PageTable {
                     .collect();
                 linked_hosts.sort_unstable();
                 linked_hosts.dedup();
-                Page {
-                    url: url.to_string(),
+                Resolved {
                     host,
-                    ip: capture.info.ip.clone(),
-                    date: capture.info.date.clone(),
-                    status: capture.info.status,
-                    title: capture.title.clone(),
-                    content_key: capture.content_key,
-                    body_bytes: capture.body_bytes,
-                    encoding: capture.encoding.clone(),
                     outlinks,
                     uncrawled_links,
-                    crawl: crawl_index as u16,
-                    location: capture.info.location.clone(),
-                    revisit_of: capture.revisit_of.clone(),
-                    language: capture.language,
-                    canonical: capture.canonical.clone(),
-                    versions: capture.versions.clone(),
-                    first_crawl: first_crawl[url],
-                    linked_hosts,
+                    linked_hosts: linked_hosts.into(),
                 }
             })
             .collect();
-        let fingerprints = urls
-            .iter()
-            .map(|url| {
-                let (crawl_index, capture_index) = chosen[url];
-                crawls[crawl_index][capture_index].fingerprint.clone()
-            })
-            .collect();
-        (PageTable { hosts, pages }, fingerprints)
+        (hosts, slots, resolved)
     }
 
     pub fn page(&self, id: PageId) -> Option<&Page> {
@@ -459,7 +545,7 @@ mod tests {
             fingerprint: None,
             language: PageLanguage::Unknown,
             canonical: None,
-            versions: Vec::new(),
+            versions: Box::default(),
         }
     }
 

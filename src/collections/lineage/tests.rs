@@ -61,7 +61,7 @@ fn release_in(
         .map(|topic| {
             let mut page = capture(&url(topic), &release_text(manual, topic, edit, language));
             page.title = format!("{topic} ({manual} {version} documentation)");
-            page.versions = vec![version.to_string()];
+            page.versions = Box::new([Box::from(version)]);
             page.links = if topic == "index.html" {
                 topics.iter().skip(1).map(|t| url(t)).collect()
             } else {
@@ -347,13 +347,14 @@ fn a_copy_names_the_most_precise_version_its_pages_say() {
         let mut page = capture(&format!("http://docs.example.org/tomcat/p{n}.html"), "text");
         // The manual's name on every page, the release in most titles,
         // and a version some page happens to mention.
-        page.versions = vec!["10.1".to_string()];
+        let mut versions = vec!["10.1"];
         if n < 9 {
-            page.versions.push("10.1.60".to_string());
+            versions.push("10.1.60");
         }
         if n == 3 {
-            page.versions.push("1.1".to_string());
+            versions.push("1.1");
         }
+        page.versions = versions.into_iter().map(Box::from).collect();
         pages.push(page);
     }
     let table = crate::pages::PageTable::build(&[&pages]);
@@ -378,7 +379,7 @@ fn a_copy_names_the_most_precise_version_its_pages_say() {
     let few = &ids[..1];
     let mut table = table;
     for page in &mut table.pages[1..] {
-        page.versions.clear();
+        page.versions = Box::default();
     }
     assert_eq!(
         version_of(&table, "http://docs.example.org/tomcat/", &ids, &config),
