@@ -12,6 +12,7 @@ use std::time::Instant;
 
 use mirrorscope::collections::{build, CollectionsConfig, PageFacts, WebGraph};
 use mirrorscope::pages::{relative_link_key, HostId, PageId};
+use mirrorscope::similarity::TrivialClusterId;
 
 mod support;
 use mirrorscope::memory::{self, reset_peak};
@@ -19,7 +20,7 @@ use support::Draw;
 
 struct Web {
     hosts: Vec<HostId>,
-    labels: Vec<u32>,
+    labels: Vec<TrivialClusterId>,
     urls: Vec<String>,
     links: Vec<(PageId, PageId)>,
     uncrawled: Vec<Vec<u64>>,
@@ -78,12 +79,13 @@ fn generate(pages: usize) -> Web {
                 web.urls
                     .push(format!("http://h{}.example/manual/p{index}.html", host.0));
                 web.uncrawled.push(Vec::new());
-                web.labels.push(if stale && draw.chance(10) {
-                    web.labels_used += 1;
-                    web.labels_used as u32 - 1
-                } else {
-                    first_label + index as u32
-                });
+                web.labels
+                    .push(TrivialClusterId(if stale && draw.chance(10) {
+                        web.labels_used += 1;
+                        web.labels_used as u32 - 1
+                    } else {
+                        first_label + index as u32
+                    }));
                 if copy == 0 {
                     primaries.push(id);
                 }
@@ -112,7 +114,7 @@ fn generate(pages: usize) -> Web {
             web.urls
                 .push(format!("http://h{}.example/site/p{index}.html", host.0));
             web.uncrawled.push(Vec::new());
-            web.labels.push(web.labels_used as u32);
+            web.labels.push(TrivialClusterId(web.labels_used as u32));
             web.labels_used += 1;
         }
         for index in 0..size {

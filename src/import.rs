@@ -39,6 +39,7 @@ use crate::export::GENERATION_FILE;
 use crate::mirrors::{Ranker, RankingRows};
 use crate::pages::PageId;
 use crate::pipeline::{self, ImportedAnalysis, PipelineError, Stages};
+use crate::similarity::TrivialClusterId;
 
 /// What stopped `import-analysis`.
 #[derive(Debug, thiserror::Error)]
@@ -317,17 +318,20 @@ fn read_growth(dir: &Path, files: Vec<PathBuf>) -> Result<(Growth, Vec<PathBuf>)
             });
         }
     }
-    let mut trivial: BTreeMap<Key, BTreeMap<u64, u32>> = BTreeMap::new();
+    let mut trivial: BTreeMap<Key, BTreeMap<u64, TrivialClusterId>> = BTreeMap::new();
     for row in read_rows(
         &trivial_files,
         &["component", "growth", "position", "cluster"],
         integer,
         INTEGER,
     )? {
-        let cluster = u32::try_from(row[3]).map_err(|_| ImportError::Read {
-            path: dir.join("grown_trivial"),
-            message: format!("cluster {} is not a trivial cluster id", row[3]),
-        })?;
+        let cluster =
+            u32::try_from(row[3])
+                .map(TrivialClusterId)
+                .map_err(|_| ImportError::Read {
+                    path: dir.join("grown_trivial"),
+                    message: format!("cluster {} is not a trivial cluster id", row[3]),
+                })?;
         if trivial
             .entry((row[0], row[1]))
             .or_default()

@@ -424,14 +424,14 @@ pub fn run_imported(
             // The grown clusters name the given clusters' numbers; the
             // generation numbers them by first page.
             if let Some(growth) = &mut growth {
-                let renumbered: HashMap<u64, u32> = labels
+                let renumbered: HashMap<u64, similarity::TrivialClusterId> = labels
                     .iter()
                     .zip(&similarity.trivial)
-                    .map(|(&given, ours)| (given, ours.0))
+                    .map(|(&given, &ours)| (given, ours))
                     .collect();
                 for cluster in &mut growth.clusters {
                     for trivial in &mut cluster.trivial {
-                        *trivial = *renumbered.get(&u64::from(*trivial)).ok_or_else(|| {
+                        *trivial = *renumbered.get(&u64::from(trivial.0)).ok_or_else(|| {
                             PipelineError::Analysis(format!(
                                 "the grown clusters name trivial cluster {trivial}, which no page is in"
                             ))

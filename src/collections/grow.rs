@@ -33,9 +33,10 @@ use petgraph::graph::{DiGraph, NodeIndex};
 use rayon::prelude::*;
 
 use super::graph::WebGraph;
-use super::summary::{link_summary, VirtualLinks, NO_CLUSTER};
+use super::summary::{link_summary, VirtualLinks};
 use super::verdict::ClusterVerdict;
 use crate::pages::PageId;
+use crate::similarity::TrivialClusterId;
 use crate::union_find::UnionFind;
 
 /// How trivial clusters merge.
@@ -71,11 +72,11 @@ pub struct Members {
 }
 
 impl Members {
-    pub fn new(labels: &[u32], clusters: usize) -> Members {
+    pub fn new(labels: &[TrivialClusterId], clusters: usize) -> Members {
         let mut offsets = vec![0u32; clusters + 1];
         for &label in labels {
-            if label != NO_CLUSTER {
-                offsets[label as usize + 1] += 1;
+            if label != TrivialClusterId::NONE {
+                offsets[label.index() + 1] += 1;
             }
         }
         for index in 1..offsets.len() {
@@ -84,23 +85,23 @@ impl Members {
         let mut next = offsets.clone();
         let mut pages = vec![PageId(0); offsets[clusters] as usize];
         for (page, &label) in labels.iter().enumerate() {
-            if label != NO_CLUSTER {
-                pages[next[label as usize] as usize] = PageId(page as u32);
-                next[label as usize] += 1;
+            if label != TrivialClusterId::NONE {
+                pages[next[label.index()] as usize] = PageId(page as u32);
+                next[label.index()] += 1;
             }
         }
         Members { offsets, pages }
     }
 
     /// The cluster's pages, in page order.
-    pub fn pages(&self, cluster: u32) -> &[PageId] {
-        let start = self.offsets[cluster as usize] as usize;
-        let end = self.offsets[cluster as usize + 1] as usize;
+    pub fn pages(&self, cluster: TrivialClusterId) -> &[PageId] {
+        let start = self.offsets[cluster.index()] as usize;
+        let end = self.offsets[cluster.index() + 1] as usize;
         &self.pages[start..end]
     }
 
-    pub fn size(&self, cluster: u32) -> u32 {
-        self.offsets[cluster as usize + 1] - self.offsets[cluster as usize]
+    pub fn size(&self, cluster: TrivialClusterId) -> u32 {
+        self.offsets[cluster.index() + 1] - self.offsets[cluster.index()]
     }
 
     pub fn clusters(&self) -> usize {
@@ -115,7 +116,7 @@ pub struct Grown {
     /// start page), the rest in the order they joined.
     pub collections: Vec<Vec<PageId>>,
     /// The trivial clusters it took pages from, the start first.
-    pub trivial: Vec<u32>,
+    pub trivial: Vec<TrivialClusterId>,
     /// What the passes did to it ([`super::verdict`]).
     pub verdict: ClusterVerdict,
 }
@@ -144,17 +145,17 @@ pub struct GrowthCounts {
 }
 
 /// Grows similar clusters. `labels[page]` is the page's trivial cluster or
-/// [`NO_CLUSTER`]; clusters are numbered densely from 0.
+/// [`TrivialClusterId::NONE`]; clusters are numbered densely from 0.
 pub fn grow(
     graph: &WebGraph,
-    labels: &[u32],
+    labels: &[TrivialClusterId],
     members: &Members,
     options: GrowOptions,
     virtual_links: &VirtualLinks,
 ) -> (Vec<Grown>, GrowthCounts) {
     let clusters = members.clusters();
     let sizes: Vec<u32> = (0..clusters as u32)
-        .map(|cluster| members.size(cluster))
+        .map(|cluster| members.size(TrivialClusterId(cluster)))
         .collect();
     let rows = link_summary(graph, labels, &sizes, virtual_links, |a, s| a == s);
     let mut counts = GrowthCounts {
@@ -163,7 +164,7 @@ pub fn grow(
         ..GrowthCounts::default()
     };
     // TCG edges, sorted by (from, to) as the rows are.
-    let mut edges: Vec<(u32, u32)> = Vec::new();
+    let mut edges: Vec<(TrivialClusterId, TrivialClusterId)> = Vec::new();
     for row in &rows {
         if row.merges() {
             counts.merge_edges += 1;
@@ -177,19 +178,21 @@ pub fn grow(
 
     let mut sets = UnionFind::new(clusters);
     for &(from, to) in &edges {
-        sets.union(from, to);
+        sets.union(from.0, to.0);
     }
-    let mut in_component: Vec<(u32, u32)> = edges
+    // (component, trivial cluster), each component named by its
+    // union-find root.
+    let mut in_component: Vec<(u32, TrivialClusterId)> = edges
         .iter()
         .flat_map(|&(from, to)| [from, to])
-        .map(|cluster| (sets.find(cluster), cluster))
+        .map(|cluster| (sets.find(cluster.0), cluster))
         .collect();
     in_component.par_sort_unstable();
     in_component.dedup();
     // Components in order of their smallest trivial cluster (each sorted
     // run starts with it): an order of the clusters alone, which the
     // growth imported from elsewhere (`import-analysis`) follows too.
-    let mut components: Vec<&[(u32, u32)]> = in_component
+    let mut components: Vec<&[(u32, TrivialClusterId)]> = in_component
         .chunk_by(|first, second| first.0 == second.0)
         .collect();
     components.sort_unstable_by_key(|component| component[0].1);
@@ -205,7 +208,8 @@ pub fn grow(
     let grown: Vec<Grown> = components
         .par_iter()
         .flat_map_iter(|component| {
-            let clusters: Vec<u32> = component.iter().map(|&(_, cluster)| cluster).collect();
+            let clusters: Vec<TrivialClusterId> =
+                component.iter().map(|&(_, cluster)| cluster).collect();
             context.grow_component(&clusters)
         })
         .collect();
@@ -214,15 +218,15 @@ pub fn grow(
 
 struct Context<'a> {
     graph: &'a WebGraph,
-    labels: &'a [u32],
+    labels: &'a [TrivialClusterId],
     members: &'a Members,
     /// TCG edges sorted by (from, to).
-    edges: &'a [(u32, u32)],
+    edges: &'a [(TrivialClusterId, TrivialClusterId)],
     options: GrowOptions,
 }
 
 impl Context<'_> {
-    fn successors(&self, cluster: u32) -> impl Iterator<Item = u32> + '_ {
+    fn successors(&self, cluster: TrivialClusterId) -> impl Iterator<Item = TrivialClusterId> + '_ {
         let start = self.edges.partition_point(|&(from, _)| from < cluster);
         self.edges[start..]
             .iter()
@@ -230,7 +234,7 @@ impl Context<'_> {
             .map(|&(_, to)| to)
     }
 
-    fn inlinks_from_other_hosts(&self, cluster: u32) -> u64 {
+    fn inlinks_from_other_hosts(&self, cluster: TrivialClusterId) -> u64 {
         self.members
             .pages(cluster)
             .iter()
@@ -239,8 +243,8 @@ impl Context<'_> {
     }
 
     /// Grows every similar cluster of one TCG component.
-    fn grow_component(&self, clusters: &[u32]) -> Vec<Grown> {
-        let mut reached: HashSet<u32> = HashSet::new();
+    fn grow_component(&self, clusters: &[TrivialClusterId]) -> Vec<Grown> {
+        let mut reached: HashSet<TrivialClusterId> = HashSet::new();
         let mut grown = Vec::new();
         for start in self.starts(clusters) {
             if !reached.contains(&start) {
@@ -261,8 +265,8 @@ impl Context<'_> {
     /// then every other trivial cluster, for the parts no source reaches.
     /// Ties, and the rest: most pages, most in-links from other hosts, then
     /// the lowest number.
-    fn starts(&self, clusters: &[u32]) -> Vec<u32> {
-        let preference = |cluster: u32| {
+    fn starts(&self, clusters: &[TrivialClusterId]) -> Vec<TrivialClusterId> {
+        let preference = |cluster: TrivialClusterId| {
             Reverse((
                 self.members.size(cluster),
                 self.inlinks_from_other_hosts(cluster),
@@ -274,8 +278,9 @@ impl Context<'_> {
         // pages linking to it (a = s >= d = b), so single pages lead only to
         // single pages, and a component of single pages (unrelated sites
         // linking page to page) has no start at all.
-        let copied = |cluster: u32| self.members.size(cluster) >= 2;
-        let mut others: Vec<u32> = clusters.iter().copied().filter(|&c| copied(c)).collect();
+        let copied = |cluster: TrivialClusterId| self.members.size(cluster) >= 2;
+        let mut others: Vec<TrivialClusterId> =
+            clusters.iter().copied().filter(|&c| copied(c)).collect();
         if others.is_empty() {
             return others;
         }
@@ -283,12 +288,12 @@ impl Context<'_> {
 
         // The component's clusters of copies as a petgraph graph, for its
         // strongly connected components.
-        let position: HashMap<u32, u32> = others
+        let position: HashMap<TrivialClusterId, u32> = others
             .iter()
             .enumerate()
             .map(|(index, &cluster)| (cluster, index as u32))
             .collect();
-        let mut graph: DiGraph<u32, ()> = DiGraph::with_capacity(others.len(), 0);
+        let mut graph: DiGraph<TrivialClusterId, ()> = DiGraph::with_capacity(others.len(), 0);
         for &cluster in &others {
             graph.add_node(cluster);
         }
@@ -323,7 +328,7 @@ impl Context<'_> {
         // One start per source (its preferred cluster of two pages or
         // more); reach measured for the most preferred sources only, which
         // bounds the work on components with very many sources.
-        let mut sources: Vec<u32> = components
+        let mut sources: Vec<TrivialClusterId> = components
             .iter()
             .enumerate()
             .filter(|&(index, _)| !entered[index])
@@ -336,10 +341,10 @@ impl Context<'_> {
             .collect();
         sources.sort_by_cached_key(|&cluster| preference(cluster));
         let measured = sources.len().min(self.options.measured_sources);
-        let mut reach: Vec<(usize, u32)> = sources[..measured]
+        let mut reach: Vec<(usize, TrivialClusterId)> = sources[..measured]
             .iter()
             .map(|&source| {
-                let mut seen: HashSet<u32> = HashSet::from([source]);
+                let mut seen: HashSet<TrivialClusterId> = HashSet::from([source]);
                 let mut queue = VecDeque::from([source]);
                 while let Some(cluster) = queue.pop_front() {
                     for successor in self.successors(cluster).filter(|&c| copied(c)) {
@@ -353,13 +358,14 @@ impl Context<'_> {
             .collect();
         // Most reached first; the sort is stable, so ties keep preference.
         reach.sort_by_key(|&(reached, _)| Reverse(reached));
-        let mut starts: Vec<u32> = reach.into_iter().map(|(_, source)| source).collect();
+        let mut starts: Vec<TrivialClusterId> =
+            reach.into_iter().map(|(_, source)| source).collect();
         starts.extend_from_slice(&sources[measured..]);
         starts.extend(others);
         starts
     }
 
-    fn grow_from(&self, start: u32, reached: &mut HashSet<u32>) -> Grown {
+    fn grow_from(&self, start: TrivialClusterId, reached: &mut HashSet<TrivialClusterId>) -> Grown {
         let mut collections: Vec<Vec<PageId>> = Vec::new();
         let mut collection_of: HashMap<PageId, u32> = HashMap::new();
         for &page in self.members.pages(start) {
@@ -432,21 +438,26 @@ impl Context<'_> {
 
 /// Why clusters grown elsewhere (and imported) are not clusters growth
 /// could give over `labels` (each page's trivial cluster as growth sees it,
-/// [`NO_CLUSTER`] for a page it does not) and `trivial_clusters` trivial
-/// clusters, if they are not: every cluster holds collections of pages,
-/// each page in one collection of one cluster and its trivial cluster one
-/// the cluster took pages from, a collection takes at most one page of
-/// each trivial cluster (Definition 5's one-to-one mapping), and each
-/// trivial cluster grew into one similar cluster at most.
-pub fn check_grown(grown: &[Grown], labels: &[u32], trivial_clusters: usize) -> Result<(), String> {
-    let mut cluster_of_trivial: HashMap<u32, usize> = HashMap::new();
+/// [`TrivialClusterId::NONE`] for a page it does not) and
+/// `trivial_clusters` trivial clusters, if they are not: every cluster
+/// holds collections of pages, each page in one collection of one cluster
+/// and its trivial cluster one the cluster took pages from, a collection
+/// takes at most one page of each trivial cluster (Definition 5's
+/// one-to-one mapping), and each trivial cluster grew into one similar
+/// cluster at most.
+pub fn check_grown(
+    grown: &[Grown],
+    labels: &[TrivialClusterId],
+    trivial_clusters: usize,
+) -> Result<(), String> {
+    let mut cluster_of_trivial: HashMap<TrivialClusterId, usize> = HashMap::new();
     let mut placed: HashSet<PageId> = HashSet::new();
     for (index, cluster) in grown.iter().enumerate() {
         if cluster.collections.is_empty() || cluster.trivial.is_empty() {
             return Err(format!("grown cluster {index} holds no collection"));
         }
         for &trivial in &cluster.trivial {
-            if trivial as usize >= trivial_clusters {
+            if trivial.index() >= trivial_clusters {
                 return Err(format!(
                     "grown cluster {index} names trivial cluster {trivial}, of {trivial_clusters}"
                 ));
@@ -461,13 +472,13 @@ pub fn check_grown(grown: &[Grown], labels: &[u32], trivial_clusters: usize) -> 
             if pages.is_empty() {
                 return Err(format!("grown cluster {index} has an empty collection"));
             }
-            let mut taken: HashSet<u32> = HashSet::new();
+            let mut taken: HashSet<TrivialClusterId> = HashSet::new();
             for &page in pages {
                 let label = labels
                     .get(page.0 as usize)
                     .copied()
                     .ok_or_else(|| format!("page {} is not a page of the generation", page.0))?;
-                if label == NO_CLUSTER {
+                if label == TrivialClusterId::NONE {
                     return Err(format!(
                         "page {} takes no part in growth (not compared, or a second name of a page of its host)",
                         page.0

@@ -4,6 +4,7 @@
 
 use super::grow::{Grown, Members};
 use super::verdict::{ClusterVerdict, Formed};
+use crate::similarity::TrivialClusterId;
 
 /// Adds a cluster of one-page collections for each trivial cluster of two
 /// pages or more that no grown cluster holds. Returns how many.
@@ -15,16 +16,17 @@ pub(super) fn one_page_clusters(
     let mut used = vec![false; trivial_clusters];
     for cluster in grown.iter() {
         for &trivial in &cluster.trivial {
-            used[trivial as usize] = true;
+            used[trivial.index()] = true;
         }
     }
     let mut added = 0;
-    for (trivial, &was_used) in used.iter().enumerate() {
-        let pages = members.pages(trivial as u32);
+    for (index, &was_used) in used.iter().enumerate() {
+        let trivial = TrivialClusterId(index as u32);
+        let pages = members.pages(trivial);
         if !was_used && pages.len() >= 2 {
             grown.push(Grown {
                 collections: pages.iter().map(|&page| vec![page]).collect(),
-                trivial: vec![trivial as u32],
+                trivial: vec![trivial],
                 verdict: ClusterVerdict {
                     formed: Formed::OnePage,
                     ..ClusterVerdict::default()

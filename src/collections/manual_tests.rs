@@ -412,12 +412,11 @@ fn why_a_cluster_stays_apart_is_told_by_the_rule_that_kept_it() {
     assert_eq!(verdict.parts_joined, 0);
     let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
     let hosts: Vec<crate::pages::HostId> = table.pages.iter().map(|page| page.host).collect();
-    let labels: Vec<u32> = similarity.trivial.iter().map(|id| id.0).collect();
     let stand_ins = similarity.stand_ins();
     let folders = manuals::PageFolders {
         urls: &urls,
         hosts: &hosts,
-        labels: &labels,
+        labels: &similarity.trivial,
         stand_ins,
         rules: &collections.config.rules,
     };

@@ -56,17 +56,18 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use crate::pages::{path_folder, url_path, HostId, PageId};
 
 use super::grow::Grown;
-use super::summary::NO_CLUSTER;
 use super::verdict::{Apart, ClusterVerdict, Formed};
 use crate::share::more_than;
+use crate::similarity::TrivialClusterId;
 use crate::union_find::UnionFind;
 
 /// What joining by folders needs to know of each page, by page id.
 pub struct PageFolders<'a> {
     pub urls: &'a [&'a str],
     pub hosts: &'a [HostId],
-    /// Trivial cluster of each page ([`NO_CLUSTER`]: not compared).
-    pub labels: &'a [u32],
+    /// Trivial cluster of each page ([`TrivialClusterId::NONE`]: not
+    /// compared).
+    pub labels: &'a [TrivialClusterId],
     /// Whether each page is a stand-in (empty: none is).
     pub stand_ins: &'a [bool],
     /// The thresholds of the rules.
@@ -104,7 +105,7 @@ struct Copy {
 #[derive(Debug, Clone)]
 struct Manual {
     copies: Vec<Copy>,
-    trivial: Vec<u32>,
+    trivial: Vec<TrivialClusterId>,
     verdict: ClusterVerdict,
 }
 
@@ -411,7 +412,7 @@ impl Joiner {
         }
         // Where the held copies' pages sit inside the manual: trivial
         // cluster -> paths relative to the holding folder.
-        let mut inside: HashMap<u32, HashSet<&str>> = HashMap::new();
+        let mut inside: HashMap<TrivialClusterId, HashSet<&str>> = HashMap::new();
         let mut loose = Vec::new();
         for (index, (copy, holders)) in part.copies.iter().zip(&holders_of_copy).enumerate() {
             let Some(folder) = holders.get(&manual) else {
@@ -482,14 +483,14 @@ fn ancestors(folder: &str) -> impl Iterator<Item = &str> {
 /// Notes where the pages of a copy lying in `folder` sit inside it: trivial
 /// cluster -> paths relative to the folder.
 fn note_places<'p>(
-    inside: &mut HashMap<u32, HashSet<&'p str>>,
+    inside: &mut HashMap<TrivialClusterId, HashSet<&'p str>>,
     copy: &Copy,
     folder: &str,
     pages: &'p PageFolders,
 ) {
     for &page in &copy.pages {
         let label = pages.labels[page.0 as usize];
-        if let (Some(path), true) = (pages.path(page), label != NO_CLUSTER) {
+        if let (Some(path), true) = (pages.path(page), label != TrivialClusterId::NONE) {
             inside
                 .entry(label)
                 .or_default()
@@ -503,7 +504,7 @@ fn note_places<'p>(
 /// one of them.
 fn root_by_suffix(
     copy: &Copy,
-    inside: &HashMap<u32, HashSet<&str>>,
+    inside: &HashMap<TrivialClusterId, HashSet<&str>>,
     pages: &PageFolders,
 ) -> Option<String> {
     let mut roots: HashMap<&str, usize> = HashMap::new();
@@ -588,7 +589,7 @@ pub fn complete(
     for (index, &is_placed) in placed.iter().enumerate() {
         let page = PageId(index as u32);
         if is_placed
-            || pages.labels[index] == NO_CLUSTER
+            || pages.labels[index] == TrivialClusterId::NONE
             || names.contains(&page)
             || pages.is_stand_in(page)
         {
@@ -711,7 +712,7 @@ pub fn why_apart(
             outside.join(", ")
         );
     }
-    let mut inside: HashMap<u32, HashSet<&str>> = HashMap::new();
+    let mut inside: HashMap<TrivialClusterId, HashSet<&str>> = HashMap::new();
     for copy in &held {
         if let Some(outer) = holder(copy) {
             note_places(&mut inside, copy, &outer.folder, pages);

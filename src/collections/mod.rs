@@ -60,13 +60,13 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::pages::{folder_prefix, parse_decimal_id, HostId, NotAnId, PageId, PageTable};
-use crate::similarity::{is_compared, Similarity};
+use crate::similarity::{is_compared, Similarity, TrivialClusterId};
 pub use graph::WebGraph;
 pub use grow::{GrowOptions, Grown, Growth, GrowthCounts, Members};
 pub use lineage::{Lineage, LineageConfig, LineageCopy, LineageId, LineagePlace, Lineages};
 pub use principal::PrincipalEvidence;
 pub use rules::CollectionRules;
-pub use summary::{link_summary, LinkSummaryRow, VirtualLinks, NO_CLUSTER};
+pub use summary::{link_summary, LinkSummaryRow, VirtualLinks};
 pub use verdict::{Apart, ClusterVerdict, Formed};
 
 /// Settings of the collections stage.
@@ -423,19 +423,19 @@ impl Collections {
     }
 }
 
-/// Each page's trivial cluster, or [`NO_CLUSTER`] for a page similarity
-/// does not compare (not answered 200, or without a word) and for a
-/// stand-in (a soft 404 is no page of any collection): what growth and the
-/// joining of manuals see.
-pub(crate) fn compared_labels(table: &PageTable, similarity: &Similarity) -> Vec<u32> {
+/// Each page's trivial cluster, or [`TrivialClusterId::NONE`] for a page
+/// similarity does not compare (not answered 200, or without a word) and
+/// for a stand-in (a soft 404 is no page of any collection): what growth
+/// and the joining of manuals see.
+pub(crate) fn compared_labels(table: &PageTable, similarity: &Similarity) -> Vec<TrivialClusterId> {
     (0..table.pages.len())
         .map(|page| {
             if is_compared(table, &similarity.fingerprints, page)
                 && !similarity.is_stand_in(PageId(page as u32))
             {
-                similarity.trivial[page].0
+                similarity.trivial[page]
             } else {
-                NO_CLUSTER
+                TrivialClusterId::NONE
             }
         })
         .collect()
@@ -486,15 +486,15 @@ fn prepare<'a>(
     table: &'a PageTable,
     similarity: &Similarity,
     config: &CollectionsConfig,
-) -> (WebGraph, Vec<u32>, usize, PageFacts<'a>) {
+) -> (WebGraph, Vec<TrivialClusterId>, usize, PageFacts<'a>) {
     let started = std::time::Instant::now();
     let graph = WebGraph::from_table(table, config.rules.redirect_hops);
     let labels = compared_labels(table, similarity);
     let trivial_clusters = labels
         .iter()
-        .filter(|&&label| label != NO_CLUSTER)
+        .filter(|&&label| label != TrivialClusterId::NONE)
         .max()
-        .map_or(0, |&label| label as usize + 1);
+        .map_or(0, |&label| label.index() + 1);
     let host_ids: HashMap<&str, HostId> = table
         .hosts
         .iter()
@@ -557,7 +557,7 @@ pub struct PageFacts<'a> {
 /// [`grow::grow`].
 pub fn build(
     graph: &WebGraph,
-    labels: &[u32],
+    labels: &[TrivialClusterId],
     trivial_clusters: usize,
     config: &CollectionsConfig,
     facts: &PageFacts,
@@ -569,7 +569,7 @@ pub fn build(
 /// grown elsewhere.
 fn build_with(
     graph: &WebGraph,
-    labels: &[u32],
+    labels: &[TrivialClusterId],
     trivial_clusters: usize,
     config: &CollectionsConfig,
     facts: &PageFacts,
@@ -607,7 +607,7 @@ fn build_with(
         }
         None => {
             let sizes: Vec<u32> = (0..trivial_clusters as u32)
-                .map(|cluster| members.size(cluster))
+                .map(|cluster| members.size(TrivialClusterId(cluster)))
                 .collect();
             let virtual_links =
                 VirtualLinks::find(graph, &growth_labels, &sizes, urls, &facts.uncrawled_links);
@@ -697,7 +697,8 @@ fn build_with(
             // Equi-sized collections of copies of the same pages (cho
             // Definition 6), or an extended cluster.
             let copied_pages = |pages: &[PageId]| {
-                let mut copied: Vec<u32> = pages.iter().map(|p| labels[p.0 as usize]).collect();
+                let mut copied: Vec<TrivialClusterId> =
+                    pages.iter().map(|p| labels[p.0 as usize]).collect();
                 copied.sort_unstable();
                 copied.dedup();
                 copied
@@ -849,11 +850,11 @@ fn positions_by_id(clusters: &[Cluster]) -> Vec<u32> {
 /// has a parent there. Collections given as (pages sorted, root, _).
 fn roots_agree(
     graph: &WebGraph,
-    labels: &[u32],
+    labels: &[TrivialClusterId],
     collections: &[(Vec<PageId>, PageId, u64)],
 ) -> bool {
-    let parents = |(pages, root, _): &(Vec<PageId>, PageId, u64)| -> Vec<u32> {
-        let mut found: Vec<u32> = graph
+    let parents = |(pages, root, _): &(Vec<PageId>, PageId, u64)| -> Vec<TrivialClusterId> {
+        let mut found: Vec<TrivialClusterId> = graph
             .inlinks(*root)
             .filter(|parent| pages.binary_search(parent).is_ok())
             .map(|parent| labels[parent.0 as usize])
@@ -862,7 +863,7 @@ fn roots_agree(
         found.dedup();
         found
     };
-    let all: Vec<Vec<u32>> = collections.iter().map(parents).collect();
+    let all: Vec<Vec<TrivialClusterId>> = collections.iter().map(parents).collect();
     all.iter().enumerate().all(|(index, mine)| {
         all[index + 1..].iter().all(|theirs| {
             (mine.is_empty() && theirs.is_empty())

@@ -9,20 +9,23 @@ use std::collections::HashMap;
 
 use super::graph::WebGraph;
 use super::grow::Grown;
-use super::summary::NO_CLUSTER;
 use crate::pages::{HostId, PageId};
+use crate::similarity::TrivialClusterId;
 
 /// Pass 1: pages that are a second URL of a page of the same host: the same trivial
 /// cluster and the same links (at least one, links between the two names
 /// aside). Returns the labels with those
 /// pages taken out, and (alias, page) pairs.
-pub(super) fn aliases(graph: &WebGraph, labels: &[u32]) -> (Vec<u32>, Vec<(PageId, PageId)>) {
+pub(super) fn aliases(
+    graph: &WebGraph,
+    labels: &[TrivialClusterId],
+) -> (Vec<TrivialClusterId>, Vec<(PageId, PageId)>) {
     let mut growth_labels = labels.to_vec();
-    let mut first: HashMap<(u32, HostId, u64), PageId> = HashMap::new();
+    let mut first: HashMap<(TrivialClusterId, HostId, u64), PageId> = HashMap::new();
     let mut pairs = Vec::new();
     for (index, &label) in labels.iter().enumerate() {
         let page = PageId(index as u32);
-        if label == NO_CLUSTER {
+        if label == TrivialClusterId::NONE {
             continue;
         }
         let host = graph.host(page);
@@ -40,7 +43,7 @@ pub(super) fn aliases(graph: &WebGraph, labels: &[u32]) -> (Vec<u32>, Vec<(PageI
         let key = (label, host, hasher.digest());
         match first.get(&key) {
             Some(&twin) => {
-                growth_labels[index] = NO_CLUSTER;
+                growth_labels[index] = TrivialClusterId::NONE;
                 pairs.push((page, twin));
             }
             None => {

@@ -22,16 +22,13 @@ use rayon::prelude::*;
 
 use super::graph::WebGraph;
 use crate::pages::{relative_link_key, PageId};
-
-/// The cluster label of a page that takes part in no trivial cluster worth
-/// growing (not compared by the similarity stage).
-pub const NO_CLUSTER: u32 = u32::MAX;
+use crate::similarity::TrivialClusterId;
 
 /// One row of LinkSummary: `from` = Ri, `to` = Rj.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LinkSummaryRow {
-    pub from: u32,
-    pub to: u32,
+    pub from: TrivialClusterId,
+    pub to: TrivialClusterId,
     pub a: u32,
     pub b: u32,
     pub s: u32,
@@ -59,7 +56,7 @@ impl LinkSummaryRow {
 #[derive(Debug, Clone, Default)]
 pub struct VirtualLinks {
     /// (page, cluster), sorted, unique.
-    pairs: Vec<(u32, u32)>,
+    pairs: Vec<(u32, TrivialClusterId)>,
 }
 
 impl VirtualLinks {
@@ -67,15 +64,16 @@ impl VirtualLinks {
     /// its links to pages not crawled, sorted) by page.
     pub fn find(
         graph: &WebGraph,
-        labels: &[u32],
+        labels: &[TrivialClusterId],
         sizes: &[u32],
         urls: &[&str],
         uncrawled: &[&[u64]],
     ) -> VirtualLinks {
-        let in_large =
-            |page: usize| labels[page] != NO_CLUSTER && sizes[labels[page] as usize] >= 2;
+        let in_large = |page: usize| {
+            labels[page] != TrivialClusterId::NONE && sizes[labels[page].index()] >= 2
+        };
         // (Ri, relative link, Rj) for every real link between clusters.
-        let mut written: Vec<(u32, u64, u32)> = (0..labels.len())
+        let mut written: Vec<(TrivialClusterId, u64, TrivialClusterId)> = (0..labels.len())
             .into_par_iter()
             .filter(|&page| in_large(page))
             .flat_map_iter(|page| {
@@ -84,7 +82,7 @@ impl VirtualLinks {
                     .outlinks(PageId(page as u32))
                     .filter_map(move |target| {
                         let to = labels[target.0 as usize];
-                        if to == NO_CLUSTER || to == from {
+                        if to == TrivialClusterId::NONE || to == from {
                             return None;
                         }
                         let link = relative_link_key(urls[page], urls[target.0 as usize])?;
@@ -94,7 +92,7 @@ impl VirtualLinks {
             .collect();
         written.par_sort_unstable();
         written.dedup();
-        let mut pairs: Vec<(u32, u32)> = (0..labels.len())
+        let mut pairs: Vec<(u32, TrivialClusterId)> = (0..labels.len())
             .into_par_iter()
             .filter(|&page| in_large(page))
             .flat_map_iter(|page| {
@@ -107,9 +105,9 @@ impl VirtualLinks {
                         let link = relative_link_key(urls[page], urls[target.0 as usize])?;
                         Some((link, labels[target.0 as usize]))
                     });
-                let links: Vec<(u64, u32)> = uncrawled[page]
+                let links: Vec<(u64, TrivialClusterId)> = uncrawled[page]
                     .iter()
-                    .map(|&link| (link, NO_CLUSTER))
+                    .map(|&link| (link, TrivialClusterId::NONE))
                     .chain(crawled)
                     .collect();
                 links.into_iter().flat_map(move |(link, reached)| {
@@ -128,7 +126,7 @@ impl VirtualLinks {
     }
 
     /// The clusters `page` links into virtually.
-    pub fn of(&self, page: PageId) -> impl Iterator<Item = u32> + '_ {
+    pub fn of(&self, page: PageId) -> impl Iterator<Item = TrivialClusterId> + '_ {
         let start = self.pairs.partition_point(|&(p, _)| p < page.0);
         self.pairs[start..]
             .iter()
@@ -151,10 +149,10 @@ impl VirtualLinks {
 /// memory to what growth needs).
 ///
 /// `labels[page]` is the page's trivial cluster (dense from 0) or
-/// [`NO_CLUSTER`]; `sizes[cluster]` its number of pages.
+/// [`TrivialClusterId::NONE`]; `sizes[cluster]` its number of pages.
 pub fn link_summary(
     graph: &WebGraph,
-    labels: &[u32],
+    labels: &[TrivialClusterId],
     sizes: &[u32],
     virtual_links: &VirtualLinks,
     keep: impl Fn(u32, u32) -> bool + Sync,
@@ -163,13 +161,13 @@ pub fn link_summary(
     // s: for each source page, the distinct clusters it links into.
     let mut source_keys: Vec<u64> = (0..pages)
         .into_par_iter()
-        .filter(|&page| labels[page] != NO_CLUSTER)
+        .filter(|&page| labels[page] != TrivialClusterId::NONE)
         .flat_map_iter(|page| {
             let from = labels[page];
-            let mut targets: Vec<u32> = graph
+            let mut targets: Vec<TrivialClusterId> = graph
                 .outlinks(PageId(page as u32))
                 .map(|target| labels[target.0 as usize])
-                .filter(|&to| to != NO_CLUSTER && to != from)
+                .filter(|&to| to != TrivialClusterId::NONE && to != from)
                 .chain(virtual_links.of(PageId(page as u32)))
                 .collect();
             targets.sort_unstable();
@@ -181,12 +179,12 @@ pub fn link_summary(
     let mut rows: Vec<LinkSummaryRow> = runs(&source_keys)
         .filter_map(|(key, s)| {
             let (from, to) = unkey(key);
-            let a = sizes[from as usize];
+            let a = sizes[from.index()];
             keep(a, s).then_some(LinkSummaryRow {
                 from,
                 to,
                 a,
-                b: sizes[to as usize],
+                b: sizes[to.index()],
                 s,
                 d: 0,
             })
@@ -199,13 +197,13 @@ pub fn link_summary(
     let kept: Vec<u64> = rows.iter().map(|row| key(row.from, row.to)).collect();
     let mut target_keys: Vec<u64> = (0..pages)
         .into_par_iter()
-        .filter(|&page| labels[page] != NO_CLUSTER)
+        .filter(|&page| labels[page] != TrivialClusterId::NONE)
         .flat_map_iter(|page| {
             let to = labels[page];
-            let mut sources: Vec<u32> = graph
+            let mut sources: Vec<TrivialClusterId> = graph
                 .inlinks(PageId(page as u32))
                 .map(|source| labels[source.0 as usize])
-                .filter(|&from| from != NO_CLUSTER && from != to)
+                .filter(|&from| from != TrivialClusterId::NONE && from != to)
                 .collect();
             sources.sort_unstable();
             sources.dedup();
@@ -230,12 +228,18 @@ pub fn link_summary(
     rows
 }
 
-fn key(from: u32, to: u32) -> u64 {
-    (u64::from(from) << 32) | u64::from(to)
+/// A pair of trivial clusters packed into one number, which sorts as the
+/// pair does.
+fn key(from: TrivialClusterId, to: TrivialClusterId) -> u64 {
+    (u64::from(from.0) << 32) | u64::from(to.0)
 }
 
-fn unkey(key: u64) -> (u32, u32) {
-    ((key >> 32) as u32, key as u32)
+/// The pair of trivial clusters a [`key`] packs.
+fn unkey(key: u64) -> (TrivialClusterId, TrivialClusterId) {
+    (
+        TrivialClusterId((key >> 32) as u32),
+        TrivialClusterId(key as u32),
+    )
 }
 
 /// (value, length) of each run of equal values in a sorted slice.

@@ -12,11 +12,11 @@ use super::*;
 #[derive(Default)]
 struct Web {
     hosts: Vec<HostId>,
-    labels: Vec<u32>,
+    labels: Vec<TrivialClusterId>,
     names: Vec<String>,
     uncrawled: Vec<Vec<u64>>,
     links: Vec<(PageId, PageId)>,
-    label_names: HashMap<String, u32>,
+    label_names: HashMap<String, TrivialClusterId>,
 }
 
 impl Web {
@@ -27,8 +27,8 @@ impl Web {
         self.hosts.push(HostId(host));
         self.names.push(name.to_string());
         self.uncrawled.push(Vec::new());
-        let next = self.label_names.len() as u32;
-        let label = label.map_or(NO_CLUSTER, |label| {
+        let next = TrivialClusterId(self.label_names.len() as u32);
+        let label = label.map_or(TrivialClusterId::NONE, |label| {
             *self.label_names.entry(label.to_string()).or_insert(next)
         });
         self.labels.push(label);
@@ -144,6 +144,7 @@ fn figure_6() -> Web {
 fn figure_6_link_summary_has_the_papers_counts() {
     let web = figure_6();
     let sizes: Vec<u32> = (0..web.label_names.len() as u32)
+        .map(TrivialClusterId)
         .map(|label| web.labels.iter().filter(|&&l| l == label).count() as u32)
         .collect();
     let rows = link_summary(
@@ -438,10 +439,10 @@ fn problem_accepts_its_own_output_and_rejects_a_mismatch() {
 /// has a parent there.
 fn definition_5(
     graph: &WebGraph,
-    labels: &[u32],
+    labels: &[TrivialClusterId],
     collections: &[Vec<PageId>],
 ) -> Result<(), String> {
-    let by_label: Vec<HashMap<u32, PageId>> = collections
+    let by_label: Vec<HashMap<TrivialClusterId, PageId>> = collections
         .iter()
         .map(|pages| {
             pages
@@ -458,7 +459,7 @@ fn definition_5(
             return Err(format!("pages without a similar page: {collections:?}"));
         }
     }
-    let parents = |collection: usize, page: PageId| -> HashSet<u32> {
+    let parents = |collection: usize, page: PageId| -> HashSet<TrivialClusterId> {
         let members: HashSet<PageId> = collections[collection].iter().copied().collect();
         graph
             .inlinks(page)
@@ -485,7 +486,7 @@ fn definition_5(
 /// collection on one host (when asked) and reachable from its root.
 fn invariants(
     graph: &WebGraph,
-    labels: &[u32],
+    labels: &[TrivialClusterId],
     found: &Collections,
     single_site: bool,
 ) -> Result<(), String> {
@@ -497,7 +498,7 @@ fn invariants(
                 return Err(format!("{page} is in two collections"));
             }
         }
-        let distinct: HashSet<u32> = collection
+        let distinct: HashSet<TrivialClusterId> = collection
             .pages
             .iter()
             .map(|p| labels[p.0 as usize])
@@ -551,7 +552,11 @@ impl Draw {
 /// A site of `size` pages (a random tree plus extra links) copied on
 /// `copies` hosts; copies lose pages, change pages (no longer similar) and
 /// gain or lose links; unrelated pages are added around them.
-fn replicated_web(size: usize, copies: usize, seed: u64) -> (WebGraph, Vec<u32>, usize) {
+fn replicated_web(
+    size: usize,
+    copies: usize,
+    seed: u64,
+) -> (WebGraph, Vec<TrivialClusterId>, usize) {
     let mut draw = Draw(seed | 1);
     let mut template: Vec<(usize, usize)> =
         (1..size).map(|child| (draw.below(child), child)).collect();
@@ -570,12 +575,12 @@ fn replicated_web(size: usize, copies: usize, seed: u64) -> (WebGraph, Vec<u32>,
             }
             *slot = Some(PageId(hosts.len() as u32));
             hosts.push(HostId(copy as u32));
-            labels.push(if draw.chance(10) {
+            labels.push(TrivialClusterId(if draw.chance(10) {
                 next_label += 1; // changed: similar to nothing
                 next_label - 1
             } else {
                 index as u32
-            });
+            }));
         }
         for &(from, to) in &template {
             if let (Some(from), Some(to)) = (page_of[from], page_of[to]) {
@@ -594,7 +599,7 @@ fn replicated_web(size: usize, copies: usize, seed: u64) -> (WebGraph, Vec<u32>,
     for _ in 0..size / 2 {
         let page = PageId(hosts.len() as u32);
         hosts.push(HostId(copies as u32));
-        labels.push(next_label);
+        labels.push(TrivialClusterId(next_label));
         next_label += 1;
         links.push((page, PageId(draw.below(page.0 as usize) as u32)));
     }
@@ -915,7 +920,7 @@ fn grown_clusters_come_in_order_of_their_components_smallest_cluster() {
     let options = GrowOptions::of(&CollectionsConfig::default());
     let (grown, counts) = web.grown(options);
     assert_eq!(counts.components, 2);
-    let starts: Vec<u32> = grown.iter().map(|cluster| cluster.trivial[0]).collect();
+    let starts: Vec<TrivialClusterId> = grown.iter().map(|cluster| cluster.trivial[0]).collect();
     assert_eq!(starts, [web.label_names["x"], web.label_names["p"]]);
 }
 
@@ -1006,7 +1011,7 @@ fn clusters_growth_could_not_give_are_refused() {
         })
     });
     assert!(error.contains("grew into clusters 0 and 1"), "{error}");
-    let error = check(&|grown| grown[0].trivial.push(clusters as u32));
+    let error = check(&|grown| grown[0].trivial.push(TrivialClusterId(clusters as u32)));
     assert!(
         error.contains(&format!("names trivial cluster {clusters}")),
         "{error}"
@@ -1019,7 +1024,7 @@ fn clusters_growth_could_not_give_are_refused() {
         "{error}"
     );
     let mut unlabelled = web.labels.clone();
-    unlabelled[a.0 as usize] = NO_CLUSTER;
+    unlabelled[a.0 as usize] = TrivialClusterId::NONE;
     let error = grow::check_grown(&grown, &unlabelled, clusters).unwrap_err();
     assert!(error.contains("takes no part in growth"), "{error}");
 }

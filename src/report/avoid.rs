@@ -51,7 +51,7 @@ use crate::collections::{ClusterKind, Collections};
 use crate::generation::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
 use crate::pages::{folder_prefix, url_path, HostId, PageId, PageTable};
-use crate::similarity::{Similarity, MINHASH_FUNCTIONS};
+use crate::similarity::{Similarity, TrivialClusterId, MINHASH_FUNCTIONS};
 use crate::union_find::UnionFind;
 
 use super::versions::{same_version, texts_by_place};
@@ -377,13 +377,13 @@ impl<'a> Plan<'a> {
                 .collect();
             // Trivial cluster -> kept pages with their place in the manual
             // and the position of their copy.
-            let mut kept: HashMap<u32, Vec<(PageId, &str, usize)>> = HashMap::new();
+            let mut kept: HashMap<TrivialClusterId, Vec<(PageId, &str, usize)>> = HashMap::new();
             for (position, &copy) in copies.iter().enumerate() {
                 let collection = &collections.collections[copy];
                 let folder = url_path(&collection.prefix).unwrap_or("/");
                 for &page in &collection.pages {
                     let place = place(&self.table.pages[page.0 as usize].url, folder);
-                    let label = self.similarity.trivial[page.0 as usize].0;
+                    let label = self.similarity.trivial[page.0 as usize];
                     if self.cover[page.0 as usize].is_some() {
                         continue;
                     }

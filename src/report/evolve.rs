@@ -42,7 +42,7 @@ use crate::collections::{continuity, ClusterId, ClusterKind, Collections};
 use crate::generation::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
 use crate::pages::PageTable;
-use crate::similarity::{is_compared, Similarity};
+use crate::similarity::{is_compared, Similarity, TrivialClusterId};
 
 use super::evolve_summary::{summarise, Summary};
 
@@ -289,27 +289,27 @@ fn page_changes(a: &PageTable, b: &PageTable) -> PageChanges {
 /// A URL's cluster in B: a trivial cluster, or not fetched.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 enum Later {
-    Cluster(u32),
+    Cluster(TrivialClusterId),
     NotFetched,
 }
 
 /// One side's trivial clusters of compared pages (200, a body with words).
 struct Clustering {
     /// By page id: its cluster, if the page is compared.
-    of_page: Vec<Option<u32>>,
+    of_page: Vec<Option<TrivialClusterId>>,
     /// Compared pages per cluster.
-    sizes: HashMap<u32, u64>,
+    sizes: HashMap<TrivialClusterId, u64>,
 }
 
 impl Clustering {
     fn of(side: &Side) -> Clustering {
-        let of_page: Vec<Option<u32>> = (0..side.table.pages.len())
+        let of_page: Vec<Option<TrivialClusterId>> = (0..side.table.pages.len())
             .map(|page| {
                 is_compared(&side.table, &side.similarity.fingerprints, page)
-                    .then(|| side.similarity.trivial[page].0)
+                    .then(|| side.similarity.trivial[page])
             })
             .collect();
-        let mut sizes: HashMap<u32, u64> = HashMap::new();
+        let mut sizes: HashMap<TrivialClusterId, u64> = HashMap::new();
         for cluster in of_page.iter().flatten() {
             *sizes.entry(*cluster).or_insert(0) += 1;
         }
@@ -317,7 +317,7 @@ impl Clustering {
     }
 
     /// Whether the cluster holds two pages or more.
-    fn is_multi(&self, cluster: u32) -> bool {
+    fn is_multi(&self, cluster: TrivialClusterId) -> bool {
         self.sizes.get(&cluster).is_some_and(|&size| size >= 2)
     }
 }
@@ -325,7 +325,7 @@ impl Clustering {
 fn near_duplicates(a: &Side, b: &Side) -> NearDuplicates {
     let (clustering_a, clustering_b) = (Clustering::of(a), Clustering::of(b));
     // By A's page id: the cluster of the same URL in B, if B compared it.
-    let in_b: Vec<Option<u32>> = a
+    let in_b: Vec<Option<TrivialClusterId>> = a
         .table
         .pages
         .iter()
@@ -335,7 +335,7 @@ fn near_duplicates(a: &Side, b: &Side) -> NearDuplicates {
         })
         .collect();
     // A's clusters, each with its URLs' clusters in B.
-    let mut clusters_a: BTreeMap<u32, Vec<Later>> = BTreeMap::new();
+    let mut clusters_a: BTreeMap<TrivialClusterId, Vec<Later>> = BTreeMap::new();
     for (index, cluster) in clustering_a.of_page.iter().enumerate() {
         let Some(cluster) = cluster else {
             continue;
@@ -423,10 +423,10 @@ fn size_bounds(range: usize) -> (u64, Option<u64>) {
 fn cluster_events(
     clustering_a: &Clustering,
     clustering_b: &Clustering,
-    in_b: &[Option<u32>],
+    in_b: &[Option<TrivialClusterId>],
     found: &mut NearDuplicates,
 ) {
-    let multi = |clustering: &Clustering| -> HashMap<u32, u64> {
+    let multi = |clustering: &Clustering| -> HashMap<TrivialClusterId, u64> {
         let mut sizes = clustering.sizes.clone();
         sizes.retain(|_, size| *size >= 2);
         sizes
@@ -436,8 +436,8 @@ fn cluster_events(
     found.clusters_b = sizes_b.len() as u64;
     // Successors of A's clusters and predecessors of B's, through URLs in a
     // multi-URL cluster on both sides.
-    let mut successors: HashMap<u32, BTreeSet<u32>> = HashMap::new();
-    let mut predecessors: HashMap<u32, BTreeSet<u32>> = HashMap::new();
+    let mut successors: HashMap<TrivialClusterId, BTreeSet<TrivialClusterId>> = HashMap::new();
+    let mut predecessors: HashMap<TrivialClusterId, BTreeSet<TrivialClusterId>> = HashMap::new();
     for (cluster_a, cluster_b) in clustering_a.of_page.iter().zip(in_b) {
         let (Some(cluster_a), Some(cluster_b)) = (*cluster_a, *cluster_b) else {
             continue;
@@ -451,7 +451,10 @@ fn cluster_events(
         match successors.get(cluster).map_or(0, BTreeSet::len) {
             0 => found.gone += 1,
             1 => {
-                let next = *successors[cluster].iter().next().unwrap_or(&0);
+                let next = *successors[cluster]
+                    .iter()
+                    .next()
+                    .unwrap_or(&TrivialClusterId(0));
                 if predecessors.get(&next).map_or(0, BTreeSet::len) == 1 {
                     match sizes_b[&next].cmp(size) {
                         std::cmp::Ordering::Greater => found.grown += 1,

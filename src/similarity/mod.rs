@@ -184,9 +184,28 @@ impl SimilarityConfig {
     }
 }
 
-/// A trivial cluster's number in a generation.
+/// A trivial cluster's number in a generation. Four bytes, as a `u32` is,
+/// so that a table of them by page costs what a table of numbers does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[repr(transparent)]
 pub struct TrivialClusterId(pub u32);
+
+impl TrivialClusterId {
+    /// The collections stage's label for a page that takes part in no
+    /// trivial cluster worth growing (not compared, a stand-in, or a second
+    /// name of a page of its host): above every cluster's number, so it
+    /// sorts after them all.
+    pub const NONE: TrivialClusterId = TrivialClusterId(u32::MAX);
+
+    /// Its position in a table by trivial cluster.
+    #[inline]
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+// A table of trivial clusters by page stays four bytes a page.
+const _: () = assert!(std::mem::size_of::<TrivialClusterId>() == 4);
 
 impl fmt::Display for TrivialClusterId {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -665,10 +684,10 @@ impl Similarity {
             }
             trivial.push(TrivialClusterId(number));
         }
-        let mut sizes: HashMap<u32, u64> = HashMap::new();
-        for (page, cluster) in trivial.iter().enumerate() {
+        let mut sizes: HashMap<TrivialClusterId, u64> = HashMap::new();
+        for (page, &cluster) in trivial.iter().enumerate() {
             if compared[page] {
-                *sizes.entry(cluster.0).or_default() += 1;
+                *sizes.entry(cluster).or_default() += 1;
             }
         }
         let mut pages = [0u64; HISTOGRAM_BUCKETS.len()];
@@ -766,7 +785,7 @@ impl Similarity {
     pub fn trivial_cluster_count(&self) -> usize {
         self.trivial
             .iter()
-            .map(|id| id.0 as usize + 1)
+            .map(|id| id.index() + 1)
             .max()
             .unwrap_or(0)
     }
@@ -776,7 +795,7 @@ impl Similarity {
     pub fn trivial_cluster_sizes(&self) -> Vec<u32> {
         let mut sizes = vec![0u32; self.trivial_cluster_count()];
         for id in &self.trivial {
-            sizes[id.0 as usize] += 1;
+            sizes[id.index()] += 1;
         }
         sizes
     }
