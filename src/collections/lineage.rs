@@ -728,14 +728,22 @@ fn version_of(
     pages: &[PageId],
     config: &LineageConfig,
 ) -> Option<String> {
-    if let Some(version) = url_path(prefix).and_then(|path| version_strings(path).pop()) {
-        return Some(version);
-    }
     let mut counts: HashMap<&str, usize> = HashMap::new();
     for page in pages {
         for version in &table.pages[page.0 as usize].versions {
             *counts.entry(&**version).or_default() += 1;
         }
+    }
+    // The folder's path names the release when it names one (`/tomcat-10.1-doc/`),
+    // and the pages may say which of it (`10.1.60` in most titles): a
+    // version the pages say as often as they must to name one is taken
+    // when it is a more precise version of the path's.
+    if let Some(version) = url_path(prefix).and_then(|path| version_strings(path).pop()) {
+        let named = counts
+            .iter()
+            .filter(|(_, &count)| at_least(count, pages.len(), config.version_share))
+            .map(|(&other, &count)| (other, count));
+        return Some(most_precise(&version, named).to_string());
     }
     let (version, count) = counts
         .iter()
@@ -746,13 +754,24 @@ fn version_of(
     }
     // The most precise of the versions that name the same release: the
     // manual's name says `10.1` on every page, its titles `10.1.60`.
-    let parts = |text: &str| text.split('.').count();
-    let precise = counts
+    let named = counts
         .iter()
-        .filter(|(other, &other_count)| {
-            other.starts_with(version)
-                && other.as_bytes().get(version.len()) == Some(&b'.')
-                && at_least(other_count, count, config.precise_version_share)
+        .filter(|(_, &other_count)| at_least(other_count, count, config.precise_version_share))
+        .map(|(&other, &other_count)| (other, other_count));
+    Some(most_precise(version, named).to_string())
+}
+
+/// Of `version` and the `candidates` (with how many pages say each) that
+/// are more precise versions of it (`10.1.60` of `10.1`), the one with the
+/// most parts, then said most often, then the least; `version` when none is.
+fn most_precise<'a>(
+    version: &'a str,
+    candidates: impl Iterator<Item = (&'a str, usize)>,
+) -> &'a str {
+    let parts = |text: &str| text.split('.').count();
+    candidates
+        .filter(|(other, _)| {
+            other.starts_with(version) && other.as_bytes().get(version.len()) == Some(&b'.')
         })
         .max_by(|(x, x_count), (y, y_count)| {
             parts(x)
@@ -760,8 +779,7 @@ fn version_of(
                 .then(x_count.cmp(y_count))
                 .then(y.cmp(x))
         })
-        .map_or(version, |(other, _)| *other);
-    Some(precise.to_string())
+        .map_or(version, |(other, _)| other)
 }
 
 /// Rule 4: units most of whose pages have a version at the same place in

@@ -375,6 +375,40 @@ fn a_copy_names_the_most_precise_version_its_pages_say() {
         .as_deref(),
         Some("10.1.55")
     );
+    // A path naming the release takes the pages' more precise version of
+    // it (one release is not shown as `10.1` on one copy and `10.1.60` on
+    // another), and not a version some page happens to mention.
+    assert_eq!(
+        version_of(
+            &table,
+            "http://tomcat.example.net/tomcat-10.1-doc/",
+            &ids,
+            &config
+        )
+        .as_deref(),
+        Some("10.1.60")
+    );
+    // Said by too few of the copy's pages (1 of 4), it is not taken.
+    let some: Vec<PageId> = ids
+        .iter()
+        .copied()
+        .filter(|&id| {
+            let url = &table.pages[id.0 as usize].url;
+            ["p8.html", "p9.html", "p10.html", "p11.html"]
+                .iter()
+                .any(|name| url.ends_with(name))
+        })
+        .collect();
+    assert_eq!(
+        version_of(
+            &table,
+            "http://tomcat.example.net/tomcat-10.1-doc/",
+            &some,
+            &config
+        )
+        .as_deref(),
+        Some("10.1")
+    );
     // Pages that name no version in common name none.
     let few = &ids[..1];
     let mut table = table;
