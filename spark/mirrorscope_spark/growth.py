@@ -192,8 +192,11 @@ class Component:
         trivial, queue = [start], deque([start])
         while queue:
             parent_cluster = queue.popleft()
+            # A page with no copy joins from a cluster of copies only (a link
+            # between two pages without copies is no evidence of a copy).
+            parent_single = self.size(parent_cluster) == 1
             for child_cluster in self.successors[parent_cluster]:
-                if child_cluster in reached:
+                if child_cluster in reached or (parent_single and self.size(child_cluster) == 1):
                     continue
                 taken, joined = set(), []
                 for child in self.pages[child_cluster]:

@@ -100,6 +100,15 @@ class Growth(unittest.TestCase):
             [([[0, 1], [2, 3], [4, 5]], [0, 1])],
         )
 
+    def test_a_page_without_copies_joins_from_copies_only(self):
+        # Cluster 0 (pages 0, 1 on hosts 0 and 1) links to page 2 (no copy,
+        # host 0), which links to page 3 (no copy): 2 joins, 3 does not
+        # (grow.rs, a_sibling_manual_does_not_grow_in_through_the_pages_both_share).
+        rows = members([0, 1, 0, 0], [0, 0, 1, 2])
+        edges = [(0, 1), (1, 2)]
+        links = [(0, 2), (2, 3)]
+        self.assertEqual(Component(rows, edges, links).grow(), [([[0, 2], [1]], [0, 1])])
+
     def test_growth_starts_where_nothing_leads(self):
         # Cluster 5 leads to cluster 2: 5 starts though 2 has the lower number.
         rows = [(10, 2, 0, 0), (11, 5, 0, 0), (12, 2, 1, 0), (13, 5, 1, 0)]

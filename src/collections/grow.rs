@@ -376,8 +376,16 @@ impl Context<'_> {
         let mut trivial = vec![start];
         let mut queue = VecDeque::from([start]);
         while let Some(parent_cluster) = queue.pop_front() {
+            // A page with no copy joins from a cluster of copies only: a
+            // link between two pages without copies is a link inside one
+            // host's tree, no evidence that either is replicated (cho §4's
+            // extension takes the pages a copy lacks next to copied ones,
+            // not a sibling manual reached through a page both link to).
+            let parent_single = self.members.size(parent_cluster) == 1;
             for child_cluster in self.successors(parent_cluster) {
-                if reached.contains(&child_cluster) {
+                if reached.contains(&child_cluster)
+                    || (parent_single && self.members.size(child_cluster) == 1)
+                {
                     continue;
                 }
                 let mut taken: HashSet<u32> = HashSet::new();

@@ -722,6 +722,72 @@ fn a_partly_crawled_copy_joins_through_its_virtual_links() {
 }
 
 #[test]
+fn a_sibling_manual_does_not_grow_in_through_the_pages_both_share() {
+    // Alpha on two hosts; beta, its sibling, beside it on the first host
+    // only. Both have the same install and licence pages, each linking to
+    // its own manual's index.html; beta's own pages link only to each other.
+    let mut web = Web::default();
+    let alpha = [
+        "http://docs.acme.test/alpha/",
+        "http://mirror.acme.test/alpha/",
+    ];
+    for (host, base) in alpha.iter().enumerate() {
+        for page in [
+            "index.html",
+            "a1.html",
+            "a2.html",
+            "install.html",
+            "licence.html",
+        ] {
+            web.page(&format!("{base}{page}"), host as u32, Some(page));
+        }
+        for page in ["a1.html", "a2.html", "install.html", "licence.html"] {
+            web.link(&format!("{base}index.html"), &format!("{base}{page}"));
+            web.link(&format!("{base}{page}"), &format!("{base}index.html"));
+        }
+    }
+    let beta = "http://docs.acme.test/beta/";
+    for page in ["index.html", "b1.html", "b2.html", "b3.html", "b4.html"] {
+        web.page(&format!("{beta}{page}"), 0, Some(&format!("beta {page}")));
+    }
+    for page in ["install.html", "licence.html"] {
+        web.page(&format!("{beta}{page}"), 0, Some(page));
+        web.link(&format!("{beta}index.html"), &format!("{beta}{page}"));
+        web.link(&format!("{beta}{page}"), &format!("{beta}index.html"));
+    }
+    for (from, to) in [("index", "b1"), ("b1", "b2"), ("b2", "b3"), ("b3", "b4")] {
+        web.link(&format!("{beta}{from}.html"), &format!("{beta}{to}.html"));
+    }
+
+    let found = web.collections(&CollectionsConfig::default());
+    let clusters = web.clusters(&found);
+    assert_eq!(clusters.len(), 1, "{clusters:?}");
+    for copy in &clusters[0] {
+        for own in ["b1.html", "b2.html", "b3.html", "b4.html"] {
+            assert!(
+                !copy.contains(&format!("{beta}{own}")),
+                "beta's own {own} grew into alpha's cluster: {clusters:?}"
+            );
+        }
+    }
+    // Alpha's two copies are whole.
+    let whole = |base: &str| {
+        [
+            "a1.html",
+            "a2.html",
+            "index.html",
+            "install.html",
+            "licence.html",
+        ]
+        .map(|page| format!("{base}{page}"))
+        .to_vec()
+    };
+    for base in alpha {
+        assert!(clusters[0].contains(&whole(base)), "{clusters:?}");
+    }
+}
+
+#[test]
 fn a_folder_and_its_index_page_are_one_page() {
     let mut web = Web::default();
     for (host, base) in ["http://a.example/d/", "http://b.example/d/"]
