@@ -5,6 +5,11 @@
 //!   characters, lower-cased) in order; markup, whitespace, punctuation and
 //!   case are gone, so content-equivalent pages (bharat-broder-1999 §2,
 //!   level 2) share it.
+//! - `echo_signature`: the same words with the page's own path taken out
+//!   where the text says it whole (with or without its query): a soft 404 that names the path it was asked for ("The page
+//!   /guide/x.html was not found") has one echo signature at every URL,
+//!   though no two of its answers share bytes or words. Equal to
+//!   `text_signature` on a page that does not say its path.
 //! - `lines`: one hash per line of text that has a word (cho-2000 §2.1); line
 //!   ends, spacing, case and punctuation do not change a line's hash, so a
 //!   CRLF copy or a re-encoded copy has the same lines.
@@ -45,6 +50,9 @@ pub const MEGASHINGLES: usize = 15;
 pub struct Fingerprint {
     /// Hash of the page's words in order (content equivalence).
     pub text_signature: u128,
+    /// Hash of the page's words in order once the words of its own path
+    /// are taken out where it says them (the module's documentation).
+    pub echo_signature: u128,
     /// Number of words.
     pub words: u32,
     /// Hash of each line that has a word, in order.
@@ -57,11 +65,31 @@ impl Fingerprint {
     /// Fingerprints a page from its title and its extracted text (lines
     /// separated by `\n`). The title counts as the first line.
     pub fn of_page(title: &str, text: &str) -> Fingerprint {
+        Fingerprint::of_page_at(None, title, text)
+    }
+
+    /// Fingerprints a page served at `path` (its URL's path and query):
+    /// as [`Fingerprint::of_page`], with the echo signature of that path.
+    pub fn of_page_at(path: Option<&str>, title: &str, text: &str) -> Fingerprint {
         let mut words = Vec::new();
         let mut lines = Vec::new();
         tokenize(title, &mut words, &mut lines);
         tokenize(text, &mut words, &mut lines);
-        Fingerprint::from_words(&words, lines)
+        let mut fingerprint = Fingerprint::from_words(&words, lines);
+        // The path as asked for, then without its query.
+        let asked = path.into_iter().flat_map(|path| {
+            let bare = path.split_once('?').map(|(bare, _)| bare);
+            std::iter::once(path).chain(bare)
+        });
+        for path in asked {
+            let mut path_words = Vec::new();
+            tokenize(path, &mut path_words, &mut Vec::new());
+            if let Some(echoed) = without_echo(&words, &path_words) {
+                fingerprint.echo_signature = signature(&echoed);
+                break;
+            }
+        }
+        fingerprint
     }
 
     /// Fingerprints a text without a title.
@@ -70,10 +98,7 @@ impl Fingerprint {
     }
 
     fn from_words(words: &[u64], lines: Vec<u64>) -> Fingerprint {
-        let mut bytes = Vec::with_capacity(words.len() * 8);
-        for word in words {
-            bytes.extend_from_slice(&word.to_le_bytes());
-        }
+        let text_signature = signature(words);
         let minhash = if words.is_empty() {
             Vec::new()
         } else {
@@ -81,7 +106,8 @@ impl Fingerprint {
             min_images(&shingles).to_vec()
         };
         Fingerprint {
-            text_signature: xxh3_128(&bytes),
+            text_signature,
+            echo_signature: text_signature,
             words: words.len() as u32,
             lines,
             minhash,
@@ -178,6 +204,38 @@ fn fmix64(mut value: u64) -> u64 {
 /// Appends the hash of every word of `text` to `words`, and the hash of every
 /// line with at least one word to `lines`. A word is a maximal run of
 /// alphanumeric characters, lower-cased.
+/// The hash of words in order.
+fn signature(words: &[u64]) -> u128 {
+    let mut bytes = Vec::with_capacity(words.len() * 8);
+    for word in words {
+        bytes.extend_from_slice(&word.to_le_bytes());
+    }
+    xxh3_128(&bytes)
+}
+
+/// `words` without every run of `path`'s words (the whole path: a page
+/// naming only its file, as a redirect stub names its target, does not echo
+/// the request); `None` when it holds none.
+fn without_echo(words: &[u64], path: &[u64]) -> Option<Vec<u64>> {
+    let (first, last) = (path.first()?, path.last()?);
+    if !words.contains(first) || !words.contains(last) {
+        return None;
+    }
+    let mut kept = Vec::with_capacity(words.len());
+    let mut index = 0;
+    let mut found = false;
+    while index < words.len() {
+        if words[index..].starts_with(path) {
+            index += path.len();
+            found = true;
+        } else {
+            kept.push(words[index]);
+            index += 1;
+        }
+    }
+    found.then_some(kept)
+}
+
 fn tokenize(text: &str, words: &mut Vec<u64>, lines: &mut Vec<u64>) {
     let mut word: Option<u64> = None;
     let mut line: Option<u64> = None;
@@ -347,6 +405,61 @@ fn megashingles_of(supers: &[u64; SUPERSHINGLES]) -> [u64; MEGASHINGLES] {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_soft_404_naming_the_path_it_was_asked_has_one_echo_signature() {
+        let answer = |path: &str| {
+            Fingerprint::of_page_at(
+                Some(path),
+                "Page not found",
+                &format!("The page {path} was not found on this server.\nCheck the address."),
+            )
+        };
+        let (one, two) = (
+            answer("/guide/alpha.html"),
+            answer("/guide/beta-gamma.html"),
+        );
+        assert_ne!(one.text_signature, two.text_signature);
+        assert_eq!(one.echo_signature, two.echo_signature);
+        // Naming the whole URL, or the path without its query, echoes too.
+        let named = |path: &str, said: &str| {
+            Fingerprint::of_page_at(Some(path), "", &format!("No page {said} here."))
+        };
+        assert_eq!(
+            named("/a/x.html", "http://docs.example.org/a/x.html").echo_signature,
+            named("/b/yz.html?lang=en", "http://docs.example.org/b/yz.html").echo_signature
+        );
+        // A page naming only its file does not echo the request: a redirect
+        // stub names its target, whose file name is often its own.
+        let stub = |path: &str, target: &str| {
+            Fingerprint::of_page_at(Some(path), "", &format!("Redirecting to {target}"))
+        };
+        assert_ne!(
+            stub(
+                "/std/io/buffered/struct.BufReader.html",
+                "../struct.BufReader.html"
+            )
+            .echo_signature,
+            stub(
+                "/std/sync/barrier/struct.Barrier.html",
+                "../struct.Barrier.html"
+            )
+            .echo_signature
+        );
+        // A page that does not say its path keeps its text signature, and
+        // two pages differing in more than their paths stay apart.
+        let page = Fingerprint::of_page_at(Some("/guide/alpha.html"), "Guide", "How to start.");
+        assert_eq!(page.echo_signature, page.text_signature);
+        let other = Fingerprint::of_page_at(
+            Some("/guide/beta.html"),
+            "Page not found",
+            "The page /guide/beta.html is gone: see the index.",
+        );
+        assert_ne!(other.echo_signature, one.echo_signature);
+        // A word of the path alone (`html`, `guide`) is no echo.
+        let words = Fingerprint::of_page_at(Some("/guide/alpha.html"), "", "An html guide.");
+        assert_eq!(words.echo_signature, words.text_signature);
+    }
+
     use super::*;
 
     fn words_of(text: &str) -> Vec<u64> {

@@ -123,16 +123,38 @@ impl Stats {
 }
 
 /// The stand-ins of a generation, one per host and text, most URLs first.
+/// A page counts with the larger of its two groups: the pages of its text,
+/// or those of its echo signature (the same once the path a page names is
+/// taken out, [`crate::fingerprint`]).
 fn stand_ins(table: &PageTable, similarity: &Similarity) -> Vec<StandIn> {
-    let mut found: HashMap<(crate::pages::HostId, u128), (u64, usize)> = HashMap::new();
-    for (page, entry) in table.pages.iter().enumerate() {
-        if !similarity.is_stand_in(crate::pages::PageId(page as u32)) {
-            continue;
+    type Key = (crate::pages::HostId, u128);
+    let stand_ins: Vec<(usize, Key, Key)> = table
+        .pages
+        .iter()
+        .enumerate()
+        .filter(|&(page, _)| similarity.is_stand_in(crate::pages::PageId(page as u32)))
+        .map(|(page, entry)| {
+            let print = similarity.fingerprints[page].as_ref();
+            let text = print.map_or(0, |print| print.text_signature);
+            let echo = print.map_or(0, |print| print.echo_signature);
+            (page, (entry.host, text), (entry.host, echo))
+        })
+        .collect();
+    let mut sizes: HashMap<Key, u64> = HashMap::new();
+    for &(_, text, echo) in &stand_ins {
+        *sizes.entry(text).or_default() += 1;
+        if echo != text {
+            *sizes.entry(echo).or_default() += 1;
         }
-        let text = similarity.fingerprints[page]
-            .as_ref()
-            .map_or(0, |fingerprint| fingerprint.text_signature);
-        found.entry((entry.host, text)).or_insert((0, page)).0 += 1;
+    }
+    let mut found: HashMap<Key, (u64, usize)> = HashMap::new();
+    for (page, text, echo) in stand_ins {
+        let key = if sizes[&echo] > sizes[&text] {
+            echo
+        } else {
+            text
+        };
+        found.entry(key).or_insert((0, page)).0 += 1;
     }
     let mut listed: Vec<StandIn> = found
         .into_values()

@@ -453,7 +453,11 @@ fn apply_extraction(capture: &mut Capture, text: &str, counters: Option<&Counter
     };
     let extracted = corpus::extract_html(text, &page_url);
     let fingerprinting = Instant::now();
-    capture.fingerprint = Some(Fingerprint::of_page(&extracted.title, &extracted.text));
+    capture.fingerprint = Some(Fingerprint::of_page_at(
+        crate::pages::url_path(&capture.info.url),
+        &extracted.title,
+        &extracted.text,
+    ));
     if let Some(counters) = counters {
         let extracting = fingerprinting.duration_since(started).as_nanos() as u64;
         counters.extracting.fetch_add(extracting, Ordering::Relaxed);
@@ -620,7 +624,8 @@ fn resolve_each(
 /// keep raw bytes percent-encoded and lose their user name; a crawl read
 /// by an older build is read again so that its pages follow these rules.
 /// Version 4: each page's language, canonical URL and version strings.
-const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 4\n";
+/// Version 5: each fingerprint's echo signature.
+const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 5\n";
 
 /// True when the captures file at `path` is in the format this build
 /// writes, false when it is readable but not (an older build's).

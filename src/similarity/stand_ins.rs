@@ -6,6 +6,9 @@
 //! never a search result, never a copy of anything, never a reason to pair
 //! two hosts or to skip a URL.
 //!
+//! One text means one echo signature (`crate::fingerprint`): a soft 404
+//! naming the path it was asked for is one text at all its URLs.
+//!
 //! A manual can hold identical pages too (redirect stubs, generated
 //! operator pages, "see the index" placeholders), and on a host crawled
 //! completely as many of them as a soft 404 answers on a host crawled in
@@ -37,16 +40,34 @@ fn place(url: &str) -> Option<String> {
 
 /// By page: whether it is a stand-in, by the thresholds of `config`
 /// (`stand_in_names`, `stand_in_places_share`, `stand_in_folder_share`).
+/// A page is one by its text or by its echo signature: the pages of one
+/// text stay together whatever path some of them happen to name.
 pub fn find(
     table: &PageTable,
     fingerprints: &[Option<Fingerprint>],
     config: &SimilarityConfig,
 ) -> Vec<bool> {
+    let by_text = find_by(table, fingerprints, config, |print| print.text_signature);
+    let by_echo = find_by(table, fingerprints, config, |print| print.echo_signature);
+    by_text
+        .iter()
+        .zip(by_echo)
+        .map(|(&text, echo)| text || echo)
+        .collect()
+}
+
+/// [`find`] with one signature as a page's text.
+fn find_by(
+    table: &PageTable,
+    fingerprints: &[Option<Fingerprint>],
+    config: &SimilarityConfig,
+    signature: impl Fn(&Fingerprint) -> u128,
+) -> Vec<bool> {
     let names = config.stand_in_names;
     let mut stand_in = vec![false; table.pages.len()];
     let text_of = |page: usize| {
         is_compared(table, fingerprints, page)
-            .then(|| fingerprints[page].as_ref().map_or(0, |f| f.text_signature))
+            .then(|| fingerprints[page].as_ref().map_or(0, &signature))
     };
     // Pages of each (host, text).
     let mut served: HashMap<(HostId, u128), Vec<usize>> = HashMap::new();
@@ -179,6 +200,42 @@ mod tests {
         // On one host alone, 12 identical pages are one text at many URLs.
         let alone = manual_with_stubs("docs.example.org", |_| true);
         assert_eq!(stand_ins(&alone).len(), 12);
+    }
+
+    #[test]
+    fn a_soft_404_echoing_the_path_asked_for_is_a_stand_in() {
+        let mut web = manual_with_stubs("docs.example.org", |n| n < 100);
+        // The manual's links to pages it does not have lead to one answer
+        // naming each path: no two answers share their bytes.
+        for n in 0..15 {
+            let path = format!("/docs/ref/missing-{n}.html");
+            let text = format!("Page not found\nThe page {path} was not found on this server.");
+            let mut page = capture(&format!("http://docs.example.org{path}"), &text);
+            page.fingerprint = Some(Fingerprint::of_page_at(Some(&path), "", &text));
+            web.push(page);
+        }
+        let found = stand_ins(&web);
+        assert_eq!(found.len(), 15, "{found:?}");
+        assert!(found.iter().all(|url| url.contains("/missing-")));
+    }
+
+    #[test]
+    fn one_text_stays_one_stand_in_whatever_path_a_page_of_it_names() {
+        // A parked domain answers every URL with one page that names
+        // /buy.html; at /buy.html itself its echo signature is another.
+        let text = "Domain reserved\nThis domain is for sale: see /buy.html";
+        let web: Vec<Capture> = ["/buy.html".to_string()]
+            .into_iter()
+            .chain((0..11).map(|n| format!("/docs/page{n}.html")))
+            .map(|path| {
+                let mut page = capture(&format!("http://parked.example{path}"), text);
+                page.fingerprint = Some(Fingerprint::of_page_at(Some(&path), "", text));
+                page
+            })
+            .collect();
+        let print = web[0].fingerprint.as_ref().unwrap();
+        assert_ne!(print.echo_signature, print.text_signature);
+        assert_eq!(stand_ins(&web).len(), 12);
     }
 
     #[test]
