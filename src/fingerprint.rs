@@ -6,7 +6,7 @@
 //!   case are gone, so content-equivalent pages (bharat-broder-1999 §2,
 //!   level 2) share it.
 //! - `echo_signature`: the same words with the page's own path taken out
-//!   where the text says it whole (with or without its query): a soft 404 that names the path it was asked for ("The page
+//!   where the text says it whole: a soft 404 that names the path it was asked for ("The page
 //!   /guide/x.html was not found") has one echo signature at every URL,
 //!   though no two of its answers share bytes or words. Equal to
 //!   `text_signature` on a page that does not say its path.
@@ -68,7 +68,7 @@ impl Fingerprint {
         Fingerprint::of_page_at(None, title, text)
     }
 
-    /// Fingerprints a page served at `path` (its URL's path and query):
+    /// Fingerprints a page served at `path` (its URL's path, [`crate::pages::url_path`]):
     /// as [`Fingerprint::of_page`], with the echo signature of that path.
     pub fn of_page_at(path: Option<&str>, title: &str, text: &str) -> Fingerprint {
         let mut words = Vec::new();
@@ -76,17 +76,11 @@ impl Fingerprint {
         tokenize(title, &mut words, &mut lines);
         tokenize(text, &mut words, &mut lines);
         let mut fingerprint = Fingerprint::from_words(&words, lines);
-        // The path as asked for, then without its query.
-        let asked = path.into_iter().flat_map(|path| {
-            let bare = path.split_once('?').map(|(bare, _)| bare);
-            std::iter::once(path).chain(bare)
-        });
-        for path in asked {
+        if let Some(path) = path {
             let mut path_words = Vec::new();
             tokenize(path, &mut path_words, &mut Vec::new());
             if let Some(echoed) = without_echo(&words, &path_words) {
                 fingerprint.echo_signature = signature(&echoed);
-                break;
             }
         }
         fingerprint
@@ -201,9 +195,6 @@ fn fmix64(mut value: u64) -> u64 {
     value ^ (value >> 33)
 }
 
-/// Appends the hash of every word of `text` to `words`, and the hash of every
-/// line with at least one word to `lines`. A word is a maximal run of
-/// alphanumeric characters, lower-cased.
 /// The hash of words in order.
 fn signature(words: &[u64]) -> u128 {
     let mut bytes = Vec::with_capacity(words.len() * 8);
@@ -236,6 +227,9 @@ fn without_echo(words: &[u64], path: &[u64]) -> Option<Vec<u64>> {
     found.then_some(kept)
 }
 
+/// Appends the hash of every word of `text` to `words`, and the hash of every
+/// line with at least one word to `lines`. A word is a maximal run of
+/// alphanumeric characters, lower-cased.
 fn tokenize(text: &str, words: &mut Vec<u64>, lines: &mut Vec<u64>) {
     let mut word: Option<u64> = None;
     let mut line: Option<u64> = None;
@@ -405,6 +399,8 @@ fn megashingles_of(supers: &[u64; SUPERSHINGLES]) -> [u64; MEGASHINGLES] {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn a_soft_404_naming_the_path_it_was_asked_has_one_echo_signature() {
         let answer = |path: &str| {
@@ -420,13 +416,13 @@ mod tests {
         );
         assert_ne!(one.text_signature, two.text_signature);
         assert_eq!(one.echo_signature, two.echo_signature);
-        // Naming the whole URL, or the path without its query, echoes too.
+        // Naming the whole URL echoes too.
         let named = |path: &str, said: &str| {
             Fingerprint::of_page_at(Some(path), "", &format!("No page {said} here."))
         };
         assert_eq!(
             named("/a/x.html", "http://docs.example.org/a/x.html").echo_signature,
-            named("/b/yz.html?lang=en", "http://docs.example.org/b/yz.html").echo_signature
+            named("/b/yz.html", "http://docs.example.org/b/yz.html").echo_signature
         );
         // A page naming only its file does not echo the request: a redirect
         // stub names its target, whose file name is often its own.
@@ -459,8 +455,6 @@ mod tests {
         let words = Fingerprint::of_page_at(Some("/guide/alpha.html"), "", "An html guide.");
         assert_eq!(words.echo_signature, words.text_signature);
     }
-
-    use super::*;
 
     fn words_of(text: &str) -> Vec<u64> {
         let mut words = Vec::new();

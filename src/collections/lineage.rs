@@ -719,9 +719,9 @@ fn order_copies(copies: &mut [(LineageCopy, Vec<PageId>, bool)]) {
     });
 }
 
-/// The version a copy names: one in its folder's path, else the version
-/// string that most of its pages carry, when `version_share` of them or
-/// more do.
+/// The version a copy names: one in its folder's path (made more precise by
+/// its pages, below), else the version string that most of its pages
+/// carry, when `version_share` of them or more do.
 fn version_of(
     table: &PageTable,
     prefix: &str,

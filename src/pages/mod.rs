@@ -142,15 +142,10 @@ struct Chosen {
     index: usize,
 }
 
-/// The page a chosen capture becomes.
-#[derive(Debug, Clone, Copy)]
-struct Slot {
-    page: PageId,
-    first_crawl: u16,
-}
-
-/// A page's host and links, resolved against the table.
+/// What a page takes from the table rather than its capture: the first
+/// crawl that captured its URL, its host and its links, resolved.
 struct Resolved {
+    first_crawl: u16,
     host: HostId,
     outlinks: Vec<PageId>,
     uncrawled_links: Vec<u64>,
@@ -199,13 +194,13 @@ impl PageTable {
         let mut links = links.into_iter().map(Some).collect::<Vec<_>>();
         for ((crawl_index, captures), slots) in crawls.into_iter().enumerate().zip(slots) {
             for (capture, slot) in captures.into_iter().zip(slots) {
-                let Some(Slot { page, first_crawl }) = slot else {
+                let Some(page) = slot else {
                     continue;
                 };
                 let index = page.0 as usize;
-                let Some(resolved) = links[index].take() else {
-                    continue;
-                };
+                let resolved = links[index]
+                    .take()
+                    .expect("one capture is chosen for each page");
                 fingerprints[index] = capture.fingerprint;
                 let info = capture.info;
                 pages[index] = Some(Page {
@@ -226,7 +221,7 @@ impl PageTable {
                     language: capture.language,
                     canonical: capture.canonical,
                     versions: capture.versions,
-                    first_crawl,
+                    first_crawl: resolved.first_crawl,
                     linked_hosts: resolved.linked_hosts,
                 });
             }
@@ -242,7 +237,7 @@ impl PageTable {
     /// hosts, which capture becomes which page (by crawl, by position; the
     /// newest capture of a URL, by date, then crawl, then position), and
     /// each page's links resolved (by page id).
-    fn resolve(crawls: &[Vec<Capture>]) -> (Vec<String>, Vec<Vec<Option<Slot>>>, Vec<Resolved>) {
+    fn resolve(crawls: &[Vec<Capture>]) -> (Vec<String>, Vec<Vec<Option<PageId>>>, Vec<Resolved>) {
         // Newest capture per URL, and the first crawl that captured it (one
         // map: a second one over every URL cost megabytes a 100,000 pages).
         let mut chosen: HashMap<&str, Chosen> = HashMap::new();
@@ -292,7 +287,7 @@ impl PageTable {
             .map(|(index, host)| (host.as_str(), HostId(index as u32)))
             .collect();
 
-        let mut slots: Vec<Vec<Option<Slot>>> = crawls
+        let mut slots: Vec<Vec<Option<PageId>>> = crawls
             .iter()
             .map(|captures| vec![None; captures.len()])
             .collect();
@@ -305,10 +300,7 @@ impl PageTable {
                     first_crawl,
                     index: capture_index,
                 } = chosen[url];
-                slots[crawl as usize][capture_index] = Some(Slot {
-                    page: PageId(index as u32),
-                    first_crawl,
-                });
+                slots[crawl as usize][capture_index] = Some(PageId(index as u32));
                 let capture = &crawls[crawl as usize][capture_index];
                 let crawled: Vec<PageId> = capture
                     .links
@@ -341,6 +333,7 @@ impl PageTable {
                 linked_hosts.sort_unstable();
                 linked_hosts.dedup();
                 Resolved {
+                    first_crawl,
                     host,
                     outlinks,
                     uncrawled_links,

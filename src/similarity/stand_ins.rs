@@ -47,13 +47,20 @@ pub fn find(
     fingerprints: &[Option<Fingerprint>],
     config: &SimilarityConfig,
 ) -> Vec<bool> {
-    let by_text = find_by(table, fingerprints, config, |print| print.text_signature);
-    let by_echo = find_by(table, fingerprints, config, |print| print.echo_signature);
-    by_text
+    let mut stand_in = find_by(table, fingerprints, config, |print| print.text_signature);
+    // Most crawls have no page that says its own path: then the echo
+    // signatures are the text signatures, and the answer is the same.
+    let echoes = fingerprints
         .iter()
-        .zip(by_echo)
-        .map(|(&text, echo)| text || echo)
-        .collect()
+        .flatten()
+        .any(|print| print.echo_signature != print.text_signature);
+    if echoes {
+        let by_echo = find_by(table, fingerprints, config, |print| print.echo_signature);
+        for (flag, echo) in stand_in.iter_mut().zip(by_echo) {
+            *flag |= echo;
+        }
+    }
+    stand_in
 }
 
 /// [`find`] with one signature as a page's text.

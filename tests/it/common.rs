@@ -273,7 +273,11 @@ pub fn crate_dir() -> PathBuf {
 
 /// `eval` of `data` against the shipped crawl's truth file, with `extra` arguments.
 pub fn eval_shipped_truth(data: &str, extra: &[&str]) -> Output {
-    let truth = crate_dir().join("corpus/truth.tsv");
+    eval_truth(&crate_dir().join("corpus/truth.tsv"), data, extra)
+}
+
+/// `eval` of `data` against the truth file `truth`, with `extra` arguments.
+pub fn eval_truth(truth: &Path, data: &str, extra: &[&str]) -> Output {
     let mut args = vec!["eval", "--truth", truth.to_str().unwrap(), "--data", data];
     args.extend_from_slice(extra);
     mirrorscope(&crate_dir(), &args)

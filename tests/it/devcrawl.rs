@@ -38,16 +38,22 @@ fn devcrawl() -> Option<PathBuf> {
     if !slow_tests_wanted("devcrawl") {
         return None;
     }
+    shared_devcrawl("build.sh")
+}
+
+/// `../shared/devcrawl` when it holds `file` and python3 runs, or `None`
+/// (with a message) outside CI; under CI both must be present.
+pub(crate) fn shared_devcrawl(file: &str) -> Option<PathBuf> {
     let folder = crate_dir().join("../shared/devcrawl");
     let python = Command::new("python3").arg("--version").output().is_ok();
-    if folder.join("build.sh").is_file() && python {
+    if folder.join(file).is_file() && python {
         return Some(folder);
     }
     assert!(
         std::env::var_os("CI").is_none(),
-        "under CI, ../shared/devcrawl and python3 must be present"
+        "under CI, ../shared/devcrawl/{file} and python3 must be present"
     );
-    eprintln!("skipped: ../shared/devcrawl or python3 is missing");
+    eprintln!("skipped: ../shared/devcrawl/{file} or python3 is missing");
     None
 }
 
@@ -98,16 +104,10 @@ fn the_development_crawl_meets_the_figures_of_its_issue() {
     // Collections, page pairs, mirrors and avoid against the truth, on both
     // crawls.
     for (crawl, data) in [(&crawl1, &data1), (&crawl2, &data2)] {
-        let eval = json(&mirrorscope(
-            &crate_dir(),
-            &[
-                "eval",
-                "--truth",
-                crawl.join("truth.tsv").to_str().unwrap(),
-                "--data",
-                data.to_str().unwrap(),
-                "--json",
-            ],
+        let eval = json(&eval_truth(
+            &crawl.join("truth.tsv"),
+            data.to_str().unwrap(),
+            &["--json"],
         ));
         let collections = &eval["collections"];
         assert!(figure(&collections["precision"]) >= 0.95, "{collections}");
