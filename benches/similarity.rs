@@ -31,12 +31,12 @@ fn crawl_texts() -> Vec<(String, String)> {
     let mut texts = Vec::new();
     for path in files {
         let reader = WarcReader::open(&path, limits.max_body_bytes).expect("a WARC file");
+        let file: std::sync::Arc<str> = std::sync::Arc::from("bench");
         for record in reader.flatten() {
-            let RecordOutcome::Page(page) = corpus::interpret_record(&record, "bench", limits)
-            else {
+            let RecordOutcome::Page(page) = corpus::interpret_record(&record, &file, limits) else {
                 continue;
             };
-            let decoded = charset::decode_body(&page.body, page.info.content_type.as_deref());
+            let decoded = charset::decode_body(&page.body, page.headers.content_type.as_deref());
             let Ok(url) = url::Url::parse(&page.info.url) else {
                 continue;
             };
@@ -180,8 +180,6 @@ fn generated_crawl(sites: usize) -> Vec<Capture> {
                         ip: None,
                         payload_digest: None,
                         status: 200,
-                        content_type: Some("text/html".into()),
-                        content_language: Default::default(),
                         location: RecordLocation {
                             file: "generated".into(),
                             offset: 0,

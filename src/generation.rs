@@ -168,7 +168,9 @@ impl Generation {
     }
 
     pub fn page_table(&self) -> Result<PageTable> {
-        read_compressed(&self.path.join(PAGES_FILE))
+        let mut table: PageTable = read_compressed(&self.path.join(PAGES_FILE))?;
+        table.share_record_files();
+        Ok(table)
     }
 
     /// The similarity stage's output, checked against the page table.

@@ -19,8 +19,6 @@ pub fn capture_with_status(url: &str, text: &str, status: u16) -> Capture {
             ip: None,
             payload_digest: None,
             status,
-            content_type: Some("text/html".into()),
-            content_language: Default::default(),
             location: RecordLocation {
                 file: "test.warc".into(),
                 offset: 0,

@@ -15,6 +15,7 @@ pub mod warc_write;
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use url::Url;
 
@@ -25,7 +26,8 @@ pub use warc::{RecordProblem, Skip, WarcError, WarcReader, WarcRecord};
 /// Where a record sits: file and byte offset.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct RecordLocation {
-    pub file: String,
+    /// The WARC file's name, one allocation shared by all its records.
+    pub file: Arc<str>,
     pub offset: u64,
 }
 
@@ -39,16 +41,23 @@ pub struct CaptureInfo {
     pub ip: Option<String>,
     pub payload_digest: Option<String>,
     pub status: u16,
+    pub location: RecordLocation,
+}
+
+/// The HTTP headers a body is read by: needed to decode and extract it,
+/// not kept with the capture afterwards.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct BodyHeaders {
     pub content_type: Option<String>,
     /// The HTTP `Content-Language` header, as sent.
     pub content_language: Option<String>,
-    pub location: RecordLocation,
 }
 
 /// An HTML response with its body decoded.
 #[derive(Debug, Clone)]
 pub struct FetchedPage {
     pub info: CaptureInfo,
+    pub headers: BodyHeaders,
     /// The entity body with transfer and content codings undone: what is stored.
     pub body: Vec<u8>,
     /// The `Location` of a redirect, canonical.
@@ -59,6 +68,7 @@ pub struct FetchedPage {
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct Revisit {
     pub info: CaptureInfo,
+    pub headers: BodyHeaders,
     pub refers_to_uri: Option<String>,
     pub refers_to_date: Option<String>,
 }
@@ -119,31 +129,22 @@ fn target_uri(record: &WarcRecord) -> Option<String> {
     canonical_url_string(raw)
 }
 
-fn capture_info(
-    record: &WarcRecord,
-    file: &str,
-    url: String,
-    status: u16,
-    content_type: Option<String>,
-    content_language: Option<String>,
-) -> CaptureInfo {
+fn capture_info(record: &WarcRecord, file: &Arc<str>, url: String, status: u16) -> CaptureInfo {
     CaptureInfo {
         url,
         date: record.header("WARC-Date").unwrap_or_default().to_string(),
         ip: record.header("WARC-IP-Address").map(str::to_string),
         payload_digest: record.header("WARC-Payload-Digest").map(str::to_string),
         status,
-        content_type,
-        content_language,
         location: RecordLocation {
-            file: file.to_string(),
+            file: Arc::clone(file),
             offset: record.offset,
         },
     }
 }
 
 /// Interprets one WARC record read from `file`.
-pub fn interpret_record(record: &WarcRecord, file: &str, limits: ReadLimits) -> RecordOutcome {
+pub fn interpret_record(record: &WarcRecord, file: &Arc<str>, limits: ReadLimits) -> RecordOutcome {
     let warc_type = record.warc_type();
     match warc_type.as_str() {
         "response" | "revisit" => {}
@@ -192,7 +193,11 @@ pub fn interpret_record(record: &WarcRecord, file: &str, limits: ReadLimits) -> 
             return RecordOutcome::Ignored("non-html");
         }
         return RecordOutcome::Revisit(Revisit {
-            info: capture_info(record, file, url, status, content_type, content_language),
+            info: capture_info(record, file, url, status),
+            headers: BodyHeaders {
+                content_type,
+                content_language,
+            },
             refers_to_uri: record
                 .header("WARC-Refers-To-Target-URI")
                 .and_then(canonical_url_string),
@@ -229,14 +234,11 @@ pub fn interpret_record(record: &WarcRecord, file: &str, limits: ReadLimits) -> 
     let content_language = response.header("Content-Language").map(str::to_string);
     let body = if html { response.body } else { Vec::new() };
     RecordOutcome::Page(FetchedPage {
-        info: capture_info(
-            record,
-            file,
-            url,
-            response.status,
+        info: capture_info(record, file, url, response.status),
+        headers: BodyHeaders {
             content_type,
             content_language,
-        ),
+        },
         body,
         redirect_to,
     })
@@ -391,7 +393,7 @@ mod tests {
                 "<HTTP://A.example:80/x#f>",
                 b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n\r\n<p>x</p>",
             ),
-            "f.warc",
+            &Arc::from("f.warc"),
             LIMITS,
         );
         let RecordOutcome::Page(page) = outcome else {
@@ -417,12 +419,12 @@ mod tests {
             b"HTTP/1.1 200 OK\r\nContent-Type: text/css\r\n\r\np{}",
         );
         assert!(matches!(
-            interpret_record(&css, "f", LIMITS),
+            interpret_record(&css, &Arc::from("f"), LIMITS),
             RecordOutcome::Ignored("non-html")
         ));
         let request = record("request", "http://a.example/", b"GET / HTTP/1.1\r\n\r\n");
         assert!(matches!(
-            interpret_record(&request, "f", LIMITS),
+            interpret_record(&request, &Arc::from("f"), LIMITS),
             RecordOutcome::Ignored("request")
         ));
         let untyped = record(
@@ -431,7 +433,7 @@ mod tests {
             b"HTTP/1.1 200 OK\r\n\r\n<!DOCTYPE html><p>x</p>",
         );
         assert!(matches!(
-            interpret_record(&untyped, "f", LIMITS),
+            interpret_record(&untyped, &Arc::from("f"), LIMITS),
             RecordOutcome::Page(_)
         ));
     }
@@ -443,7 +445,7 @@ mod tests {
             "http://a.example/dir",
             b"HTTP/1.1 301 Moved\r\nLocation: /dir/\r\n\r\n",
         );
-        let RecordOutcome::Page(page) = interpret_record(&redirect, "f", LIMITS) else {
+        let RecordOutcome::Page(page) = interpret_record(&redirect, &Arc::from("f"), LIMITS) else {
             panic!()
         };
         assert_eq!(page.redirect_to.as_deref(), Some("http://a.example/dir/"));
@@ -453,7 +455,7 @@ mod tests {
             b"<html>no http head</html>",
         );
         assert!(matches!(
-            interpret_record(&headless, "f", LIMITS),
+            interpret_record(&headless, &Arc::from("f"), LIMITS),
             RecordOutcome::Bad {
                 reason: "no-http-headers",
                 ..
@@ -475,7 +477,8 @@ mod tests {
         revisit
             .headers
             .push(("WARC-Payload-Digest".into(), "sha1:ABC".into()));
-        let RecordOutcome::Revisit(revisit) = interpret_record(&revisit, "f", LIMITS) else {
+        let RecordOutcome::Revisit(revisit) = interpret_record(&revisit, &Arc::from("f"), LIMITS)
+        else {
             panic!()
         };
         assert_eq!(revisit.refers_to_uri.as_deref(), Some("http://a.example/x"));
@@ -501,10 +504,10 @@ mod tests {
         ) {
             let mut block = head.as_bytes().to_vec();
             block.extend_from_slice(&body);
-            let _ = interpret_record(&record("response", "http://a.example/x/y", &block), "f", LIMITS);
+            let _ = interpret_record(&record("response", "http://a.example/x/y", &block), &Arc::from("f"), LIMITS);
             let mut block = head.as_bytes().to_vec();
             block.extend_from_slice(markup.as_bytes());
-            let _ = interpret_record(&record("response", "http://a.example/x/y", &block), "f", LIMITS);
+            let _ = interpret_record(&record("response", "http://a.example/x/y", &block), &Arc::from("f"), LIMITS);
             let base = Url::parse("http://a.example/x/y").unwrap();
             let extracted = extract_html(&markup, &base);
             proptest::prop_assert!(extracted.links.iter().all(|link| link.fragment().is_none()));

@@ -24,7 +24,7 @@ use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -216,8 +216,19 @@ pub fn ingest_files(
         files: files.len() as u64,
         ..IngestReport::default()
     };
-    let mut captures = Vec::new();
-    let mut revisits = Vec::new();
+    // Sized once: growing by doubling held up to twice the captures.
+    let (capture_count, revisit_count) =
+        per_file
+            .iter()
+            .flatten()
+            .fold((0, 0), |(captures, revisits), file| {
+                (
+                    captures + file.captures.len(),
+                    revisits + file.revisits.len(),
+                )
+            });
+    let mut captures = Vec::with_capacity(capture_count + revisit_count);
+    let mut revisits = Vec::with_capacity(revisit_count);
     for result in per_file {
         let file_result = match result {
             Ok(file_result) => file_result,
@@ -294,7 +305,7 @@ fn ingest_one_file(
     counters: &Counters,
 ) -> Result<FileResult> {
     let mut reader = WarcReader::open(path, limits.max_body_bytes)?;
-    let file_name = path.display().to_string();
+    let file_name: Arc<str> = Arc::from(path.display().to_string());
     let mut result = FileResult::default();
     let mut last_position = 0u64;
     loop {
@@ -384,7 +395,7 @@ fn ingest_one_file(
 /// Decodes, extracts and stores one record.
 fn process_record(
     record: &corpus::WarcRecord,
-    file_name: &str,
+    file_name: &Arc<str>,
     limits: ReadLimits,
     store: &PageStore,
     counters: &Counters,
@@ -421,7 +432,7 @@ fn process_record(
         return Ok(Processed::Capture(Box::new(capture), false, None));
     }
     let decoding = Instant::now();
-    let decoded = charset::decode_body(&page.body, capture.info.content_type.as_deref());
+    let decoded = charset::decode_body(&page.body, page.headers.content_type.as_deref());
     add_time(&counters.decoding, decoding);
     let repaired = decoded.malformed.as_ref().map(|problem| {
         tracing::warn!(
@@ -431,7 +442,12 @@ fn process_record(
         );
         "invalid-utf8"
     });
-    apply_extraction(&mut capture, &decoded.text, Some(counters));
+    apply_extraction(
+        &mut capture,
+        &decoded.text,
+        page.headers.content_language.as_deref(),
+        Some(counters),
+    );
     capture.encoding = decoded.encoding.to_string();
     let storing = Instant::now();
     let outcome = store.put(&page.body)?;
@@ -446,7 +462,12 @@ fn process_record(
 
 /// Extracts and fingerprints a capture's text; `counters` (None for the
 /// few revisits) take the time of each.
-fn apply_extraction(capture: &mut Capture, text: &str, counters: Option<&Counters>) {
+fn apply_extraction(
+    capture: &mut Capture,
+    text: &str,
+    content_language: Option<&str>,
+    counters: Option<&Counters>,
+) {
     let started = Instant::now();
     let Ok(page_url) = Url::parse(&capture.info.url) else {
         return;
@@ -477,7 +498,7 @@ fn apply_extraction(capture: &mut Capture, text: &str, counters: Option<&Counter
             .declared_languages
             .iter()
             .map(String::as_str)
-            .chain(capture.info.content_language.as_deref()),
+            .chain(content_language),
         detected,
     );
     capture.canonical = extracted.canonical.map(|url| Box::from(url.as_str()));
@@ -591,7 +612,7 @@ fn resolve_each(
             canonical: None,
             versions: Box::default(),
         };
-        let decoded = charset::decode_body(&body, capture.info.content_type.as_deref());
+        let decoded = charset::decode_body(&body, revisit.headers.content_type.as_deref());
         if let Some(problem) = &decoded.malformed {
             tracing::warn!(
                 "{} at offset {}: revisit of {}: {problem}; kept, bad bytes shown as U+FFFD as a browser does",
@@ -602,7 +623,12 @@ fn resolve_each(
             *report.repaired.entry("invalid-utf8".into()).or_default() += 1;
         }
         // Links resolve against the revisit's own URL, which may differ.
-        apply_extraction(&mut capture, &decoded.text, None);
+        apply_extraction(
+            &mut capture,
+            &decoded.text,
+            revisit.headers.content_language.as_deref(),
+            None,
+        );
         capture.encoding = decoded.encoding.to_string();
         store.add_reference(&key)?;
         capture.content_key = Some(key);
@@ -625,7 +651,8 @@ fn resolve_each(
 /// by an older build is read again so that its pages follow these rules.
 /// Version 4: each page's language, canonical URL and version strings.
 /// Version 5: each fingerprint's echo signature.
-const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 5\n";
+/// Version 6: no HTTP `Content-Type` and `Content-Language` (read at ingest only).
+const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 6\n";
 
 /// True when the captures file at `path` is in the format this build
 /// writes, false when it is readable but not (an older build's).

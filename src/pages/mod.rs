@@ -7,8 +7,9 @@
 //! order, then by position in the crawl) is the page.
 
 use std::collections::hash_map::Entry;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -172,6 +173,20 @@ pub struct TableCounts {
 }
 
 impl PageTable {
+    /// Makes the pages read from one WARC file share one allocation of its
+    /// name: a table or captures read back from disk give each page its own.
+    pub fn share_record_files(&mut self) {
+        let mut names: HashSet<Arc<str>> = HashSet::new();
+        for page in &mut self.pages {
+            match names.get(&page.location.file) {
+                Some(name) => page.location.file = Arc::clone(name),
+                None => {
+                    names.insert(Arc::clone(&page.location.file));
+                }
+            }
+        }
+    }
+
     /// Builds the table from the captures of each crawl, in crawl order.
     pub fn build(crawls: &[&[Capture]]) -> PageTable {
         PageTable::build_with_fingerprints(crawls).0
@@ -230,7 +245,10 @@ impl PageTable {
             .into_iter()
             .map(|page| page.expect("every URL has its chosen capture"))
             .collect();
-        (PageTable { hosts, pages }, fingerprints)
+        let mut table = PageTable { hosts, pages };
+        // Captures of an earlier crawl are read back from its captures file.
+        table.share_record_files();
+        (table, fingerprints)
     }
 
     /// What the table needs of the captures' URLs, before they move: the
@@ -518,8 +536,6 @@ mod tests {
                 ip: Some("192.0.2.1".into()),
                 payload_digest: None,
                 status: 200,
-                content_type: Some("text/html".into()),
-                content_language: None,
                 location: RecordLocation {
                     file: "f".into(),
                     offset: 0,

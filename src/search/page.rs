@@ -168,7 +168,7 @@ impl Engine {
                 .get(page.crawl as usize)
                 .map(|crawl| crawl.id.clone())
                 .unwrap_or_default(),
-            warc_file: std::path::Path::new(&page.location.file)
+            warc_file: std::path::Path::new(&*page.location.file)
                 .file_name()
                 .map_or_else(String::new, |name| name.to_string_lossy().into_owned()),
             warc_offset: page.location.offset,
