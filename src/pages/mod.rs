@@ -559,6 +559,26 @@ mod tests {
     }
 
     #[test]
+    fn pages_read_from_one_warc_file_share_its_name() {
+        // Each capture has its own allocation of "f", as captures read back
+        // from a captures file do.
+        let captures = vec![
+            capture("http://a.example/1", "2026-10-01T00:00:00Z", 1, &[]),
+            capture("http://a.example/2", "2026-10-01T00:00:00Z", 2, &[]),
+        ];
+        assert!(!Arc::ptr_eq(
+            &captures[0].info.location.file,
+            &captures[1].info.location.file
+        ));
+        let table = PageTable::build(&[&captures]);
+        let [first, second] = &table.pages[..] else {
+            panic!("two pages");
+        };
+        assert!(Arc::ptr_eq(&first.location.file, &second.location.file));
+        assert_eq!(&*first.location.file, "f");
+    }
+
+    #[test]
     fn ids_follow_url_order_links_resolve_and_newest_capture_wins() {
         let first = vec![
             capture(
