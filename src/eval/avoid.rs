@@ -1,7 +1,9 @@
 //! `eval`'s `avoid`: the crawl-avoid list against the truth, as a crawler
 //! following it would fare. A page is lost when every crawled URL of its
 //! truth page (the same collection and page) is skipped; a page the truth
-//! does not list has no copy, and skipping it loses it too. The ideal list
+//! does not list has no copy, and skipping it loses it too, unless a page
+//! with the same bytes stays crawled (one page under two URLs of its host,
+//! a folder and its `index.html`, which a truth of replicas does not list). The ideal list
 //! skips every copy of a truth page but one.
 
 use std::collections::{HashMap, HashSet};
@@ -57,6 +59,11 @@ pub fn score(table: &PageTable, list: &AvoidList, truth: &Truth) -> AvoidScores 
             }
         }
     }
+    let kept_bodies: HashSet<_> = answered
+        .iter()
+        .filter(|&&index| !skipped[index])
+        .filter_map(|&index| table.pages[index].content_key)
+        .collect();
     let (mut pages_skipped, mut lost, mut unreplicated) = (0, 0, 0);
     let (mut lost_examples, mut unreplicated_examples) = (Vec::new(), Vec::new());
     let mut lost_keys: HashSet<(&str, &str)> = HashSet::new();
@@ -74,6 +81,9 @@ pub fn score(table: &PageTable, list: &AvoidList, truth: &Truth) -> AvoidScores 
                 }
             }
             Some(_) => {}
+            None if table.pages[index]
+                .content_key
+                .is_some_and(|key| kept_bodies.contains(&key)) => {}
             None => {
                 unreplicated += 1;
                 if unreplicated_examples.len() < 10 {

@@ -123,6 +123,21 @@ pub fn score(
             None => truth_urls_missing += 1,
         }
     }
+    // A collection the truth holds in one replica is not replicated: its
+    // URLs that are one page (a page under `http:` and `https:`) are page
+    // pairs, not a collection to find. Its pages are not judged here.
+    let mut replicas_of: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for row in truth.rows.values() {
+        replicas_of
+            .entry(row.collection.as_str())
+            .or_default()
+            .insert(row.replica.as_str());
+    }
+    for page_truth in &mut truth_of {
+        if page_truth.is_some_and(|(collection, _)| replicas_of[collection].len() < 2) {
+            *page_truth = None;
+        }
+    }
 
     // Pairs, counted per cluster without listing them.
     let pairs_of = |count: u64| count * count.saturating_sub(1) / 2;
@@ -160,13 +175,6 @@ pub fn score(
     // Each truth collection's best cluster, and what its copies cover.
     let mut matched_clusters: HashSet<ClusterId> = HashSet::new();
     let mut truth_collections = Vec::new();
-    let mut all_replicas: HashMap<&str, HashSet<&str>> = HashMap::new();
-    for row in truth.rows.values() {
-        all_replicas
-            .entry(row.collection.as_str())
-            .or_default()
-            .insert(row.replica.as_str());
-    }
     let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
     let hosts: Vec<HostId> = table.pages.iter().map(|page| page.host).collect();
     let labels = compared_labels(table, similarity);
@@ -265,7 +273,7 @@ pub fn score(
         };
         truth_collections.push(TruthCollection {
             collection: family.to_string(),
-            copies: all_replicas.get(family).map_or(0, HashSet::len),
+            copies: replicas_of.get(family).map_or(0, HashSet::len),
             pages: family_total,
             cluster: best.map(|cluster| cluster.to_string()),
             cluster_cardinality: cardinality,

@@ -158,8 +158,13 @@ fn collections_are_matched_scored_and_problems_listed() {
         }
     }
     rows.push_str("http://e.example/never-crawled.html\tmanual\tmanual@e\tguide.html\n");
+    // A collection in one replica is not replicated: not judged (its pairs
+    // are not counted, it matches no cluster, x/ stays a problem).
+    rows.push_str("http://a.example/x/\tsingle\tsingle@a\tindex.html\n");
+    rows.push_str("http://a.example/x/more.html\tsingle\tsingle@a\tmore.html\n");
     let truth = Truth::parse(&rows, Path::new("truth.tsv")).unwrap();
     let scores = collections::score(&table, &similarity, &collections, &truth);
+    assert_eq!(scores.truth_collections.len(), 1);
     // 7 crawled pages of the manual: 21 pairs. Found: the 5 pages of the
     // main cluster (10 pairs) and the orphans (1 pair).
     assert_eq!(scores.truth_pairs, 21);

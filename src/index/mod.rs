@@ -25,6 +25,7 @@ use tantivy::{Index, IndexReader, ReloadPolicy, Searcher, TantivyDocument};
 use crate::collections::{ClusterId, Collections};
 use crate::corpus::{self, charset};
 use crate::pages::{Page, PageId, PageTable};
+use crate::similarity::aliases::UrlAliases;
 use crate::similarity::Similarity;
 use crate::store::PageStore;
 
@@ -149,13 +150,18 @@ pub fn build(
     let facts = page_fields(table, similarity, collections);
     let documents = AtomicU64::new(0);
     let unreadable = AtomicU64::new(0);
-    // Stand-ins (a soft 404, a "not mirrored here" page) are no results.
-    // Pages with the same body (and encoding) share their text: each body
-    // is read and extracted once, however many pages it is (a quarter of a
-    // crawl with mirrors).
+    // Stand-ins (a soft 404, a "not mirrored here" page) are no results,
+    // and a page under several URLs is one, under its plainest URL
+    // ([`UrlAliases`]). Pages with the same body (and encoding) share their
+    // text: each body is read and extracted once, however many pages it is
+    // (a quarter of a crawl with mirrors).
+    let aliases = UrlAliases::find(table, similarity);
     let mut indexed: Vec<u32> = (0..table.pages.len() as u32)
         .filter(|&index| {
-            is_indexed(&table.pages[index as usize]) && !similarity.is_stand_in(PageId(index))
+            let page = PageId(index);
+            is_indexed(&table.pages[index as usize])
+                && !similarity.is_stand_in(page)
+                && !aliases.is_alias(page)
         })
         .collect();
     let body_of = |index: u32| {

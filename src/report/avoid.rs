@@ -31,6 +31,12 @@
 //!   skipped are listed, the highest such folder only; a skipped page in a
 //!   folder that also holds kept pages is listed by its URL.
 //!
+//! - **alias** entries: a way a host names one page under several URLs
+//!   (a tracking or session parameter, an index file, case; `http:` beside
+//!   `https:` is a prefix entry), learnt from the host's pages
+//!   ([`crate::similarity::aliases`]), is one entry when every crawled URL
+//!   of the host showing it is the alias of a crawled URL that does not.
+//!
 //! So no entry skips a page that is not kept under another URL, no entry
 //! keeps what an entry skips, and every entry covers exactly the crawled
 //! pages it counts. Each entry counts those pages and their body bytes:
@@ -38,8 +44,9 @@
 //!
 //! The text form, for crawlers: lines starting with `#` are comments; every
 //! other line is tab-separated `kind target pages bytes keep`, where `kind` is
-//! `prefix` (skip every URL starting with `target`) or `host` (skip every URL
-//! whose host is `target`), and `keep` is where the same content is crawled
+//! `prefix` (skip every URL starting with `target`), `host` (skip every URL
+//! whose host is `target`) or `alias` (`target` is a host and a variation:
+//! skip the host's URLs showing it, [`Variation::token`]), and `keep` is where the same content is crawled
 //! instead (a folder or page of the kept copy, or the host kept).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
@@ -50,7 +57,9 @@ use serde::Serialize;
 use crate::collections::{ClusterKind, Collections};
 use crate::generation::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
+use crate::pages::host_of_url;
 use crate::pages::{folder_prefix, url_path, HostId, PageId, PageTable};
+use crate::similarity::aliases::{UrlAliases, Variation};
 use crate::similarity::{Similarity, TrivialClusterId, MINHASH_FUNCTIONS};
 use crate::union_find::UnionFind;
 
@@ -61,13 +70,14 @@ use super::versions::{same_version, texts_by_place};
 pub enum AvoidKind {
     Host,
     Prefix,
+    Alias,
 }
 
 /// One line of the list.
 #[derive(Debug, Clone, Serialize)]
 pub struct AvoidEntry {
     pub kind: AvoidKind,
-    /// A URL prefix, or a host name.
+    /// A URL prefix, a host name, or a host and a variation's token.
     pub target: String,
     /// Pages of this crawl it covers, and their body bytes.
     pub pages: u64,
@@ -115,6 +125,10 @@ impl AvoidList {
     ) -> AvoidList {
         let mut plan = Plan::new(table, similarity, collections, mirrors);
         let mut entries = plan.alias_entries();
+        entries.extend(url_alias_entries(
+            table,
+            &UrlAliases::find(table, similarity),
+        ));
         plan.skip_copies();
         entries.extend(plan.prefix_entries());
         entries.sort_by(|x, y| x.kind.cmp(&y.kind).then(x.target.cmp(&y.target)));
@@ -150,6 +164,13 @@ impl AvoidList {
                         }
                     }
                 }
+                AvoidKind::Alias => {
+                    for (index, page) in table.pages.iter().enumerate() {
+                        if covers(entry, &page.url) {
+                            skipped[index] = true;
+                        }
+                    }
+                }
             }
         }
         skipped
@@ -163,7 +184,100 @@ fn covers(entry: &AvoidEntry, url: &str) -> bool {
         AvoidKind::Host => {
             crate::mirrors::split_url(url).is_some_and(|(host, _)| host == entry.target)
         }
+        AvoidKind::Alias => {
+            let Some((host, token)) = entry.target.split_once(' ') else {
+                return false;
+            };
+            host_of_url(url) == host
+                && Variation::from_token(token).is_some_and(|variation| variation.shown_by(url))
+        }
     }
+}
+
+/// One entry per way a host names one page under several URLs
+/// ([`UrlAliases`]), when every crawled URL of the host showing it (and not
+/// skipped by an entry before) is a page that holds nothing (a redirect) or
+/// one with another URL that stays crawled: `http` is a prefix entry of the
+/// host's `http://` URLs, the others `alias` entries. The ways covering the
+/// most URLs are taken first; one that would leave a page with no URL
+/// crawled is left out.
+fn url_alias_entries(table: &PageTable, aliases: &UrlAliases) -> Vec<AvoidEntry> {
+    let mut by_host: HashMap<HostId, Vec<usize>> = HashMap::new();
+    for rule in &aliases.rules {
+        by_host.entry(rule.host).or_default();
+    }
+    for (index, page) in table.pages.iter().enumerate() {
+        if let Some(pages) = by_host.get_mut(&page.host) {
+            pages.push(index);
+        }
+    }
+    let shown_by = |rule: &crate::similarity::aliases::AliasRule| -> Vec<usize> {
+        by_host[&rule.host]
+            .iter()
+            .copied()
+            .filter(|&index| rule.variation.shown_by(&table.pages[index].url))
+            .collect()
+    };
+    let mut rules: Vec<(&crate::similarity::aliases::AliasRule, usize)> = aliases
+        .rules
+        .iter()
+        .map(|rule| (rule, shown_by(rule).len()))
+        .collect();
+    rules.sort_by_key(|&(rule, shown)| (std::cmp::Reverse(shown), rule.host, &rule.variation));
+    let groups = aliases.groups();
+    let mut skipped = vec![false; table.pages.len()];
+    let mut entries = Vec::new();
+    for (rule, _) in rules {
+        let shown: Vec<usize> = shown_by(rule)
+            .into_iter()
+            .filter(|&index| !skipped[index])
+            .collect();
+        if shown.is_empty() {
+            continue;
+        }
+        for &index in &shown {
+            skipped[index] = true;
+        }
+        let still_named = |index: usize| {
+            let standing = aliases.standing_for[index];
+            groups
+                .get(&standing)
+                .is_some_and(|names| names.iter().any(|name| !skipped[name.0 as usize]))
+        };
+        let safe = shown
+            .iter()
+            .all(|&index| table.pages[index].content_key.is_none() || still_named(index));
+        if !safe {
+            for &index in &shown {
+                skipped[index] = false;
+            }
+            continue;
+        }
+        let host = table.host_name(rule.host);
+        let (kind, target, keep) = match &rule.variation {
+            Variation::Scheme => (
+                AvoidKind::Prefix,
+                format!("http://{host}/"),
+                format!("https://{host}/"),
+            ),
+            other => (
+                AvoidKind::Alias,
+                format!("{host} {}", other.token()),
+                other.kept_as(),
+            ),
+        };
+        entries.push(AvoidEntry {
+            kind,
+            target,
+            pages: shown.len() as u64,
+            bytes: shown
+                .iter()
+                .map(|&index| table.pages[index].body_bytes)
+                .sum(),
+            keep,
+        });
+    }
+    entries
 }
 
 /// The pages under a URL prefix: one run of the table, sorted by URL.
@@ -567,11 +681,16 @@ impl fmt::Display for AvoidList {
             .iter()
             .filter(|entry| entry.kind == AvoidKind::Prefix && entry.target.ends_with('/'))
             .count();
+        let aliases = self
+            .entries
+            .iter()
+            .filter(|entry| entry.kind == AvoidKind::Alias)
+            .count();
         writeln!(
             formatter,
-            "# {} entries ({hosts} hosts, {folders} folders, {} single pages); a crawler following them skips {} of {} pages ({:.1}%) and {} of {} body bytes ({:.1}%)",
+            "# {} entries ({hosts} hosts, {folders} folders, {aliases} ways of naming a page twice, {} single pages); a crawler following them skips {} of {} pages ({:.1}%) and {} of {} body bytes ({:.1}%)",
             self.entries.len(),
-            self.entries.len() - hosts - folders,
+            self.entries.len() - hosts - folders - aliases,
             self.pages_saved,
             self.pages,
             share(self.pages_saved, self.pages),
@@ -585,6 +704,10 @@ impl fmt::Display for AvoidList {
         )?;
         writeln!(
             formatter,
+            "# alias: skip URLs on the target's host showing its variation: ?a&b (carrying query parameters a and b), ;a (path parameter a), index (a folder's index file, the folder kept), case (an upper case letter in the path)"
+        )?;
+        writeln!(
+            formatter,
             "# no entry skips a page that is not kept under another URL: a page differing from every kept copy stays crawled"
         )?;
         for entry in &self.entries {
@@ -594,6 +717,7 @@ impl fmt::Display for AvoidList {
                 match entry.kind {
                     AvoidKind::Host => "host",
                     AvoidKind::Prefix => "prefix",
+                    AvoidKind::Alias => "alias",
                 },
                 entry.target,
                 entry.pages,
@@ -652,6 +776,53 @@ mod tests {
             });
             assert!(kept, "{} is skipped and kept nowhere", page.url);
         }
+    }
+
+    #[test]
+    fn one_page_under_many_urls_is_one_entry_per_way_the_host_names_it() {
+        let mut captures = Vec::new();
+        for n in 0..5 {
+            let text = format!("tool page {n}\nits own words {n}\nand more of page {n}");
+            let path = format!("docs/p{n}.html");
+            captures.push(capture(&format!("http://tool.example/{path}"), &text));
+            captures.push(capture(&format!("https://tool.example/{path}"), &text));
+            captures.push(capture(
+                &format!("https://tool.example/{path}?utm_source=news"),
+                &text,
+            ));
+        }
+        // `?page=` names other pages: never an entry.
+        for n in 0..3 {
+            captures.push(capture(
+                &format!("https://tool.example/list.html?page={n}"),
+                &format!("list part {n}\nentries {n}"),
+            ));
+        }
+        captures.push(capture(
+            "https://tool.example/list.html",
+            "the list\nfirst entries",
+        ));
+        let (table, _, list) = avoid(&captures);
+        let lines: Vec<(AvoidKind, &str, u64)> = list
+            .entries
+            .iter()
+            .map(|entry| (entry.kind, entry.target.as_str(), entry.pages))
+            .collect();
+        assert_eq!(
+            lines,
+            [
+                (AvoidKind::Prefix, "http://tool.example/", 5),
+                (AvoidKind::Alias, "tool.example ?utm_source", 5),
+            ]
+        );
+        let skipped = list.skipped(&table);
+        for (index, page) in table.pages.iter().enumerate() {
+            let plain = page.url.starts_with("https:") && !page.url.contains("utm_source");
+            assert_eq!(skipped[index], !plain, "{}", page.url);
+        }
+        assert!(list.avoids("http://tool.example/docs/new.html"));
+        assert!(list.avoids("https://tool.example/docs/new.html?x=1&utm_source=feed"));
+        assert!(!list.avoids("https://tool.example/list.html?page=7"));
     }
 
     fn copy<'a>(

@@ -19,6 +19,7 @@
 //! Only pages answered `200` with a body that has words take part; every
 //! other page is a trivial cluster of its own.
 
+pub mod aliases;
 mod chunks;
 pub mod languages;
 mod paths;
@@ -119,6 +120,14 @@ pub struct SimilarityConfig {
     /// members on other hosts ([`paths`]): one group corroborated alone is
     /// one page of the reference host under two names, not two pages.
     pub split_corroborating_groups: usize,
+    /// A way two URLs of one host differ (scheme, a query parameter, an
+    /// index file, a path parameter, case: [`aliases`]) names one page on
+    /// that host when at least this many groups of its URLs differ so...
+    pub alias_min_groups: usize,
+    /// ... and at least this share of those groups are one text each. A
+    /// parameter that names other pages (`?page=2`, `?lang=de`) gives other
+    /// texts in most of its groups; a tracking parameter in none.
+    pub alias_share: f64,
 }
 
 impl Default for SimilarityConfig {
@@ -137,6 +146,8 @@ impl Default for SimilarityConfig {
             language_folder_share: 0.5,
             split_min_pages: 3,
             split_corroborating_groups: 2,
+            alias_min_groups: 2,
+            alias_share: 0.9,
         }
     }
 }
@@ -172,6 +183,12 @@ impl SimilarityConfig {
         if self.split_min_pages < 2 || self.split_corroborating_groups < 2 {
             return Some(
                 "similarity.split_min_pages and split_corroborating_groups must be at least 2"
+                    .into(),
+            );
+        }
+        if self.alias_min_groups < 1 || !(self.alias_share > 0.0 && self.alias_share <= 1.0) {
+            return Some(
+                "similarity.alias_min_groups must be at least 1 and alias_share above 0 and at most 1"
                     .into(),
             );
         }

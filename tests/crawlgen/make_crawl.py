@@ -22,8 +22,10 @@ Each manual is a mechanism of its own (see tests/crawlgen/README.md):
 - alpha and beta: sibling manuals of one organisation on one host, with the
   same theme, navigation and licence, install and contributing pages nearly
   the same; alpha is mirrored, beta is not;
-- pytool: a manual linked under two URLs per page (with and without
-  `?utm_source=...`), and under `http://` and `https://`;
+- pytool: a manual linked under several URLs per page (with and without
+  `?utm_source=...`, under `http://` and `https://`, a folder and its
+  `index.html`, a `;jsessionid=` in the path on every fourth page), and a
+  change log whose `?page=N` parts are pages of their own;
 - echo: a manual on a host answering every unknown URL with 200 and a page
   naming the path asked for (a soft 404 that echoes the request); its pages
   link to 40 such URLs;
@@ -309,17 +311,34 @@ def main():
     # pytool: one page under several URLs.
     crawl.host("www.pytool.test", "192.0.2.90", "primary", "pytool=0.9@/")
     pytool = manual_tree(en, "pytool", ["howto"], 10)
-    for path in pytool:
+    pytool["howto/index.html"] = ("Howto overview", [en.line() for _ in range(14)])
+    for number, path in enumerate(pytool):
         topic, lines = pytool[path]
         body = page_html("en", f"{topic} - Pytool 0.9 Documentation", topic, lines,
-                         [("https://www.pytool.test/index.html?utm_source=feed", "Home")] +
+                         [("https://www.pytool.test/index.html?utm_source=feed", "Home"),
+                          ("http://www.pytool.test/changes.html", "Changes")] +
                          [("http://www.pytool.test/" + other + "?utm_source=newsletter", pytool[other][0]) for other in pytool if other != path][:8])
         urls = [f"http://www.pytool.test/{path}", f"https://www.pytool.test/{path}",
                 f"http://www.pytool.test/{path}?utm_source=newsletter"]
+        if path.endswith("index.html"):
+            # A folder and its index page.
+            urls.append(f"http://www.pytool.test/{path[:-len('index.html')]}")
+        if number % 4 == 1:
+            # A session id in the path, as a servlet container writes it.
+            urls.append(f"http://www.pytool.test/{path};jsessionid=8F{number:02d}C0DE")
         for url in urls:
             crawl.serve(url, body, collection="pytool", version="0.9", path=path,
                         variant="original" if url == urls[0] else "url-alias")
             crawl.copy(url, "pytool", "pytool:www.pytool.test", path)
+    # A parameter that names other pages: each part of the change log is a
+    # page of its own, never an alias of the first.
+    for part in range(1, 5):
+        lines = [en.line() for _ in range(14)]
+        url = "http://www.pytool.test/changes.html" + (f"?page={part}" if part > 1 else "")
+        crawl.serve(url, page_html("en", f"Changes, part {part} - Pytool 0.9 Documentation",
+                                   f"Changes, part {part}", lines,
+                                   [("http://www.pytool.test/changes.html?page=" + str(part % 4 + 1), "Next")]),
+                    collection="pytool", version="0.9", path=f"changes.html?page={part}")
 
     # echo: a soft 404 that names the path asked for.
     crawl.host("docs.echo.test", "192.0.2.100", "primary", "echo=3.1@/+soft404-echo")
