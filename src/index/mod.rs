@@ -155,7 +155,14 @@ pub fn build(
     // ([`UrlAliases`]). Pages with the same body (and encoding) share their
     // text: each body is read and extracted once, however many pages it is
     // (a quarter of a crawl with mirrors).
+    let started = std::time::Instant::now();
     let aliases = UrlAliases::find(table, similarity);
+    tracing::info!(
+        rules = aliases.rules.len(),
+        aliases = aliases.alias_count(),
+        seconds = started.elapsed().as_secs_f64(),
+        "URL aliases found"
+    );
     let mut indexed: Vec<u32> = (0..table.pages.len() as u32)
         .filter(|&index| {
             let page = PageId(index);
