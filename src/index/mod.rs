@@ -433,6 +433,7 @@ impl SearchIndex {
             Scope::OwnText => &self.own_text,
             Scope::WithChrome => &self.with_chrome,
         };
+        let query = &*without_exists_terms(query);
         let escaped = escape_language_suffixes(query);
         let error = match parser.parse_query(&escaped) {
             Ok(parsed) => {
@@ -519,6 +520,33 @@ fn names_a_term(query: &dyn Query) -> bool {
 
 /// An odd number of double quotes: tantivy reads the rest of the text as a
 /// phrase or drops it; the words are what the searcher meant.
+/// `field:*` asks tantivy whether a field exists, which it answers only for
+/// fast fields (an error at search time for every text field and for a
+/// field the index does not have): it is read as the word before the colon.
+fn without_exists_terms(query: &str) -> Cow<'_, str> {
+    let ends_a_term = |rest: &str| {
+        rest.chars()
+            .next()
+            .is_none_or(|next| next.is_whitespace() || next == ')')
+    };
+    let cuts: Vec<usize> = query
+        .match_indices(":*")
+        .filter(|&(at, _)| ends_a_term(&query[at + 2..]))
+        .map(|(at, _)| at)
+        .collect();
+    if cuts.is_empty() {
+        return Cow::Borrowed(query);
+    }
+    let mut kept = String::with_capacity(query.len());
+    let mut from = 0;
+    for at in cuts {
+        kept.push_str(&query[from..at]);
+        from = at + 2;
+    }
+    kept.push_str(&query[from..]);
+    Cow::Owned(kept)
+}
+
 fn has_unbalanced_quote(query: &str) -> bool {
     query.matches('"').count() % 2 == 1
 }
@@ -568,5 +596,24 @@ fn describe_query_error(error: &tantivy::query::QueryParserError) -> String {
             format!("there is no field {field:?}; fields are title, body, url and host")
         }
         other => other.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_exists_terms;
+
+    #[test]
+    fn a_field_exists_term_is_read_as_its_word() {
+        for (typed, read) in [
+            ("title:*", "title"),
+            ("+title:* -url:*", "+title -url"),
+            ("(body:*) host", "(body) host"),
+            ("title:foo*", "title:foo*"),
+            ("a:*b", "a:*b"),
+            ("virtual host", "virtual host"),
+        ] {
+            assert_eq!(without_exists_terms(typed), read, "{typed}");
+        }
     }
 }

@@ -769,6 +769,15 @@ async fn any_text_typed_is_searched() {
         "😀 emoji",
         "field:value:other",
         "   ",
+        // Whether a field exists: tantivy answers it only for fast fields.
+        "title:*",
+        "url:*",
+        "host:*",
+        "text:*",
+        "page:*",
+        "id:*",
+        "+title:* -url:*",
+        "(body:*)",
     ];
     for query in odd {
         let encoded: String = url::form_urlencoded::byte_serialize(query.as_bytes()).collect();
