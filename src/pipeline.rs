@@ -28,6 +28,12 @@ pub enum PipelineError {
     /// Nothing among the crawl's paths is a WARC file.
     #[error("no WARC files (*.warc, *.warc.gz) in {0}")]
     NoWarcFiles(String),
+    /// The crawl's files held no page that could be read: `index` refuses
+    /// rather than switch to a generation without pages.
+    #[error(
+        "no page could be read from {files}; nothing was written and the current generation stays"
+    )]
+    NothingRead { files: String },
     /// `index --remove` named a crawl the current generation does not have.
     #[error("{crawl} is not a crawl of generation {generation} (its crawls: {known})")]
     UnknownCrawl {
@@ -306,6 +312,12 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
             ingest::ingest_files(&files, &store, &partial, &options)
         })?;
         bar.finish_and_clear();
+        if ingested.captures.is_empty() {
+            data.abandon_crawl(&crawl_id, &partial, &store)?;
+            return Err(PipelineError::NothingRead {
+                files: nothing_read(&file_names, &ingested.report),
+            });
+        }
         data.finish_crawl(
             &crawl_id,
             &partial,
@@ -360,6 +372,38 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         stages,
         ingest_work,
     })
+}
+
+/// Why a crawl gave no page: each file that could not be read, with its
+/// reason, or what its records were.
+fn nothing_read(files: &[String], report: &IngestReport) -> String {
+    let mut parts: Vec<String> = report.failed_files.clone();
+    let counted = |counts: &std::collections::BTreeMap<String, u64>| {
+        counts
+            .iter()
+            .map(|(reason, count)| format!("{count} {reason}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    if parts.len() < files.len() {
+        let mut what = format!("{} records read", report.records);
+        if !report.ignored.is_empty() {
+            what.push_str(&format!(", ignored: {}", counted(&report.ignored)));
+        }
+        if !report.skipped.is_empty() {
+            what.push_str(&format!(", skipped: {}", counted(&report.skipped)));
+        }
+        let unnamed: Vec<&str> = files
+            .iter()
+            .filter(|file| !parts.iter().any(|failed| failed.contains(file.as_str())))
+            .map(String::as_str)
+            .collect();
+        parts.push(format!(
+            "{} ({what}; no HTML page among them)",
+            unnamed.join(", ")
+        ));
+    }
+    parts.join("; ")
 }
 
 /// What `import-analysis` brings in from elsewhere (the Spark jobs, see

@@ -324,6 +324,18 @@ impl DataDir {
         self.set_aside(crawl_id, STALE_SUFFIX)
     }
 
+    /// Gives up an ingest begun with [`DataDir::begin_crawl`]: the store
+    /// references it journaled are given back, its folder removed, and the
+    /// crawl it was to replace (set aside as stale) put back.
+    pub fn abandon_crawl(&self, crawl_id: &str, partial: &Path, store: &PageStore) -> Result<()> {
+        self.release_folder(partial, store)?;
+        let stale = self.aside_dir(crawl_id, STALE_SUFFIX);
+        if stale.exists() && !self.has_crawl(crawl_id) {
+            self.put_back(crawl_id, &stale)?;
+        }
+        Ok(())
+    }
+
     /// Gives back the store references of a crawl set aside as stale, and
     /// removes it.
     pub fn release_stale(&self, crawl_id: &str, store: &PageStore) -> Result<()> {

@@ -43,6 +43,66 @@ fn mirrored_crawl(dir: &Path, gzip: bool) -> Vec<std::path::PathBuf> {
     vec![first, second]
 }
 
+/// A file that is no WARC (gzip of plain HTML), or a WARC without an HTML
+/// page, gives nothing to index: `index` refuses, naming the file, and the
+/// current generation, its crawls and the store stay as they were (issue 34:
+/// it used to switch to a generation of 0 pages, emptying a running site).
+#[test]
+fn a_crawl_without_a_page_is_refused_and_the_current_generation_stays() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let good = mirrored_crawl(dir.path(), true);
+    let paths: Vec<&Path> = good.iter().map(|path| path.as_path()).collect();
+    index(&paths, &data).unwrap();
+    let state = |data: &Path| {
+        let mut crawls: Vec<String> = std::fs::read_dir(data.join("crawls"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        crawls.sort();
+        (
+            std::fs::read_to_string(data.join("CURRENT")).unwrap(),
+            crawls,
+        )
+    };
+    let before = state(&data);
+
+    let html = dir.path().join("pages.warc.gz");
+    let mut gzip = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    std::io::Write::write_all(&mut gzip, b"<html><body>no record here</body></html>").unwrap();
+    std::fs::write(&html, gzip.finish().unwrap()).unwrap();
+    let stylesheet = TestPage {
+        url: "http://www.primary.example/style.css".into(),
+        head: "HTTP/1.1 200 OK\r\nContent-Type: text/css\r\n".into(),
+        body: b"body { color: black }".to_vec(),
+    };
+    let css_only = dir.path().join("css.warc");
+    write_site(&css_only, false, &[stylesheet], 0);
+
+    for (input, said) in [(&html, "not a WARC file"), (&css_only, "non-html")] {
+        let Err(error) = index(&[input.as_path()], &data) else {
+            panic!("{} is refused", input.display());
+        };
+        let message = error.to_string();
+        assert!(message.contains(&input.display().to_string()), "{message}");
+        assert!(message.contains(said), "{message}");
+        assert!(
+            message.contains("the current generation stays"),
+            "{message}"
+        );
+        assert_eq!(state(&data), before);
+    }
+    assert_eq!(
+        DataDir::open(&data)
+            .unwrap()
+            .manifest()
+            .unwrap()
+            .counts
+            .pages,
+        10
+    );
+}
+
 #[test]
 fn exact_copies_are_stored_once_and_counted() {
     let dir = tempfile::tempdir().unwrap();
