@@ -33,6 +33,7 @@ use crate::generation::{Analysis, DataDir, DataError, Manifest};
 use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, INDEX_DIR};
 use crate::mirrors::Mirrors;
 use crate::pages::{PageId, PageTable};
+use crate::similarity::aliases::UrlAliases;
 use crate::similarity::Similarity;
 use crate::store::{PageStore, StoreConfig};
 
@@ -196,6 +197,10 @@ pub struct Engine {
     strays: Vec<Option<ClusterId>>,
     /// Each similar cluster's principal collection, for the roll-up fold.
     principals: Arc<FxHashMap<ClusterId, CollectionId>>,
+    /// The URLs of each page named more than once on its host, by the page
+    /// standing for them ([`UrlAliases`]), and each page's standing page.
+    url_names: FxHashMap<PageId, Vec<PageId>>,
+    standing_for: Vec<PageId>,
     index: SearchIndex,
     store: PageStore,
     config: SearchConfig,
@@ -219,6 +224,8 @@ impl Engine {
         let index = SearchIndex::open(&index_dir)?;
         let (copy_offsets, copies) = copies_by_trivial_cluster(&similarity);
         let strays = crate::index::stray_clusters(&similarity, &collections);
+        let aliases = UrlAliases::find(&table, &similarity);
+        let url_names = aliases.groups().into_iter().collect();
         let principals = Arc::new(
             collections
                 .clusters
@@ -237,10 +244,22 @@ impl Engine {
             copies,
             strays,
             principals,
+            url_names,
+            standing_for: aliases.standing_for,
             index,
             store,
             config,
         })
+    }
+
+    /// The URLs `page` goes by on its host, itself included (just itself
+    /// when it has one).
+    pub fn url_names(&self, page: PageId) -> Vec<PageId> {
+        self.standing_for
+            .get(page.0 as usize)
+            .and_then(|standing| self.url_names.get(standing))
+            .cloned()
+            .unwrap_or_else(|| vec![page])
     }
 
     /// The generation's name (`gen-000004`).

@@ -82,6 +82,9 @@ pub struct PageView {
     /// The stored body could not be read back.
     pub body_missing: bool,
     pub copies: Vec<CopyEvidence>,
+    /// The same page under the other URLs of its host (a tracking
+    /// parameter, `http:`, its folder...: [`crate::similarity::aliases`]).
+    pub other_urls: Vec<PageLink>,
     /// Copies in all (the view lists at most 100).
     pub copies_total: usize,
     pub grouping: Option<Grouping>,
@@ -180,6 +183,13 @@ impl Engine {
             text_truncated,
             body_missing,
             copies_total: copies_all.len().saturating_sub(1),
+            other_urls: self
+                .url_names(id)
+                .iter()
+                .filter(|&&name| name != id)
+                .take(MAX_COPIES)
+                .filter_map(|&name| self.page_link(name))
+                .collect(),
             copies,
             grouping,
         })

@@ -109,20 +109,37 @@ fn the_mechanisms_crawl_meets_what_a_person_expects_of_them() {
     // (checks.py leaves the count out when it is 0).
     assert_eq!(checked.get("error_pages"), None, "{checked}");
     // A pytool page is one result, under its plainest URL.
-    let fetched = Command::new("python3")
-        .args([
-            "-c",
-            "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())",
-            &format!("{base}/api/search?q=xenbanor+fibledro"),
-        ])
-        .output()
-        .expect("python3 fetches the answer");
-    assert!(fetched.status.success(), "{}", stderr(&fetched));
-    let answer = json(&fetched);
+    let fetch = |path: &str| {
+        let fetched = Command::new("python3")
+            .args([
+                "-c",
+                "import sys, urllib.request; print(urllib.request.urlopen(sys.argv[1]).read().decode())",
+                &format!("{base}{path}"),
+            ])
+            .output()
+            .expect("python3 fetches the answer");
+        assert!(fetched.status.success(), "{}", stderr(&fetched));
+        fetched
+    };
+    let answer = json(&fetch("/api/search?q=xenbanor+fibledro"));
     let first = &answer["groups"][0];
     assert_eq!(
         first["url"], "https://www.pytool.test/howto/xenbanor-fibledro.html",
         "{first}"
     );
     assert_eq!(first["hits"], 1, "{first}");
+    // Its page lists the other URLs it was crawled under.
+    let page = stdout(&fetch(&format!(
+        "/page/{}",
+        first["page_id"].as_str().unwrap()
+    )));
+    let (_, others) = page
+        .split_once("The same page under other URLs of this host")
+        .expect("the page view lists the page's other URLs");
+    for url in [
+        "http://www.pytool.test/howto/xenbanor-fibledro.html",
+        "http://www.pytool.test/howto/xenbanor-fibledro.html?utm_source=newsletter",
+    ] {
+        assert!(others.contains(url), "{url}");
+    }
 }
