@@ -29,6 +29,8 @@ Each manual is a mechanism of its own (see tests/crawlgen/README.md):
 - echo: a manual on a host answering every unknown URL with 200 and a page
   naming the path asked for (a soft 404 that echoes the request); its pages
   link to 40 such URLs;
+- lumiere: a French manual, a mirror of it served in ISO-8859-1, and a mirror
+  of that mirror served with `Content-Encoding: gzip`, an older state of it;
 - two single manuals nothing copies (noise).
 
 Truth (truth.tsv) lists the pages that are copies of another page: the same
@@ -79,10 +81,10 @@ class Words:
         return " ".join(self.word() for _ in range(count))
 
 
-def page_html(lang, title, heading, lines, links, theme="manual"):
+def page_html(lang, title, heading, lines, links, theme="manual", charset="utf-8"):
     body = "\n".join(f"<p>{line}</p>" for line in lines)
     nav = "\n".join(f'<li><a href="{href}">{text}</a></li>' for href, text in links)
-    return (f'<!DOCTYPE html>\n<html lang="{lang}">\n<head><meta charset="utf-8">'
+    return (f'<!DOCTYPE html>\n<html lang="{lang}">\n<head><meta charset="{charset}">'
             f"<title>{title}</title></head>\n<body class=\"{theme}\">\n"
             f'<nav><ul>\n{nav}\n</ul></nav>\n<h1>{heading}</h1>\n{body}\n'
             f"<footer>Documentation theme {theme}</footer>\n</body>\n</html>\n")
@@ -104,10 +106,15 @@ class Crawl:
                                 pages="0", other_records="0", note=note)
 
     def serve(self, url, body, collection="", version="", path="", variant="original",
-              status=200, location=""):
+              status=200, location="", charset="utf-8", content_encoding=""):
         host = url.split("/")[2].split(":")[0]
-        data = body.encode("utf-8")
-        self.records.append((url, self.hosts[host]["ip"], status, data, location))
+        # A page labelled ISO-8859-1 is read as windows-1252, as browsers do
+        # (the French texts hold an "œ").
+        data = body.encode("cp1252" if charset == "iso-8859-1" else charset)
+        if content_encoding == "gzip":
+            data = gzip.compress(data, mtime=0)
+        self.records.append((url, self.hosts[host]["ip"], status, data, location, charset,
+                             content_encoding))
         digest = hashlib.sha1(data).hexdigest().upper()
         self.pages.append(dict(url=url, status=str(status), content="text/html", host=host,
                                collection=collection, version=version, path=path,
@@ -123,9 +130,11 @@ class Crawl:
         with open(os.path.join(crawl, "crawl.warc.gz"), "wb") as warc:
             info = b"software: mirrorscope tests/crawlgen/make_crawl.py\r\nformat: WARC File Format 1.1\r\n"
             warc.write(record("warcinfo", None, None, "application/warc-fields", info))
-            for url, ip, status, body, location in self.records:
+            for url, ip, status, body, location, charset, content_encoding in self.records:
                 reason = {200: "OK", 301: "Moved Permanently", 404: "Not Found"}[status]
-                head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset=utf-8\r\n"
+                head = f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/html; charset={charset}\r\n"
+                if content_encoding:
+                    head += f"Content-Encoding: {content_encoding}\r\n"
                 if location:
                     head += f"Location: {location}\r\n"
                 head += f"Content-Length: {len(body)}\r\n\r\n"
@@ -190,7 +199,8 @@ def shared_lines(first, second):
 
 
 def publish(crawl, base, name, version, tree, lang="en", fetched=lambda path: True,
-            collection=None, variant="original", theme="manual", query_link=None):
+            collection=None, variant="original", theme="manual", query_link=None,
+            charset="utf-8", content_encoding=""):
     """Serves a manual's pages under `base` (a URL ending in `/`)."""
     collection = collection or name
     paths = list(tree)
@@ -205,8 +215,9 @@ def publish(crawl, base, name, version, tree, lang="en", fetched=lambda path: Tr
         if query_link:
             links += query_link(path)
         title = f"{topic} - {name.capitalize()} {version} Documentation"
-        crawl.serve(base + path, page_html(lang, title, topic, lines, links, theme),
-                    collection=collection, version=version, path=path, variant=variant)
+        crawl.serve(base + path, page_html(lang, title, topic, lines, links, theme, charset),
+                    collection=collection, version=version, path=path, variant=variant,
+                    charset=charset, content_encoding=content_encoding)
 
 
 def main():
@@ -360,11 +371,31 @@ def main():
         crawl.host(f"docs.{name}.test", ip, "primary", f"{name}=1.0@/")
         publish(crawl, f"http://docs.{name}.test/", name, "1.0", manual_tree(en, name, ["guide"], 8), collection="")
 
+    # lumiere: a French manual, its mirror served in ISO-8859-1, and a mirror
+    # of that mirror served with Content-Encoding: gzip, which copied it
+    # before it was brought up to date (it lags the mirror it copies).
+    fr = Words(random.Random(args.seed + 7), FR_SYLLABLES)
+    lumiere = manual_tree(fr, "lumiere", ["guide"], 10)
+    older = revise(fr, lumiere, 0.1)
+    chain = [("http://docs.lumiere.test/", "docs.lumiere.test", "192.0.2.120", "primary", lumiere, "utf-8", ""),
+             ("http://miroir.latin1.test/lumiere/", "miroir.latin1.test", "198.51.100.121", "mirror", lumiere, "iso-8859-1", ""),
+             ("http://copie.gzip.test/miroir/lumiere/", "copie.gzip.test", "198.51.100.122", "mirror", older, "utf-8", "gzip")]
+    for base, host, ip, role, tree, charset, content_encoding in chain:
+        crawl.host(host, ip, role, f"lumiere=2.0@/{base.split('/', 3)[3]}", note=f"{charset} {content_encoding}".strip())
+        publish(crawl, base, "lumiere", "2.0", tree, lang="fr", charset=charset,
+                content_encoding=content_encoding)
+    for path in lumiere:
+        holders = [base for base, _, _, _, tree, _, _ in chain
+                   if shared_lines(tree[path][1], lumiere[path][1]) >= 0.5]
+        for base in holders:
+            crawl.copy(base + path, "lumiere", f"lumiere:{base.split('/')[2]}", path)
+
     # Queries: two topic words of pages of each manual, and a manual's name.
     sources = [("widget", "http://docs.widget.test/manual/", v42, "replicated"),
                ("toolkit", "http://docs.toolkit.test/docs/", toolkit, "replicated"),
                ("pytool", "http://www.pytool.test/", pytool, "replicated"),
-               ("echo", "http://docs.echo.test/", echo, "noise")]
+               ("echo", "http://docs.echo.test/", echo, "noise"),
+               ("lumiere", "http://docs.lumiere.test/", lumiere, "replicated")]
     rng = random.Random(args.seed + 99)
     for collection, base, tree, kind in sources:
         for path in rng.sample([path for path in tree if path != "index.html" and tree[path][0] != "Operator"], 5):

@@ -2,7 +2,8 @@
 //! (`tests/crawlgen/make_crawl.py`: versions on three hosts, a CDN copy, a
 //! partial mirror's "not mirrored" page, translations under the same paths,
 //! identical stubs crawled whole and in part, sibling manuals, one page
-//! under several URLs, a soft 404 echoing the path), written with its truth
+//! under several URLs, a soft 404 echoing the path, a mirror in ISO-8859-1
+//! and a gzip-encoded mirror of it), written with its truth
 //! in the development crawl's format and measured with its `checks.py`.
 //! What "right to the eye" asks of these mechanisms is checked here, and so
 //! are the sibling manuals (their own pages stay apart), the echoing soft
@@ -49,9 +50,11 @@ fn the_mechanisms_crawl_meets_what_a_person_expects_of_them() {
     }
     // The manual in three versions, its CDN copy and its partial mirror is
     // one cluster of five copies; the manual with 12 identical stubs is one
-    // cluster of its two copies, crawled whole and in part.
+    // cluster of its two copies, crawled whole and in part; the French
+    // manual, its ISO-8859-1 mirror and the gzip-encoded mirror of that
+    // mirror (an older state) are one cluster of three, compared decoded.
     let manuals = eval["collections"]["truth_collections"].as_array().unwrap();
-    for (name, copies) in [("widget", 5), ("toolkit", 2)] {
+    for (name, copies) in [("widget", 5), ("toolkit", 2), ("lumiere", 3)] {
         let manual = manuals
             .iter()
             .find(|manual| manual["collection"] == name)
