@@ -46,9 +46,10 @@ enum Command {
     /// Serve the search site. Indexes the shipped crawl first when DATA has no
     /// index yet; picks up new generations written by `index` while running.
     Serve {
-        /// Data directory.
-        #[arg(long, default_value = "data")]
-        data: PathBuf,
+        /// Data directory (default `data`, created with the shipped crawl's
+        /// index on first start; a folder named here must exist).
+        #[arg(long)]
+        data: Option<PathBuf>,
         /// Address to listen on (loopback by default; port 0 picks a free port).
         #[arg(long, default_value = "127.0.0.1:8080")]
         bind: String,
@@ -291,6 +292,26 @@ fn run(cli: Cli) -> Result<ExitCode> {
             bind,
             workers,
         } => {
+            // A folder named on the command line that is not there is a
+            // typing mistake, not a wish to serve the shipped crawl from it.
+            let data = match data {
+                Some(named) if !named.exists() => anyhow::bail!(
+                    "{}: no such data folder; index a crawl into it first (mirrorscope index CRAWL --data {0}), or leave --data out to serve the shipped crawl from ./data",
+                    named.display()
+                ),
+                Some(named) => named,
+                None => PathBuf::from("data"),
+            };
+            let public = bind
+                .rsplit_once(':')
+                .map(|(host, _)| host.trim_matches(['[', ']']))
+                .and_then(|host| host.parse::<std::net::IpAddr>().ok())
+                .is_some_and(|address| !address.is_loopback());
+            if public {
+                tracing::warn!(
+                    "listening on {bind}: the site is reachable from other machines, not only this one"
+                );
+            }
             // Serving needs a generation: the shipped crawl's, the first time.
             pipeline::index_shipped_crawl_unless_indexed(&data)?;
             let options = web::ServeOptions {

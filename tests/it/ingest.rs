@@ -103,6 +103,21 @@ fn a_crawl_without_a_page_is_refused_and_the_current_generation_stays() {
     );
 }
 
+/// Issue 34: a data folder named on the command line that does not exist is
+/// a typing mistake: `serve` says so and creates nothing, where it used to
+/// index the shipped crawl into it and serve that.
+#[test]
+fn serve_refuses_a_named_data_folder_that_does_not_exist() {
+    let dir = tempfile::tempdir().unwrap();
+    let typo = dir.path().join("dta");
+    let output = common::serve_command(&typo).output().unwrap();
+    assert!(!output.status.success());
+    let said = common::stderr(&output);
+    assert!(said.contains("no such data folder"), "{said}");
+    assert!(said.contains(&typo.display().to_string()), "{said}");
+    assert!(!typo.exists());
+}
+
 #[test]
 fn exact_copies_are_stored_once_and_counted() {
     let dir = tempfile::tempdir().unwrap();
