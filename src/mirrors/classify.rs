@@ -27,6 +27,14 @@
 //!   two pages are in different languages (a translation shares code and
 //!   names with its original, not content).
 //!
+//! A mirror that renames paths (drops `.html`, lower-cases, flattens a
+//! folder level into the name) has no page at the path looked up; its copy
+//! of the page is found by content instead: the page of the same trivial
+//! cluster on the target host whose name is the source's, renamed
+//! ([`same_name_renamed`]). A page copied into another site under another
+//! name (a content farm's) is no such copy, so it does not make the hosts
+//! mirrors.
+//!
 //! Resemblance is estimated from the 84 min-hashes of 5-word shingles kept
 //! for every page (the fraction that agree).
 
@@ -39,6 +47,7 @@ use super::candidates::sample_paths;
 use super::hosts::{HostData, Web};
 use super::{HostPair, Level, MirrorsConfig, Subtree};
 use crate::pages::{HostId, PageId};
+use crate::similarity::TrivialClusterId;
 
 /// What one test found.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -97,6 +106,36 @@ pub struct PathTest {
     pub resemblance: Option<f32>,
 }
 
+/// Whether two paths name one page renamed as mirrors rename: the last
+/// segments' names, in lower case and without their extension, are equal,
+/// or one ends with the other after a separator (a folder level flattened
+/// into the name: `guide/intro.html` as `guide_intro.html`).
+pub fn same_name_renamed(first: &str, second: &str) -> bool {
+    let name = |path: &str| -> String {
+        let path = path.split(['?', '#']).next().unwrap_or_default();
+        let last = path
+            .trim_end_matches('/')
+            .rsplit('/')
+            .next()
+            .unwrap_or_default();
+        let stem = last.rsplit_once('.').map_or(last, |(stem, _)| stem);
+        stem.to_lowercase()
+    };
+    let (first, second) = (name(first), name(second));
+    if first.is_empty() || second.is_empty() {
+        return false;
+    }
+    let (longer, shorter) = if first.len() >= second.len() {
+        (&first, &second)
+    } else {
+        (&second, &first)
+    };
+    longer == shorter
+        || longer
+            .strip_suffix(shorter.as_str())
+            .is_some_and(|head| head.ends_with(|c: char| !c.is_alphanumeric()))
+}
+
 /// Table 1 of bharat-broder-1999, read top to bottom.
 pub fn level_of(outcomes: &[Outcome]) -> Level {
     use Outcome::*;
@@ -134,6 +173,9 @@ pub struct Classifier<'w, 'a> {
     /// Per host: indices of its paths with text, Stage I's sample first,
     /// each part in hash order.
     drawn: HashMap<HostId, Vec<usize>>,
+    /// The pages of each trivial cluster on each host of `drawn` (index of
+    /// the path in its host's paths), to find a copy under another name.
+    copies: HashMap<(TrivialClusterId, HostId), Vec<usize>>,
 }
 
 impl<'w, 'a> Classifier<'w, 'a> {
@@ -150,7 +192,21 @@ impl<'w, 'a> Classifier<'w, 'a> {
                 drawn.insert(id, draw_order(web, host));
             }
         }
-        Classifier { web, config, drawn }
+        let mut copies: HashMap<(TrivialClusterId, HostId), Vec<usize>> = HashMap::new();
+        for &id in drawn.keys() {
+            let Some(host) = web.host(id) else { continue };
+            for (index, page) in host.pages.iter().enumerate() {
+                if let Some(&cluster) = web.similarity.trivial.get(page.0 as usize) {
+                    copies.entry((cluster, id)).or_default().push(index);
+                }
+            }
+        }
+        Classifier {
+            web,
+            config,
+            drawn,
+            copies,
+        }
     }
 
     /// The level of a pair, its tests, and the subtrees compared.
@@ -236,14 +292,46 @@ impl<'w, 'a> Classifier<'w, 'a> {
         let Some(source_page) = self.fetched(source, source_path) else {
             return test;
         };
-        let Some(target_page) = self.fetched(target, target_path) else {
+        let found = self
+            .fetched(target, target_path)
+            .map(|page| (page, None))
+            .or_else(|| self.renamed_copy(source_page, source_path, target));
+        let Some((target_page, renamed)) = found else {
             test.outcome = Outcome::TargetFailure;
             return test;
         };
+        if let Some(renamed) = renamed {
+            if from_a {
+                test.path_b = renamed;
+            } else {
+                test.path_a = renamed;
+            }
+        }
         let (outcome, resemblance) = self.compare(source_page, target_page);
         test.outcome = outcome;
         test.resemblance = resemblance;
         test
+    }
+
+    /// The copy of `source_page` (at `source_path`) on `target` under a
+    /// renamed path: a page of its trivial cluster there, fetched, whose
+    /// name is the source's renamed; with its path.
+    fn renamed_copy(
+        &self,
+        source_page: PageId,
+        source_path: &str,
+        target: &HostData,
+    ) -> Option<(PageId, Option<String>)> {
+        let cluster = *self.web.similarity.trivial.get(source_page.0 as usize)?;
+        self.copies
+            .get(&(cluster, target.id))?
+            .iter()
+            .map(|&index| (&target.paths[index], target.pages[index]))
+            .filter(|(path, _)| same_name_renamed(source_path, path))
+            .find_map(|(path, _)| {
+                self.fetched(target, path)
+                    .map(|page| (page, Some(path.clone())))
+            })
     }
 
     /// The page at `path` on `host` if the crawl got it with a body; a
@@ -362,6 +450,29 @@ mod tests {
         );
         assert_eq!(level_of(&[TraceSimilarity, TargetFailure]), Level::Mismatch);
         assert_eq!(level_of(&[TargetFailure, NoSimilarity]), Level::Mismatch);
+    }
+
+    #[test]
+    fn a_mirror_renames_a_path_as_mirrors_do() {
+        for (original, renamed) in [
+            ("/docs/Guide/Intro.html", "/docs/guide/intro"),
+            ("/docs/guide/intro.html", "/k/guide_intro.html"),
+            ("/docs/guide/intro.html", "/docs/guide/intro.htm"),
+            ("/ref/api-Setup.html", "/mirror/ref-api-setup/"),
+        ] {
+            assert!(same_name_renamed(original, renamed), "{original} {renamed}");
+            assert!(same_name_renamed(renamed, original), "{renamed} {original}");
+        }
+        // Another name is another page (a content farm's copy), and a
+        // name that merely ends alike is no renaming.
+        for (original, other) in [
+            ("/docs/guide/intro.html", "/q/12345-how-to-start"),
+            ("/docs/guide/intro.html", "/docs/guide/outro.html"),
+            ("/docs/guide/setup.html", "/docs/guide/resetup.html"),
+            ("/docs/", "/other/"),
+        ] {
+            assert!(!same_name_renamed(original, other), "{original} {other}");
+        }
         assert_eq!(level_of(&[SourceFailure, SourceFailure]), Level::Untested);
         assert_eq!(level_of(&[]), Level::Untested);
         // "not all are SF" is what keeps level 1 from an empty test.

@@ -31,6 +31,8 @@ Each manual is a mechanism of its own (see tests/crawlgen/README.md):
   link to 40 such URLs;
 - lumiere: a French manual, a mirror of it served in ISO-8859-1, and a mirror
   of that mirror served with `Content-Encoding: gzip`, an older state of it;
+- kettle: a manual mirrored under renamed paths (without `.html` and in
+  lower case; with its folders flattened into the names);
 - two single manuals nothing copies (noise).
 
 Truth (truth.tsv) lists the pages that are copies of another page: the same
@@ -200,22 +202,23 @@ def shared_lines(first, second):
 
 def publish(crawl, base, name, version, tree, lang="en", fetched=lambda path: True,
             collection=None, variant="original", theme="manual", query_link=None,
-            charset="utf-8", content_encoding=""):
-    """Serves a manual's pages under `base` (a URL ending in `/`)."""
+            charset="utf-8", content_encoding="", rename=lambda path: path):
+    """Serves a manual's pages under `base` (a URL ending in `/`), each path
+    `rename`d (a mirror that drops `.html` or flattens a folder)."""
     collection = collection or name
     paths = list(tree)
     for path in paths:
         if not fetched(path):
             continue
         topic, lines = tree[path]
-        links = [(base + "index.html", "Home")]
-        links += [(base + other, tree[other][0]) for other in paths if other.split("/")[0] == path.split("/")[0] and other != path][:6]
+        links = [(base + rename("index.html"), "Home")]
+        links += [(base + rename(other), tree[other][0]) for other in paths if other.split("/")[0] == path.split("/")[0] and other != path][:6]
         if path == "index.html":
-            links += [(base + other, tree[other][0]) for other in paths[1:]]
+            links += [(base + rename(other), tree[other][0]) for other in paths[1:]]
         if query_link:
             links += query_link(path)
         title = f"{topic} - {name.capitalize()} {version} Documentation"
-        crawl.serve(base + path, page_html(lang, title, topic, lines, links, theme, charset),
+        crawl.serve(base + rename(path), page_html(lang, title, topic, lines, links, theme, charset),
                     collection=collection, version=version, path=path, variant=variant,
                     charset=charset, content_encoding=content_encoding)
 
@@ -390,12 +393,29 @@ def main():
         for base in holders:
             crawl.copy(base + path, "lumiere", f"lumiere:{base.split('/')[2]}", path)
 
+    # kettle: a manual mirrored under renamed paths: one mirror serves each
+    # page without `.html` and in lower case, another flattens its folders.
+    kettle = manual_tree(en, "kettle", ["Guide", "Reference"], 8)
+    renamings = [("http://docs.kettle.test/", "docs.kettle.test", "192.0.2.130", "primary", lambda path: path),
+                 ("http://kettle.plainurls.test/", "kettle.plainurls.test", "198.51.100.131", "mirror",
+                  lambda path: path.lower()[:-len(".html")] if path != "index.html" else ""),
+                 ("http://flat.kettle-mirror.test/k/", "flat.kettle-mirror.test", "198.51.100.132", "mirror",
+                  lambda path: path.replace("/", "_"))]
+    for base, host, ip, role, rename in renamings:
+        crawl.host(host, ip, role, f"kettle=5.1@/{base.split('/', 3)[3]}",
+                   note="" if role == "primary" else "paths renamed")
+        publish(crawl, base, "kettle", "5.1", kettle, rename=rename)
+    for path in kettle:
+        for base, host, _, _, rename in renamings:
+            crawl.copy(base + rename(path), "kettle", f"kettle:{host}", path)
+
     # Queries: two topic words of pages of each manual, and a manual's name.
     sources = [("widget", "http://docs.widget.test/manual/", v42, "replicated"),
                ("toolkit", "http://docs.toolkit.test/docs/", toolkit, "replicated"),
                ("pytool", "http://www.pytool.test/", pytool, "replicated"),
                ("echo", "http://docs.echo.test/", echo, "noise"),
-               ("lumiere", "http://docs.lumiere.test/", lumiere, "replicated")]
+               ("lumiere", "http://docs.lumiere.test/", lumiere, "replicated"),
+               ("kettle", "http://docs.kettle.test/", kettle, "replicated")]
     rng = random.Random(args.seed + 99)
     for collection, base, tree, kind in sources:
         for path in rng.sample([path for path in tree if path != "index.html" and tree[path][0] != "Operator"], 5):
