@@ -735,6 +735,46 @@ fn header<'h>(headers: &'h [(String, String)], name: &str) -> Option<&'h str> {
         .map(|(_, value)| value.as_str())
 }
 
+/// Issue 34, point 4: no query string is a server error. Queries are
+/// generated from the pieces of tantivy's syntax (fields known and unknown,
+/// `*`, `:`, operators, quotes, brackets, ranges, boosts) and words; each
+/// answers 200 on the results page and the API.
+#[actix_web::test]
+async fn no_generated_query_is_a_server_error() {
+    use proptest::strategy::{Strategy, ValueTree};
+    use proptest::test_runner::TestRunner;
+    let piece = proptest::prop_oneof![
+        proptest::sample::select(vec![
+            "title:", "url:", "host:", "text:", "body:", "chrome:", "page:", "id:", "lang:",
+        ])
+        .prop_map(str::to_string),
+        proptest::sample::select(vec![
+            "*", "?", ":", "+", "-", "!", "\"", "(", ")", "[", "]", "{", "}", "~", "^", "2",
+            " TO ", " AND ", " OR ", " NOT ", "\\", "/", "'", "#", "++", ".", "&", "%", " ", " ",
+            ":*", ":* ",
+        ])
+        .prop_map(str::to_string),
+        "[a-z]{1,8}",
+        proptest::sample::select(vec!["virtual", "host", "module", "c++", "é", "😀"])
+            .prop_map(str::to_string),
+    ];
+    let query = proptest::collection::vec(piece, 1..8).prop_map(|pieces| pieces.concat());
+    let mut runner = TestRunner::deterministic();
+    for _ in 0..300 {
+        let typed = query.new_tree(&mut runner).unwrap().current();
+        let encoded: String = url::form_urlencoded::byte_serialize(typed.as_bytes()).collect();
+        for route in ["/search", "/api/search"] {
+            let answer = get(&format!("{route}?q={encoded}")).await;
+            assert_eq!(
+                answer.status,
+                StatusCode::OK,
+                "{route} {typed:?}: {}",
+                answer.body
+            );
+        }
+    }
+}
+
 /// Point 1 of issue 18: whatever is typed is searched, never refused.
 #[actix_web::test]
 async fn any_text_typed_is_searched() {
