@@ -192,11 +192,16 @@ impl<'w, 'a> Classifier<'w, 'a> {
                 drawn.insert(id, draw_order(web, host));
             }
         }
+        // A page alone in its trivial cluster is nobody's copy.
+        let sizes = web.similarity.trivial_cluster_sizes();
         let mut copies: HashMap<(TrivialClusterId, HostId), Vec<usize>> = HashMap::new();
         for &id in drawn.keys() {
             let Some(host) = web.host(id) else { continue };
             for (index, page) in host.pages.iter().enumerate() {
-                if let Some(&cluster) = web.similarity.trivial.get(page.0 as usize) {
+                let Some(&cluster) = web.similarity.trivial.get(page.0 as usize) else {
+                    continue;
+                };
+                if sizes.get(cluster.index()).is_some_and(|&size| size > 1) {
                     copies.entry((cluster, id)).or_default().push(index);
                 }
             }

@@ -59,7 +59,7 @@ use crate::generation::{Analysis, DataDir, Result};
 use crate::mirrors::{Level, Mirrors};
 use crate::pages::host_of_url;
 use crate::pages::{folder_prefix, url_path, HostId, PageId, PageTable};
-use crate::similarity::aliases::{UrlAliases, Variation};
+use crate::similarity::aliases::{AliasRule, UrlAliases, Variation};
 use crate::similarity::{Similarity, TrivialClusterId, MINHASH_FUNCTIONS};
 use crate::union_find::UnionFind;
 
@@ -211,27 +211,27 @@ fn url_alias_entries(table: &PageTable, aliases: &UrlAliases) -> Vec<AvoidEntry>
             pages.push(index);
         }
     }
-    let shown_by = |rule: &crate::similarity::aliases::AliasRule| -> Vec<usize> {
-        by_host[&rule.host]
-            .iter()
-            .copied()
-            .filter(|&index| rule.variation.shown_by(&table.pages[index].url))
-            .collect()
-    };
-    let mut rules: Vec<(&crate::similarity::aliases::AliasRule, usize)> = aliases
+    // Each way with the host's URLs showing it, the widest first.
+    let mut rules: Vec<(&AliasRule, Vec<usize>)> = aliases
         .rules
         .iter()
-        .map(|rule| (rule, shown_by(rule).len()))
+        .map(|rule| {
+            let shown = by_host[&rule.host]
+                .iter()
+                .copied()
+                .filter(|&index| rule.variation.shown_by(&table.pages[index].url))
+                .collect();
+            (rule, shown)
+        })
         .collect();
-    rules.sort_by_key(|&(rule, shown)| (std::cmp::Reverse(shown), rule.host, &rule.variation));
+    rules.sort_by(|(x, x_shown), (y, y_shown)| {
+        (y_shown.len(), x.host, &x.variation).cmp(&(x_shown.len(), y.host, &y.variation))
+    });
     let groups = aliases.groups();
     let mut skipped = vec![false; table.pages.len()];
     let mut entries = Vec::new();
-    for (rule, _) in rules {
-        let shown: Vec<usize> = shown_by(rule)
-            .into_iter()
-            .filter(|&index| !skipped[index])
-            .collect();
+    for (rule, shown) in rules {
+        let shown: Vec<usize> = shown.into_iter().filter(|&index| !skipped[index]).collect();
         if shown.is_empty() {
             continue;
         }

@@ -260,19 +260,6 @@ impl UrlAliases {
             .is_some_and(|&standing| standing != page)
     }
 
-    /// The pages `page` is one page with (itself included), in id order.
-    pub fn names_of(&self, page: PageId) -> Vec<PageId> {
-        let Some(&standing) = self.standing_for.get(page.0 as usize) else {
-            return Vec::new();
-        };
-        self.standing_for
-            .iter()
-            .enumerate()
-            .filter(|(_, &other)| other == standing)
-            .map(|(index, _)| PageId(index as u32))
-            .collect()
-    }
-
     /// The URLs of each page named more than once, by the page standing for
     /// them (itself included).
     pub fn groups(&self) -> HashMap<PageId, Vec<PageId>> {
@@ -460,7 +447,7 @@ mod tests {
         // 4 pages under 3 URLs, 2 folders under 2: 10 aliases.
         assert_eq!(aliases.alias_count(), 10);
         let page = table.find_url("https://tool.example/docs/p0.html").unwrap();
-        assert_eq!(aliases.names_of(page).len(), 3);
+        assert_eq!(aliases.groups()[&page].len(), 3);
     }
 
     #[test]
