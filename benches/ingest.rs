@@ -46,6 +46,7 @@ fn main() {
                 data: data.path().to_path_buf(),
                 progress: false,
                 add: false,
+                allow_shrink: false,
             };
             let started = Instant::now();
             let outcome = pool

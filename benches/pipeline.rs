@@ -87,6 +87,7 @@ fn main() {
         data: data.clone(),
         progress: false,
         add: false,
+        allow_shrink: false,
     })
     .expect("the generated web indexes");
     let total = started.elapsed().as_secs_f64();

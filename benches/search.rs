@@ -53,6 +53,7 @@ fn main() {
         data: data.clone(),
         progress: false,
         add: false,
+        allow_shrink: false,
     })
     .expect("indexing the shipped crawl");
     println!(

@@ -145,8 +145,17 @@ impl Fingerprint {
     }
 
     /// The hashes of the page's chunks of `lines_per_chunk` consecutive lines
-    /// (the last chunk may be shorter), sorted and without repeats.
-    pub fn chunks(&self, lines_per_chunk: usize) -> Vec<u64> {
+    /// (the last chunk may be shorter), sorted and without repeats; of a page
+    /// with more than `most` of them, the `most` smallest.
+    ///
+    /// The smallest hashes are a consistent sample (Broder's bottom-k
+    /// sketch): two copies of one long text keep the same chunks, and a chunk
+    /// two texts share is kept by both when it is among either's smallest,
+    /// so the share of chunks two long texts have in common is estimated
+    /// without holding each of their lines in the chunk table. It bounds what
+    /// one page of hundreds of thousands of lines costs the similarity stage;
+    /// a documentation page has far fewer.
+    pub fn chunks(&self, lines_per_chunk: usize, most: usize) -> Vec<u64> {
         let per_chunk = lines_per_chunk.max(1);
         let mut chunks: Vec<u64> = self
             .lines
@@ -155,6 +164,7 @@ impl Fingerprint {
             .collect();
         chunks.sort_unstable();
         chunks.dedup();
+        chunks.truncate(most);
         chunks
     }
 }
@@ -482,7 +492,7 @@ mod tests {
         assert_eq!(fingerprint.supershingles().unwrap()[0], 0xc394bec30b2560ad);
         assert_eq!(fingerprint.megashingles().unwrap()[14], 0x46475e3bc8fbb594);
         assert_eq!(
-            fingerprint.chunks(2),
+            fingerprint.chunks(2, usize::MAX),
             vec![0x8552585c193f9462, 0xbabf8f44f3a8d336]
         );
         // Fixed across builds and machines: the vector and portable kernels agree.
@@ -538,14 +548,52 @@ mod tests {
     #[test]
     fn chunks_of_k_lines() {
         let fingerprint = Fingerprint::of_text("a\nb\nc\nd\ne");
-        assert_eq!(fingerprint.chunks(1).len(), 5);
-        assert_eq!(fingerprint.chunks(2).len(), 3);
-        assert_eq!(fingerprint.chunks(4).len(), 2);
+        assert_eq!(fingerprint.chunks(1, usize::MAX).len(), 5);
+        assert_eq!(fingerprint.chunks(2, usize::MAX).len(), 3);
+        assert_eq!(fingerprint.chunks(4, usize::MAX).len(), 2);
         let mut sorted = fingerprint.lines.clone();
         sorted.sort_unstable();
-        assert_eq!(fingerprint.chunks(1), sorted);
+        assert_eq!(fingerprint.chunks(1, usize::MAX), sorted);
         // Repeated lines are one chunk.
-        assert_eq!(Fingerprint::of_text("x\nx\nx").chunks(1).len(), 1);
+        assert_eq!(
+            Fingerprint::of_text("x\nx\nx").chunks(1, usize::MAX).len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_long_text_keeps_a_sample_of_its_chunks_that_its_copies_share() {
+        let text = |changed_every: usize, tag: &str| -> String {
+            (0..20_000)
+                .map(|line| {
+                    if changed_every > 0 && line % changed_every == 0 {
+                        format!("line {line} of the {tag} version\n")
+                    } else {
+                        format!("line {line} of the manual\n")
+                    }
+                })
+                .collect()
+        };
+        let shared = |first: &[u64], second: &[u64]| {
+            first
+                .iter()
+                .filter(|chunk| second.binary_search(chunk).is_ok())
+                .count()
+        };
+        let original = Fingerprint::of_text(&text(0, ""));
+        let sample = original.chunks(1, 1000);
+        assert_eq!(sample.len(), 1000);
+        assert_eq!(sample[..], original.chunks(1, usize::MAX)[..1000]);
+        // A copy keeps the very same sample.
+        assert_eq!(Fingerprint::of_text(&text(0, "")).chunks(1, 1000), sample);
+        // A copy with a tenth of its lines changed shares about 90% of the
+        // sample, as it shares 90% of its lines.
+        let edited = Fingerprint::of_text(&text(10, "edited")).chunks(1, 1000);
+        let share = shared(&sample, &edited) as f64 / 1000.0;
+        assert!((0.8..=0.97).contains(&share), "{share}");
+        // Another text shares nothing.
+        let other = Fingerprint::of_text(&text(1, "other")).chunks(1, 1000);
+        assert_eq!(shared(&sample, &other), 0);
     }
 }
 

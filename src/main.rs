@@ -42,6 +42,11 @@ enum Command {
         /// generation and give back its stored bodies' references.
         #[arg(long, value_name = "CRAWL_ID")]
         remove: Option<String>,
+        /// Make the crawl current even when it holds under half the pages
+        /// of the current generation read from files of the same names
+        /// (refused otherwise: a file cut short or replaced by mistake).
+        #[arg(long)]
+        allow_shrink: bool,
     },
     /// Serve the search site. Indexes the shipped crawl first when DATA has no
     /// index yet; picks up new generations written by `index` while running.
@@ -264,15 +269,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
             data,
             add,
             remove: Some(crawl_id),
+            allow_shrink,
         } => {
-            if !crawl.is_empty() || add {
+            if !crawl.is_empty() || add || allow_shrink {
                 anyhow::bail!("--remove takes a crawl id only, no CRAWL files");
             }
             let outcome = pipeline::run_remove(&data, &crawl_id)?;
             writeln!(stdout, "{}", report::remove_summary(&outcome))?;
         }
         Command::Index {
-            crawl, data, add, ..
+            crawl,
+            data,
+            add,
+            allow_shrink,
+            ..
         } => {
             let inputs = if crawl.is_empty() {
                 vec![pipeline::default_corpus_dir()]
@@ -284,6 +294,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 data,
                 progress: std::io::stderr().is_terminal(),
                 add,
+                allow_shrink,
             })?;
             writeln!(stdout, "{}", report::index_summary(&outcome))?;
         }

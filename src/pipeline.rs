@@ -34,6 +34,18 @@ pub enum PipelineError {
         "no page could be read from {files}; nothing was written and the current generation stays"
     )]
     NothingRead { files: String },
+    /// The crawl, read from files of the names the current generation was
+    /// read from, holds far fewer pages than it: a file was cut short or
+    /// replaced by mistake, and serving it would lose most of the site.
+    #[error(
+        "{files} give {pages} pages where the current generation {generation}, read from files of the same names, has {current}; nothing was written and {generation} stays current. If the crawl really shrank, run again with --allow-shrink"
+    )]
+    Shrinks {
+        files: String,
+        pages: u64,
+        current: u64,
+        generation: String,
+    },
     /// `index --remove` named a crawl the current generation does not have.
     #[error("{crawl} is not a crawl of generation {generation} (its crawls: {known})")]
     UnknownCrawl {
@@ -83,6 +95,7 @@ impl Stages {
         let seconds = started.elapsed().as_secs_f64();
         let peak_mb = crate::memory::peak_mb();
         tracing::info!(stage, seconds, peak_mb, "stage done");
+        crate::memory::release_free();
         self.0.push(StageTime {
             stage,
             seconds,
@@ -103,6 +116,10 @@ pub struct IndexRequest {
     /// Keep the current generation's crawls and add this one (`--add`),
     /// instead of making it the only crawl.
     pub add: bool,
+    /// Make the crawl current even when it holds far fewer pages than the
+    /// current generation read from files of the same names
+    /// (`--allow-shrink`; [`PipelineError::Shrinks`]).
+    pub allow_shrink: bool,
 }
 
 /// What a crawl changed against the one before it (gomes-et-al-2006 §2,
@@ -318,6 +335,12 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
                 files: nothing_read(&file_names, &ingested.report),
             });
         }
+        if !request.add && !request.allow_shrink {
+            if let Err(error) = refuse_shrinking(&data, &file_names, &ingested.captures) {
+                data.abandon_crawl(&crawl_id, &partial, &store)?;
+                return Err(error);
+            }
+        }
         data.finish_crawl(
             &crawl_id,
             &partial,
@@ -371,6 +394,57 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         change,
         stages,
         ingest_work,
+    })
+}
+
+/// A new crawl holding less than this share of the current generation's
+/// pages, read from files of the same names, is refused without
+/// `--allow-shrink`. A recrawl of a site loses a few pages, not half.
+const SHRINK_SHARE: f64 = 0.5;
+
+/// Refuses a crawl read from the files the current generation was read
+/// from (by name) that holds fewer than [`SHRINK_SHARE`] of its pages.
+fn refuse_shrinking(data: &DataDir, files: &[String], captures: &[Capture]) -> Result<()> {
+    let manifest = match data.manifest() {
+        Ok(manifest) => manifest,
+        Err(DataError::NoGeneration(_)) => return Ok(()),
+        Err(error) => return Err(error.into()),
+    };
+    let name_of = |file: &str| {
+        Path::new(file)
+            .file_name()
+            .map(|name| name.to_string_lossy().to_string())
+    };
+    let current_names: std::collections::HashSet<String> = manifest
+        .crawls
+        .iter()
+        .flat_map(|crawl| crawl.files.iter())
+        .filter_map(|file| name_of(file))
+        .collect();
+    let same_names = files
+        .iter()
+        .all(|file| name_of(file).is_some_and(|name| current_names.contains(&name)));
+    if !same_names {
+        return Ok(());
+    }
+    let urls: std::collections::HashSet<&str> = captures
+        .iter()
+        .map(|capture| capture.info.url.as_str())
+        .collect();
+    let (pages, current) = (urls.len() as u64, manifest.counts.pages);
+    if (pages as f64) >= SHRINK_SHARE * current as f64 {
+        return Ok(());
+    }
+    tracing::warn!(
+        pages,
+        current,
+        "the new crawl holds far fewer pages than the current generation, from files of the same names"
+    );
+    Err(PipelineError::Shrinks {
+        files: files.join(", "),
+        pages,
+        current,
+        generation: manifest.generation,
     })
 }
 
@@ -646,6 +720,7 @@ pub fn index_shipped_crawl_unless_indexed(folder: &Path) -> Result<()> {
                 data: folder.to_path_buf(),
                 progress: true,
                 add: false,
+                allow_shrink: false,
             }) {
                 Ok(_) => continue,
                 Err(PipelineError::Data(DataError::Busy { path })) => path,

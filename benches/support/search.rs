@@ -29,7 +29,7 @@ fn millis(duration: Duration) -> f64 {
     duration.as_secs_f64() * 1000.0
 }
 
-fn report(label: &str, mut latencies: Vec<Duration>) -> (f64, f64) {
+pub fn report(label: &str, mut latencies: Vec<Duration>) -> (f64, f64) {
     latencies.sort_unstable();
     let (p50, p99) = (
         millis(percentile(&latencies, 0.5)),
@@ -118,7 +118,7 @@ fn path(query: &str, rollup: bool) -> String {
     format!("/api/search?q={}{flat}", encode(query))
 }
 
-fn start_server(data: &Path) -> SocketAddr {
+pub fn start_server(data: &Path) -> SocketAddr {
     let state = web::Data::new(
         AppState::open(data, mirrorscope::settings_from_config()).expect("the index opens"),
     );
@@ -146,7 +146,7 @@ fn start_server(data: &Path) -> SocketAddr {
     address
 }
 
-fn load(
+pub fn load(
     address: SocketAddr,
     queries: &Arc<Vec<String>>,
     clients: usize,

@@ -122,6 +122,8 @@ fn is_hidden(name: &[u8]) -> bool {
 #[derive(Default)]
 struct Collector {
     lines: Vec<String>,
+    /// Bytes of `lines`.
+    line_bytes: usize,
     current_line: String,
     title: String,
     in_title: bool,
@@ -158,6 +160,7 @@ impl Collector {
     fn end_line(&mut self) {
         let line = self.current_line.trim();
         if !line.is_empty() {
+            self.line_bytes += line.len();
             self.lines.push(line.to_string());
         }
         self.current_line.clear();
@@ -513,21 +516,35 @@ fn collapse(text: &str) -> String {
 /// The title and text lines of [`extract_html`], without resolving links
 /// (what the search index needs of a page already ingested).
 pub fn extract_html_text(html: &str) -> (String, String) {
-    let collector = collect(html);
+    extract_html_text_within(html, usize::MAX)
+}
+
+/// [`extract_html_text`] of the start of a page: reading stops once the text
+/// lines hold `most_bytes` (the line that passes it is kept whole), so a
+/// page of megabytes costs what its start does.
+pub fn extract_html_text_within(html: &str, most_bytes: usize) -> (String, String) {
+    let collector = collect_within(html, most_bytes);
     (title_of(&collector), collector.lines.join("\n"))
 }
 
 /// Runs the tokenizer over `html` into a collector.
 fn collect(html: &str) -> Collector {
+    collect_within(html, usize::MAX)
+}
+
+/// Runs the tokenizer over `html` into a collector until its lines hold
+/// `most_bytes`.
+fn collect_within(html: &str, most_bytes: usize) -> Collector {
     let mut collector = Collector::default();
     {
         let mut emitter =
             CallbackEmitter::new(|event: CallbackEvent<'_>, _span: Span<()>| -> Option<()> {
                 collector.handle(event);
-                None
+                (collector.line_bytes >= most_bytes).then_some(())
             });
         emitter.naively_switch_states(true);
-        for _ in Tokenizer::new_with_emitter(html, emitter) {}
+        // The emitter yields (its first item) once the lines are full.
+        let _full = Tokenizer::new_with_emitter(html, emitter).next();
     }
     collector.end_line();
     collector
@@ -540,6 +557,25 @@ fn title_of(collector: &Collector) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn reading_the_start_of_a_page_stops_after_its_first_lines() {
+        let html: String = std::iter::once("<title>Long</title>".to_string())
+            .chain((0..1000).map(|line| format!("<p>line {line}</p>")))
+            .collect();
+        let (title, text) = extract_html_text_within(&html, 40);
+        assert_eq!(title, "Long");
+        // Lines of 6 bytes: the seventh reaches 40 and is the last.
+        assert_eq!(
+            text,
+            "line 0\nline 1\nline 2\nline 3\nline 4\nline 5\nline 6"
+        );
+        assert_eq!(
+            extract_html_text_within(&html, usize::MAX),
+            extract_html_text(&html)
+        );
+        assert_eq!(extract_html_text(&html).1.lines().count(), 1000);
+    }
 
     #[test]
     fn text_alone_is_the_text_of_the_full_extraction() {

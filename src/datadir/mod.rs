@@ -481,13 +481,54 @@ impl DataDir {
     }
 }
 
+/// Writes `value` (postcard, then zstd) to `path` and syncs it, streaming:
+/// neither the encoded nor the compressed bytes are ever held whole (the
+/// similarity file holds every page's line hashes).
 fn write_compressed<T: Serialize>(path: &Path, value: &T) -> Result<()> {
-    let bytes = postcard::to_allocvec(value).map_err(|error| DataError::Format {
-        path: path.to_path_buf(),
-        detail: error.to_string(),
-    })?;
-    let compressed = zstd::encode_all(bytes.as_slice(), 3).map_err(io_error(path))?;
-    write_synced(path, &compressed)
+    let file = File::create(path).map_err(io_error(path))?;
+    let buffered = std::io::BufWriter::with_capacity(1 << 20, file);
+    let encoder = zstd::Encoder::new(buffered, 3).map_err(io_error(path))?;
+    // postcard says only that writing failed: the writer keeps why.
+    let mut out = KeepingError {
+        inner: encoder,
+        error: None,
+    };
+    if let Err(error) = postcard::to_io(value, &mut out) {
+        return Err(match out.error.take() {
+            Some(source) => DataError::Io {
+                path: path.to_path_buf(),
+                source,
+            },
+            None => DataError::Format {
+                path: path.to_path_buf(),
+                detail: error.to_string(),
+            },
+        });
+    }
+    let buffered = out.inner.finish().map_err(io_error(path))?;
+    let file = buffered
+        .into_inner()
+        .map_err(|error| io_error(path)(error.into_error()))?;
+    file.sync_all().map_err(io_error(path))
+}
+
+/// A writer that keeps the first error of the writer it wraps.
+struct KeepingError<W> {
+    inner: W,
+    error: Option<std::io::Error>,
+}
+
+impl<W: Write> Write for KeepingError<W> {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(bytes).inspect_err(|error| {
+            self.error
+                .get_or_insert_with(|| std::io::Error::new(error.kind(), error.to_string()));
+        })
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// What [`DataDir::recount_references`] changed and found.

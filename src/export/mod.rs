@@ -409,9 +409,9 @@ impl Tables {
                 }
             }
             Table::Chunks => {
-                let lines = self.similarity.config.chunk_lines;
+                let config = &self.similarity.config;
                 for (id, print) in compared() {
-                    for chunk in print.chunks(lines) {
+                    for chunk in print.chunks(config.chunk_lines, config.max_page_chunks) {
                         out.int(int(id))?;
                         out.int(chunk as i64)?;
                         out.end_row()?;

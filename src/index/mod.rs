@@ -16,6 +16,7 @@ mod tokenizer;
 use std::borrow::Cow;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -47,6 +48,11 @@ pub struct IndexConfig {
     /// demo crawl's 2,954 pages as one segment per thread (fewer merges)
     /// while keeping a big crawl's indexing within a few hundred MB.
     pub writer_memory_mib: usize,
+    /// Bytes of a page's own text that are searched; words after them are
+    /// not. Default 1 MiB: a documentation page's text is rarely a tenth of
+    /// it, and it bounds what one page costs the index stage (its documents
+    /// wait in tantivy's queue whole) whatever a crawl serves.
+    pub max_text_bytes: usize,
 }
 
 impl Default for IndexConfig {
@@ -54,6 +60,7 @@ impl Default for IndexConfig {
         IndexConfig {
             writer_threads: 0,
             writer_memory_mib: 64,
+            max_text_bytes: 1024 * 1024,
         }
     }
 }
@@ -63,6 +70,9 @@ impl IndexConfig {
     pub fn problem(&self) -> Option<String> {
         if !(15..=4096).contains(&self.writer_memory_mib) {
             return Some("index.writer_memory_mib must be from 15 to 4096".into());
+        }
+        if self.max_text_bytes == 0 {
+            return Some("index.max_text_bytes must be at least 1".into());
         }
         if self.writer_threads > 64 {
             return Some("index.writer_threads must be at most 64".into());
@@ -93,6 +103,8 @@ pub enum IndexError {
         path: PathBuf,
         source: std::io::Error,
     },
+    #[error("the search index's writer took no text for five minutes; indexing stopped")]
+    Stalled,
 }
 
 pub type Result<T> = std::result::Result<T, IndexError>;
@@ -138,7 +150,8 @@ pub fn build(
     })?;
     let (schema, fields) = schema::build();
     let index = Index::create_in_dir(dir, schema).map_err(tantivy_error)?;
-    tokenizer::register(&index);
+    let queue = TextQueue::default();
+    tokenizer::register_counting(&index, Arc::clone(&queue.tokenized));
     let threads = config.threads();
     let writer = index
         .writer_with_num_threads::<TantivyDocument>(
@@ -189,11 +202,15 @@ pub fn build(
     same_body.sort_unstable_by_key(|pages| pages[0]);
     same_body.par_iter().try_for_each(|pages| -> Result<()> {
         let first = &table.pages[pages[0] as usize];
-        let Some(text) = page_text(store, first) else {
+        // Text past what is searched is not read: chrome lines are set
+        // aside from the start read, so its own text may be a little less.
+        let Some(text) = page_text_within(store, first, config.max_text_bytes) else {
             unreadable.fetch_add(pages.len() as u64, Ordering::Relaxed);
             return Ok(());
         };
         let (own, chrome) = similarity.split_chrome(&first.title, &text);
+        let body = text_prefix(&own, config.max_text_bytes);
+        let chrome = text_prefix(&chrome, config.max_text_bytes);
         for &index in pages.iter() {
             let page = &table.pages[index as usize];
             let fact = &facts[index as usize];
@@ -207,11 +224,12 @@ pub fn build(
                 inlinks_from_other_hosts: fact.inlinks_from_other_hosts,
                 host_id: u64::from(page.host.0),
                 title: &page.title,
-                body: &own,
-                chrome: &chrome,
+                body,
+                chrome,
                 url: &page.url,
                 host: table.host_name(page.host),
             });
+            queue.wait_for_room(page.title.len() + body.len() + chrome.len())?;
             writer.add_document(document).map_err(tantivy_error)?;
             documents.fetch_add(1, Ordering::Relaxed);
         }
@@ -227,6 +245,58 @@ pub fn build(
     })
 }
 
+/// Text handed to tantivy that its indexing threads have not tokenized yet
+/// is held at most this much (beside one document per extracting thread).
+/// tantivy queues up to 10,000 documents whatever their size: pages of
+/// megabytes of text would otherwise wait there by the thousand.
+const QUEUED_TEXT_BYTES: u64 = 8 * 1024 * 1024;
+
+/// How long extraction waits for tantivy to take text before giving up.
+const QUEUE_STALLED: std::time::Duration = std::time::Duration::from_secs(300);
+
+/// The bytes of searched text handed to tantivy and taken by it.
+#[derive(Default)]
+struct TextQueue {
+    added: AtomicU64,
+    /// Counted by the tokenizer ([`tokenizer::register_counting`]).
+    tokenized: Arc<AtomicU64>,
+}
+
+impl TextQueue {
+    /// Waits until the queue has room, then counts `bytes` in.
+    fn wait_for_room(&self, bytes: usize) -> Result<()> {
+        let mut last_taken = self.tokenized.load(Ordering::Relaxed);
+        let mut since = std::time::Instant::now();
+        loop {
+            let taken = self.tokenized.load(Ordering::Relaxed);
+            if self.added.load(Ordering::Relaxed).saturating_sub(taken) <= QUEUED_TEXT_BYTES {
+                break;
+            }
+            if taken != last_taken {
+                (last_taken, since) = (taken, std::time::Instant::now());
+            } else if since.elapsed() > QUEUE_STALLED {
+                return Err(IndexError::Stalled);
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+        self.added.fetch_add(bytes as u64, Ordering::Relaxed);
+        Ok(())
+    }
+}
+
+/// The longest start of `text` of at most `bytes` bytes that ends on a
+/// character boundary.
+pub fn text_prefix(text: &str, bytes: usize) -> &str {
+    if text.len() <= bytes {
+        return text;
+    }
+    let mut end = bytes;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
 /// Whether a page gets a document: it answered 200 with a body.
 pub fn is_indexed(page: &Page) -> bool {
     page.status == 200 && page.content_key.is_some()
@@ -235,7 +305,15 @@ pub fn is_indexed(page: &Page) -> bool {
 /// The visible text of a page's stored body; `None` (with a warning) when the
 /// body cannot be read back.
 pub fn page_text(store: &PageStore, page: &Page) -> Option<String> {
-    with_stored_html(store, page, |html| Some(corpus::extract_html_text(html).1))
+    page_text_within(store, page, usize::MAX)
+}
+
+/// [`page_text`] of the start of a page: its lines until they hold
+/// `most_bytes` ([`corpus::extract_html_text_within`]).
+pub fn page_text_within(store: &PageStore, page: &Page, most_bytes: usize) -> Option<String> {
+    with_stored_html(store, page, |html| {
+        Some(corpus::extract_html_text_within(html, most_bytes).1)
+    })
 }
 
 /// Title, text lines and links of a page's stored body, decoded as it was at
@@ -601,7 +679,17 @@ fn describe_query_error(error: &tantivy::query::QueryParserError) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::without_exists_terms;
+    use super::{text_prefix, without_exists_terms};
+
+    #[test]
+    fn a_text_prefix_ends_on_a_character_boundary() {
+        assert_eq!(text_prefix("short", 10), "short");
+        assert_eq!(text_prefix("abcdef", 3), "abc");
+        // "é" is two bytes: a cut inside it keeps the character out.
+        assert_eq!(text_prefix("café au lait", 4), "caf");
+        assert_eq!(text_prefix("café au lait", 5), "café");
+        assert_eq!(text_prefix("€", 0), "");
+    }
 
     #[test]
     fn a_field_exists_term_is_read_as_its_word() {

@@ -33,7 +33,8 @@ pub enum IndexField {
     /// The title (stemmed English words, stored).
     Title,
     /// The page's own visible text: its lines that are not site chrome
-    /// (stemmed English words with positions, stored for snippets).
+    /// (stemmed English words with positions, stored for snippets; at most
+    /// its first `index.max_text_bytes`).
     Body,
     /// The lines of the visible text the similarity stage set aside as site
     /// chrome (menus, sidebars, footers): searched, with a low weight, never

@@ -7,6 +7,8 @@
 //! it, so `i++` in code is `i++` but `page#section` is `page` and `section`.
 
 use std::str::CharIndices;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, Stemmer, TextAnalyzer, Token, TokenStream, Tokenizer,
@@ -33,10 +35,28 @@ pub fn register(index: &tantivy::Index) {
     index.tokenizers().register(TEXT_TOKENIZER, text_analyzer());
 }
 
+/// Registers the analyzer with an index being built, adding the bytes of
+/// every text it tokenizes to `tokenized`: what tantivy's indexing threads
+/// have taken from their queue, which bounds what waits in it.
+pub fn register_counting(index: &tantivy::Index, tokenized: Arc<AtomicU64>) {
+    let tokenizer = CodeTokenizer {
+        token: Token::default(),
+        tokenized: Some(tokenized),
+    };
+    let analyzer = TextAnalyzer::builder(tokenizer)
+        .filter(RemoveLongFilter::limit(LONGEST_WORD))
+        .filter(LowerCaser)
+        .filter(Stemmer::new(Language::English))
+        .build();
+    index.tokenizers().register(TEXT_TOKENIZER, analyzer);
+}
+
 /// Runs of alphanumeric characters, with a closing `++` or `#` kept.
 #[derive(Clone, Default)]
 pub struct CodeTokenizer {
     token: Token,
+    /// Bytes of text tokenized, when counted.
+    tokenized: Option<Arc<AtomicU64>>,
 }
 
 pub struct CodeTokenStream<'a> {
@@ -49,6 +69,9 @@ impl Tokenizer for CodeTokenizer {
     type TokenStream<'a> = CodeTokenStream<'a>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
+        if let Some(tokenized) = &self.tokenized {
+            tokenized.fetch_add(text.len() as u64, Ordering::Relaxed);
+        }
         self.token.reset();
         CodeTokenStream {
             text,

@@ -11,10 +11,20 @@ pub struct IngestConfig {
     /// keeps every real document page while bounding the memory one record can
     /// take (a few records per core are in flight at once).
     pub max_body_bytes: u64,
-    /// Records read from one file before they are processed in parallel.
-    /// Bounds memory to about `batch_records x max record size` per file in
-    /// flight; 256 keeps both cores busy on pages of a few KB.
+    /// Records read from one file before they are processed in parallel;
+    /// 256 keeps both cores busy on pages of a few KB.
     pub batch_records: usize,
+    /// Bytes of record blocks read from one file before they are processed:
+    /// a batch ends at `batch_records` or once it holds this much, whichever
+    /// comes first (a record bigger than the budget is a batch of its own).
+    /// Default 8 MiB: 256 pages of the demo crawl's average size fit several
+    /// times over, and a file of 10 MB pages holds one at a time.
+    pub batch_bytes: u64,
+    /// Bytes of record blocks held by all the files read at once. Files are
+    /// read in parallel, one per thread; each one's batch budget is the
+    /// smaller of `batch_bytes` and this divided by the number of files in
+    /// flight. Default 32 MiB.
+    pub total_batch_bytes: u64,
 }
 
 impl Default for IngestConfig {
@@ -22,6 +32,8 @@ impl Default for IngestConfig {
         IngestConfig {
             max_body_bytes: 10 * 1024 * 1024,
             batch_records: 256,
+            batch_bytes: 8 * 1024 * 1024,
+            total_batch_bytes: 32 * 1024 * 1024,
         }
     }
 }
@@ -35,11 +47,42 @@ impl IngestConfig {
         if self.batch_records == 0 {
             return Some("ingest.batch_records must be at least 1".into());
         }
+        if self.batch_bytes == 0 || self.total_batch_bytes == 0 {
+            return Some("ingest.batch_bytes and total_batch_bytes must be at least 1".into());
+        }
         if self.max_body_bytes == 0 || self.max_body_bytes > MAX_BODY_CAP {
             return Some(format!(
                 "ingest.max_body_bytes must be from 1 to {MAX_BODY_CAP}"
             ));
         }
         None
+    }
+}
+
+impl IngestConfig {
+    /// The byte budget of one file's batch when `files_in_flight` files are
+    /// read at once (at least one byte: a batch always takes one record).
+    pub fn batch_budget(&self, files_in_flight: usize) -> u64 {
+        let share = self.total_batch_bytes / files_in_flight.max(1) as u64;
+        self.batch_bytes.min(share).max(1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_total_budget_is_shared_by_the_files_read_at_once() {
+        let config = IngestConfig::default();
+        assert_eq!(config.batch_budget(1), 8 * 1024 * 1024);
+        assert_eq!(config.batch_budget(4), 8 * 1024 * 1024);
+        assert_eq!(config.batch_budget(8), 4 * 1024 * 1024);
+        assert_eq!(config.batch_budget(0), 8 * 1024 * 1024);
+        let tiny = IngestConfig {
+            total_batch_bytes: 3,
+            ..IngestConfig::default()
+        };
+        assert_eq!(tiny.batch_budget(64), 1);
     }
 }

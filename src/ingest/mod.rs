@@ -8,9 +8,11 @@
 //! can later release exactly what it took).
 //!
 //! Parallel across files and across records: each file is read in order in
-//! batches of `batch_records`; a batch is decoded, extracted, hashed and stored
-//! with rayon. Memory is bounded by the batches in flight plus the captures'
-//! metadata; bodies are never all held at once.
+//! batches of at most `batch_records` records and `batch_bytes` of blocks
+//! (less when many files are read at once: they share `total_batch_bytes`);
+//! a batch is decoded, extracted, hashed and stored with rayon. Memory is
+//! bounded by the batches in flight, the records being worked on (one per
+//! thread) and the captures' metadata; bodies are never all held at once.
 //!
 //! Revisit records are resolved after every response is stored, through their
 //! WARC-Payload-Digest, against this crawl's captures and those of crawls
@@ -207,9 +209,21 @@ pub fn ingest_files(
         max_body_bytes: options.config.max_body_bytes,
     };
 
+    // One file per thread is read at once: they share the total budget.
+    let in_flight = files.len().min(rayon::current_num_threads());
+    let batch_budget = options.config.batch_budget(in_flight);
     let per_file: Vec<Result<FileResult>> = files
         .par_iter()
-        .map(|path| ingest_one_file(path, store, &journal, limits, options, &counters))
+        .map(|path| {
+            ingest_one_file(
+                path,
+                store,
+                &journal,
+                (limits, batch_budget),
+                options,
+                &counters,
+            )
+        })
         .collect();
 
     let mut report = IngestReport {
@@ -300,7 +314,7 @@ fn ingest_one_file(
     path: &Path,
     store: &PageStore,
     journal: &ReferenceJournal,
-    limits: ReadLimits,
+    (limits, batch_budget): (ReadLimits, u64),
     options: &IngestOptions<'_>,
     counters: &Counters,
 ) -> Result<FileResult> {
@@ -310,11 +324,21 @@ fn ingest_one_file(
     let mut last_position = 0u64;
     loop {
         let reading = Instant::now();
-        let mut batch = Vec::with_capacity(options.config.batch_records);
-        for item in reader.by_ref().take(options.config.batch_records) {
+        let mut batch = Vec::with_capacity(options.config.batch_records.min(1024));
+        let (mut batch_bytes, mut items) = (0u64, 0usize);
+        // A batch ends at `batch_records` items (records or bad ones) or
+        // once its blocks reach the byte budget.
+        while items < options.config.batch_records && batch_bytes < batch_budget {
+            let Some(item) = reader.next() else {
+                break;
+            };
+            items += 1;
             counters.records.fetch_add(1, Ordering::Relaxed);
             match item {
-                Ok(record) => batch.push(record),
+                Ok(record) => {
+                    batch_bytes += record.block.len() as u64;
+                    batch.push(record);
+                }
                 Err(error) => {
                     // Stray bytes are no record: the message says what
                     // was passed over.

@@ -296,7 +296,11 @@ impl Engine {
     ) -> Result<Rows> {
         let parsed = self.parse(query_text, self.scope_of(query_text)?).query;
         let searcher = self.index.searcher();
-        let snippets = self.snippet_generator(&searcher, &*parsed)?;
+        let snippets = self.snippets(
+            &searcher,
+            &*parsed,
+            std::time::Instant::now() + self.config.budget(),
+        )?;
         let filtered = self.filtered(parsed, filters);
         // Enough of the best for the page asked; a page past the last is
         // brought back to the last, whose rows are among them.

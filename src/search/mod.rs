@@ -18,9 +18,12 @@ mod suggest;
 mod view;
 
 use std::cmp::Reverse;
+use std::num::NonZeroUsize;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
+use lru::LruCache;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
 use tantivy::collector::{Count, TopDocs};
@@ -44,6 +47,7 @@ pub use expand::{
 };
 pub use host::{is_host_name, HostMirrorView, HostView, TestView};
 pub use page::{CopyEvidence, PageView};
+use view::Snippets;
 pub use view::{
     followable, CollectionLink, PageLink, ReplicaLink, ResultGroup, Results, SiteLink, SnippetPart,
 };
@@ -97,6 +101,16 @@ pub struct SearchConfig {
     /// Searches that may wait for a thread; beyond, the server answers 503.
     /// Read once, when the server starts, as `threads`.
     pub queue: usize,
+    /// A request's time, in milliseconds. A search that waited this long for
+    /// a thread is answered 503 without running (its client has waited
+    /// enough; the thread goes to the next); a search running past it makes
+    /// no more snippets: its later entries show the start of their page's
+    /// text. Default 1000. The queue wait is read once, as `threads`.
+    pub budget_ms: u64,
+    /// Searches whose results are kept, most recently asked first, for the
+    /// same words asked again (the front page's links, a query shared by many
+    /// users); 0 keeps none. Default 512 (a few MB).
+    pub cached_searches: usize,
 }
 
 impl Default for SearchConfig {
@@ -109,6 +123,8 @@ impl Default for SearchConfig {
             max_expansion_pages: 1000,
             threads: 0,
             queue: 256,
+            budget_ms: 1000,
+            cached_searches: 512,
         }
     }
 }
@@ -124,13 +140,19 @@ impl SearchConfig {
             || self.max_page == 0
             || self.max_expansion_pages == 0
             || self.queue == 0
+            || self.budget_ms == 0
         {
             return Some(
-                "search.snippet_chars, max_query_bytes, max_page, max_expansion_pages and queue must be at least 1"
+                "search.snippet_chars, max_query_bytes, max_page, max_expansion_pages, queue and budget_ms must be at least 1"
                     .into(),
             );
         }
         None
+    }
+
+    /// A request's time budget.
+    pub fn budget(&self) -> std::time::Duration {
+        std::time::Duration::from_millis(self.budget_ms)
     }
 
     /// Threads of the search pool.
@@ -143,7 +165,7 @@ impl SearchConfig {
 }
 
 /// How results are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Rank {
     /// BM25.
@@ -204,6 +226,28 @@ pub struct Engine {
     index: SearchIndex,
     store: PageStore,
     config: SearchConfig,
+    /// Results of recent searches, whole (none cut short by the budget).
+    recent: Mutex<Option<LruCache<SearchKey, Results>>>,
+}
+
+/// What a search's results depend on, beside the generation.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct SearchKey {
+    query: String,
+    page: usize,
+    rollup: bool,
+    rank: Rank,
+}
+
+impl SearchKey {
+    fn of(request: &SearchRequest) -> SearchKey {
+        SearchKey {
+            query: request.query.clone(),
+            page: request.page,
+            rollup: request.rollup,
+            rank: request.rank,
+        }
+    }
 }
 
 impl Engine {
@@ -248,6 +292,7 @@ impl Engine {
             standing_for: aliases.standing_for,
             index,
             store,
+            recent: Mutex::new(NonZeroUsize::new(config.cached_searches).map(LruCache::new)),
             config,
         })
     }
@@ -317,14 +362,40 @@ impl Engine {
     }
 
     /// Runs a search: rolled-up groups, or the flat list of hits.
+    ///
+    /// Results asked for again come from the recent searches; a search that
+    /// runs past the budget ([`SearchConfig::budget_ms`]) makes no more
+    /// snippets.
     pub fn search(&self, request: &SearchRequest) -> Result<Results> {
-        let started = std::time::Instant::now();
-        let mut results = self.search_untimed(request)?;
+        let started = Instant::now();
+        let key = SearchKey::of(request);
+        let cached =
+            self.recent.lock().ok().and_then(|mut recent| {
+                recent.as_mut().and_then(|recent| recent.get(&key).cloned())
+            });
+        if let Some(mut results) = cached {
+            results.took_ms = started.elapsed().as_secs_f64() * 1000.0;
+            return Ok(results);
+        }
+        let snippets_until = started + self.config.budget();
+        let (mut results, whole) = self.search_untimed(request, snippets_until)?;
         results.took_ms = started.elapsed().as_secs_f64() * 1000.0;
+        if whole {
+            if let Ok(mut recent) = self.recent.lock() {
+                if let Some(recent) = recent.as_mut() {
+                    recent.put(key, results.clone());
+                }
+            }
+        }
         Ok(results)
     }
 
-    fn search_untimed(&self, request: &SearchRequest) -> Result<Results> {
+    /// The results, and whether every entry has its snippet.
+    fn search_untimed(
+        &self,
+        request: &SearchRequest,
+        snippets_until: Instant,
+    ) -> Result<(Results, bool)> {
         let query_text = self.check_query(&request.query)?;
         if request.page == 0 || request.page > self.config.max_page {
             return Err(SearchError::BadRequest(format!(
@@ -348,7 +419,7 @@ impl Engine {
             groups: Vec::new(),
         };
         if query_text.is_empty() {
-            return Ok(results);
+            return Ok((results, true));
         }
         let searcher = self.index.searcher();
         let offset = (request.page - 1) * GROUPS_PER_PAGE;
@@ -369,7 +440,7 @@ impl Engine {
             Reading::Lenient => results.lenient = true,
             Reading::Words(words) => results.searched_words = Some(words),
         }
-        let snippets = self.snippet_generator(&searcher, &*parsed.query)?;
+        let snippets = self.snippets(&searcher, &*parsed.query, snippets_until)?;
         match found {
             Found::Folded(folded) => {
                 results.total_hits = folded.total_hits;
@@ -395,7 +466,7 @@ impl Engine {
         if results.total_groups < suggest::SUGGEST_BELOW {
             results.suggestion = self.suggest(query_text, &searcher);
         }
-        Ok(results)
+        Ok((results, !snippets.cut.get()))
     }
 
     /// The groups up to the page asked for (rolled up), or the page's hits
@@ -495,15 +566,33 @@ impl Engine {
         self.index.parse(query, scope)
     }
 
-    fn snippet_generator(
-        &self,
-        searcher: &Searcher,
-        query: &dyn Query,
-    ) -> Result<SnippetGenerator> {
-        let mut generator =
-            SnippetGenerator::create(searcher, query, self.index.fields().get(IndexField::Body))?;
-        generator.set_max_num_chars(self.config.snippet_chars);
-        Ok(generator)
+    /// The snippets of a search for `query`, made until `until`. As
+    /// tantivy's `SnippetGenerator::create`, which keeps its terms to itself:
+    /// a long text's window is found by them ([`view::snippet_window`]).
+    fn snippets(&self, searcher: &Searcher, query: &dyn Query, until: Instant) -> Result<Snippets> {
+        let field = self.index.fields().get(IndexField::Body);
+        let mut terms = std::collections::BTreeSet::new();
+        query.query_terms(&mut |term, _| {
+            if term.field() == field {
+                terms.insert(term.clone());
+            }
+        });
+        let mut weighed = std::collections::BTreeMap::new();
+        for term in &terms {
+            let value = term.value();
+            let Some(text) = value.as_str() else {
+                continue;
+            };
+            let frequency = searcher.doc_freq(term)?;
+            if frequency > 0 {
+                weighed.insert(text.to_string(), 1.0 / (1.0 + frequency as f32));
+            }
+        }
+        let words: Vec<String> = weighed.keys().map(|word| word.to_lowercase()).collect();
+        let analyzer = searcher.index().tokenizer_for_field(field)?;
+        let generator =
+            SnippetGenerator::new(weighed, analyzer.clone(), field, self.config.snippet_chars);
+        Ok(Snippets::new(generator, (words, analyzer), until))
     }
 
     fn stored(&self, searcher: &Searcher, address: DocAddress) -> Result<TantivyDocument> {

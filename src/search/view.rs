@@ -1,9 +1,13 @@
 //! What a results page shows, as the JSON API gives it and the templates
 //! render it.
 
+use std::cell::Cell;
+use std::time::Instant;
+
 use serde::Serialize;
 use tantivy::schema::Value;
 use tantivy::snippet::{Snippet, SnippetGenerator};
+use tantivy::tokenizer::{TextAnalyzer, TokenStream};
 use tantivy::{DocAddress, Score, Searcher, TantivyDocument};
 
 use super::rollup::{Group, Hit};
@@ -181,7 +185,11 @@ const ELLIPSIS: &str = "…";
 /// The parts of a snippet, or the start of the text when the body did not
 /// match (a title or URL match); an ellipsis where the text is cut, lines
 /// joined by " · ".
-pub(super) fn snippet_parts(snippet: &Snippet, body: &str, limit: usize) -> Vec<SnippetPart> {
+pub(super) fn snippet_parts(
+    (snippet, offset): (&Snippet, usize),
+    body: &str,
+    limit: usize,
+) -> Vec<SnippetPart> {
     let plain_part = |text: &str| SnippetPart {
         text: text.replace('\n', " · "),
         highlighted: false,
@@ -200,6 +208,7 @@ pub(super) fn snippet_parts(snippet: &Snippet, body: &str, limit: usize) -> Vec<
     }
     let fragment = snippet.fragment();
     let range = snippet.fragment_range();
+    let range = range.start + offset..range.end + offset;
     let mut parts = Vec::new();
     if range.start > 0
         && !body
@@ -278,6 +287,123 @@ fn stored_text(document: &TantivyDocument, field: tantivy::schema::Field) -> &st
         .unwrap_or_default()
 }
 
+/// The snippets of one request: made until its time is up, then empty (the
+/// entry shows the start of its page's text).
+pub(super) struct Snippets {
+    generator: SnippetGenerator,
+    /// The query's words as indexed (stems), lower case.
+    terms: Vec<String>,
+    /// The body's analyzer, which made them.
+    analyzer: TextAnalyzer,
+    until: Instant,
+    /// Whether an entry went without its snippet.
+    pub cut: Cell<bool>,
+}
+
+/// Bytes of a long text a snippet is looked for in: tokenizing a text costs
+/// its length, and a page's text may be a megabyte.
+const SNIPPET_WINDOW: usize = 8 * 1024;
+
+/// The span in which the window's best place counts the query's words.
+const WORDS_SPAN: usize = 1024;
+
+impl Snippets {
+    pub fn new(
+        generator: SnippetGenerator,
+        (terms, analyzer): (Vec<String>, TextAnalyzer),
+        until: Instant,
+    ) -> Snippets {
+        Snippets {
+            generator,
+            terms,
+            analyzer,
+            until,
+            cut: Cell::new(false),
+        }
+    }
+
+    /// The snippet of `text`, and where in `text` its ranges start.
+    fn of(&self, text: &str) -> (Snippet, usize) {
+        if Instant::now() >= self.until {
+            self.cut.set(true);
+            return (Snippet::empty(), 0);
+        }
+        let window = snippet_window(text, &self.terms, &mut self.analyzer.clone());
+        (self.generator.snippet(&text[window.clone()]), window.start)
+    }
+}
+
+/// Where in `text` to look for a snippet: all of a short text; of a long one,
+/// [`SNIPPET_WINDOW`] bytes around the place where most of `terms` are found
+/// together (the first such place), or its start when no term is found. A
+/// term is looked for by a plain scan of the text in ASCII lower case, and
+/// found where a word starts with it and `analyzer` makes the word that term
+/// (`virtually` is `virtual`, `hostname` is not `host`). The window is on
+/// character boundaries.
+pub(super) fn snippet_window(
+    text: &str,
+    terms: &[String],
+    analyzer: &mut TextAnalyzer,
+) -> std::ops::Range<usize> {
+    if text.len() <= SNIPPET_WINDOW {
+        return 0..text.len();
+    }
+    let lower = text.to_ascii_lowercase();
+    let mut found: Vec<(usize, usize)> = Vec::new();
+    for (number, term) in terms.iter().enumerate() {
+        if term.is_empty() {
+            continue;
+        }
+        found.extend(
+            lower
+                .match_indices(term.as_str())
+                .map(|(place, _)| place)
+                .filter(|&place| {
+                    let starts_word = !text[..place]
+                        .chars()
+                        .next_back()
+                        .is_some_and(char::is_alphanumeric);
+                    starts_word
+                        && first_token(analyzer, &text[place..]).as_deref() == Some(term.as_str())
+                })
+                .take(4096)
+                .map(|place| (place, number)),
+        );
+    }
+    found.sort_unstable();
+    // The span of WORDS_SPAN bytes holding the most different terms.
+    let mut counts = vec![0usize; terms.len()];
+    let (mut distinct, mut first) = (0, 0);
+    let mut best: Option<(usize, usize)> = None;
+    for &(place, term) in &found {
+        counts[term] += 1;
+        if counts[term] == 1 {
+            distinct += 1;
+        }
+        while found[first].0 + WORDS_SPAN < place {
+            let gone = found[first].1;
+            counts[gone] -= 1;
+            if counts[gone] == 0 {
+                distinct -= 1;
+            }
+            first += 1;
+        }
+        if best.is_none_or(|(most, _)| distinct > most) {
+            best = Some((distinct, found[first].0));
+        }
+    }
+    let around = best.map_or(0, |(_, place)| place);
+    let mut start = around.saturating_sub(SNIPPET_WINDOW / 4);
+    let mut end = (start + SNIPPET_WINDOW).min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    start..end
+}
+
 /// What an entry shows of a stored document.
 pub(super) struct Shown {
     pub page: PageId,
@@ -292,14 +418,14 @@ impl Engine {
     pub(super) fn shown(
         &self,
         searcher: &Searcher,
-        snippets: &SnippetGenerator,
+        snippets: &Snippets,
         address: DocAddress,
         page: PageId,
     ) -> Result<Shown> {
         let document = self.stored(searcher, address)?;
         let fields = self.index.fields();
         let body = stored_text(&document, fields.get(IndexField::Body));
-        let snippet = snippets.snippet(body);
+        let (snippet, offset) = snippets.of(body);
         let url = stored_text(&document, fields.get(IndexField::Url)).to_string();
         let title = match stored_text(&document, fields.get(IndexField::Title)).trim() {
             "" => url.clone(),
@@ -310,7 +436,7 @@ impl Engine {
             title,
             host: stored_text(&document, fields.get(IndexField::Host)).to_string(),
             url,
-            parts: snippet_parts(&snippet, body, self.config.snippet_chars),
+            parts: snippet_parts((&snippet, offset), body, self.config.snippet_chars),
         })
     }
 
@@ -318,7 +444,7 @@ impl Engine {
     pub(super) fn group_view(
         &self,
         searcher: &Searcher,
-        snippets: &SnippetGenerator,
+        snippets: &Snippets,
         group: &Group,
     ) -> Result<ResultGroup> {
         let hit: &Hit = &group.shown;
@@ -367,7 +493,7 @@ impl Engine {
     pub(super) fn flat_view(
         &self,
         searcher: &Searcher,
-        snippets: &SnippetGenerator,
+        snippets: &Snippets,
         score: Score,
         address: DocAddress,
     ) -> Result<ResultGroup> {
@@ -475,4 +601,44 @@ pub(super) fn hit_at(searcher: &Searcher, address: DocAddress, score: Score) -> 
         host: value(IndexField::HostId)?.unwrap_or_default() as u32,
         doc: address,
     })
+}
+
+/// The first token `analyzer` makes of the word that starts `text`.
+fn first_token(analyzer: &mut TextAnalyzer, text: &str) -> Option<String> {
+    let word = text.split(char::is_whitespace).next().unwrap_or_default();
+    let mut stream = analyzer.token_stream(crate::index::text_prefix(word, 64));
+    stream.advance().then(|| stream.token().text.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_long_texts_snippet_is_looked_for_where_the_words_are() {
+        let filler = "Nothing to see on this line at all.\n".repeat(2000);
+        // A short text is read whole.
+        let analyzer = &mut crate::index::text_analyzer();
+        assert_eq!(
+            snippet_window("a short text", &["text".into()], analyzer),
+            0..12
+        );
+        // A long one around the place with most of the words: "vector"
+        // alone early, "vector" and "size" together late.
+        // ("vectorised" is not "vector").
+        let text = format!(
+            "{filler}A Vector here.\n{filler}Vectorised sizes.\n{filler}The vector size is its length.\n{filler}"
+        );
+        let terms = vec!["vector".to_string(), "size".to_string()];
+        let window = snippet_window(&text, &terms, analyzer);
+        assert_eq!(window.len(), SNIPPET_WINDOW);
+        assert!(text[window].contains("The vector size is its length."));
+        // Without any of the words, the text's start.
+        assert_eq!(snippet_window(&text, &["absent".into()], analyzer).start, 0);
+        // Never inside a character.
+        let wide = format!("{}vector", "é ".repeat(6000));
+        let window = snippet_window(&wide, &["vector".to_string()], analyzer);
+        assert!(wide.is_char_boundary(window.start) && wide.is_char_boundary(window.end));
+        assert!(wide[window].ends_with("vector"));
+    }
 }

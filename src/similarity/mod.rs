@@ -90,6 +90,11 @@ pub struct SimilarityConfig {
     pub boilerplate_pages_per_host: u32,
     /// A chunk on more texts than this in the crawl is set aside too.
     pub max_chunk_pages: u32,
+    /// A text with more chunks than this is compared on this many of them,
+    /// the same sample for every copy ([`Fingerprint::chunks`]). Default
+    /// 10,000: four times the lines of a long reference page, and what
+    /// bounds the chunk table when a crawl holds pages of megabytes of lines.
+    pub max_page_chunks: usize,
     /// A text one host serves under this many URLs or more is a stand-in
     /// (a soft 404, a parked domain, a "not mirrored here" page) unless
     /// another host serves it among a manual's pages ([`stand_ins`]). A
@@ -140,6 +145,7 @@ impl Default for SimilarityConfig {
             larger_fraction: 0.5,
             boilerplate_pages_per_host: 4,
             max_chunk_pages: 1000,
+            max_page_chunks: 10_000,
             stand_in_names: 10,
             stand_in_places_share: 0.5,
             stand_in_folder_share: 0.5,
@@ -191,6 +197,9 @@ impl SimilarityConfig {
                 "similarity.alias_min_groups must be at least 1 and alias_share above 0 and at most 1"
                     .into(),
             );
+        }
+        if self.max_page_chunks == 0 {
+            return Some("similarity.max_page_chunks must be at least 1".into());
         }
         if self.boilerplate_pages_per_host == 0 || self.max_chunk_pages < 2 {
             return Some(
@@ -398,7 +407,7 @@ pub fn analyse(
     let chunk_documents: Vec<chunks::ChunkDocument> = (0..documents)
         .into_par_iter()
         .map(|document| chunks::ChunkDocument {
-            chunks: fingerprint_of(document).chunks(config.chunk_lines),
+            chunks: fingerprint_of(document).chunks(config.chunk_lines, config.max_page_chunks),
             hosts: hosts[document].clone(),
         })
         .collect();
@@ -860,7 +869,7 @@ impl Similarity {
 
     fn counted_chunks(&self, fingerprint: &Fingerprint) -> Vec<u64> {
         fingerprint
-            .chunks(self.config.chunk_lines)
+            .chunks(self.config.chunk_lines, self.config.max_page_chunks)
             .into_iter()
             .filter(|chunk| self.boilerplate.binary_search(chunk).is_err())
             .collect()

@@ -1,11 +1,14 @@
 //! A bounded pool of search threads: searches never run on the async
 //! workers, a few threads do them one at a time each, and at most `queue`
 //! wait; beyond that the server answers 503 at once instead of piling up work
-//! (FIELD-NOTES: one thread per client is a trap on two cores).
+//! (FIELD-NOTES: one thread per client is a trap on two cores). A search that
+//! waited longer than the budget is answered 503 when its turn comes, without
+//! running: a thread is not held for a client that has waited too long.
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 type Job = Box<dyn FnOnce() + Send + 'static>;
 
@@ -22,11 +25,13 @@ pub enum PoolError {
 pub struct SearchPool {
     sender: SyncSender<Job>,
     threads: usize,
+    budget: Duration,
 }
 
 impl SearchPool {
-    /// Starts `threads` threads (at least one) with room for `queue` waiting jobs.
-    pub fn new(threads: usize, queue: usize) -> SearchPool {
+    /// Starts `threads` threads (at least one) with room for `queue` waiting
+    /// jobs, each of which may wait `budget` for its turn.
+    pub fn new(threads: usize, queue: usize, budget: Duration) -> SearchPool {
         let threads = threads.max(1);
         let (sender, receiver) = sync_channel::<Job>(queue.max(1));
         let receiver = Arc::new(Mutex::new(receiver));
@@ -39,7 +44,11 @@ impl SearchPool {
                 tracing::error!(%error, "cannot start a search thread");
             }
         }
-        SearchPool { sender, threads }
+        SearchPool {
+            sender,
+            threads,
+            budget,
+        }
     }
 
     pub fn threads(&self) -> usize {
@@ -54,7 +63,12 @@ impl SearchPool {
         T: Send + 'static,
     {
         let (answer, answered) = tokio::sync::oneshot::channel();
+        let (queued, budget) = (Instant::now(), self.budget);
         let wrapped: Job = Box::new(move || {
+            if queued.elapsed() > budget {
+                let _ = answer.send(Err(PoolError::Busy));
+                return;
+            }
             // A panic stays in this job: the thread lives on, the request gets a 500.
             let outcome = catch_unwind(AssertUnwindSafe(job)).map_err(|_| PoolError::Failed);
             let _ = answer.send(outcome);
@@ -91,7 +105,7 @@ mod tests {
 
     #[actix_web::test]
     async fn jobs_run_off_the_caller_and_a_panic_is_an_error_not_a_dead_thread() {
-        let pool = SearchPool::new(1, 4);
+        let pool = SearchPool::new(1, 4, Duration::from_secs(10));
         let caller = std::thread::current().id();
         let ran_on = pool.run(move || std::thread::current().id()).await.unwrap();
         assert_ne!(ran_on, caller);
@@ -102,7 +116,7 @@ mod tests {
 
     #[actix_web::test]
     async fn a_full_queue_answers_busy_at_once() {
-        let pool = Arc::new(SearchPool::new(1, 1));
+        let pool = Arc::new(SearchPool::new(1, 1, Duration::from_secs(10)));
         let started = Arc::new(AtomicUsize::new(0));
         let (release, wait) = std::sync::mpsc::channel::<()>();
         let wait = Arc::new(Mutex::new(wait));
@@ -127,5 +141,32 @@ mod tests {
             assert_eq!(handle.await.unwrap(), Ok(()));
         }
         assert_eq!(started.load(Ordering::SeqCst), 2);
+    }
+
+    #[actix_web::test]
+    async fn a_job_that_waited_past_the_budget_is_answered_busy_without_running() {
+        let pool = Arc::new(SearchPool::new(1, 4, Duration::from_millis(100)));
+        let ran = Arc::new(AtomicUsize::new(0));
+        // One job holds the thread for longer than the budget...
+        let holding = {
+            let pool = pool.clone();
+            actix_web::rt::spawn(async move {
+                pool.run(|| std::thread::sleep(Duration::from_millis(400)))
+                    .await
+            })
+        };
+        actix_web::rt::time::sleep(Duration::from_millis(50)).await;
+        // ...so the one queued behind it is refused when its turn comes.
+        let counted = ran.clone();
+        let waited = pool
+            .run(move || {
+                counted.fetch_add(1, Ordering::SeqCst);
+            })
+            .await;
+        assert_eq!(waited, Err(PoolError::Busy));
+        assert_eq!(ran.load(Ordering::SeqCst), 0, "the late job never ran");
+        assert_eq!(holding.await.unwrap(), Ok(()));
+        // A job that finds the thread free runs.
+        assert_eq!(pool.run(|| 7).await, Ok(7));
     }
 }

@@ -38,7 +38,7 @@ impl AppState {
     pub fn open(data: &Path, settings: Settings) -> Result<AppState, ServeError> {
         let engine = open_engine(&DataDir::open_existing(data)?, &settings)?;
         let config = engine.config();
-        let pool = SearchPool::new(config.pool_threads(), config.queue);
+        let pool = SearchPool::new(config.pool_threads(), config.queue, config.budget());
         Ok(AppState {
             data: data.to_path_buf(),
             settings,

@@ -26,6 +26,7 @@ fn index_corpus() -> Indexed {
         data: data.clone(),
         progress: false,
         add: false,
+        allow_shrink: false,
     })
     .expect("the shipped crawl indexes");
     let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();

@@ -18,6 +18,7 @@ fn index(
         data: data.to_path_buf(),
         progress: false,
         add: false,
+        allow_shrink: false,
     })
 }
 
@@ -101,6 +102,68 @@ fn a_crawl_without_a_page_is_refused_and_the_current_generation_stays() {
             .pages,
         10
     );
+}
+
+/// Issue 34: a crawl read from files of the names the current generation
+/// was read from, holding under half its pages (a file cut short or replaced
+/// by mistake), is refused with the current generation kept; a crawl that
+/// loses a few pages, one from other files, and `--allow-shrink` go through.
+#[test]
+fn a_crawl_that_shrinks_by_mistake_needs_allow_shrink() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let crawl = dir.path().join("crawl.warc");
+    let pages_of = |data: &Path| {
+        DataDir::open(data)
+            .unwrap()
+            .manifest()
+            .unwrap()
+            .counts
+            .pages
+    };
+    write_site(&crawl, false, &site("www.example.org", 10), 0);
+    index(&[crawl.as_path()], &data).unwrap();
+    assert_eq!(pages_of(&data), 10);
+
+    // Recrawled with a page gone: fine.
+    write_site(&crawl, false, &site("www.example.org", 9), 0);
+    index(&[crawl.as_path()], &data).unwrap();
+    assert_eq!(pages_of(&data), 9);
+
+    // The same name, cut to 3 pages: refused, the generation stays.
+    write_site(&crawl, false, &site("www.example.org", 3), 0);
+    let current = std::fs::read_to_string(data.join("CURRENT")).unwrap();
+    let Err(error) = index(&[crawl.as_path()], &data) else {
+        panic!("a crawl of a third of the pages is refused");
+    };
+    let message = error.to_string();
+    for said in ["3 pages", "has 9", "--allow-shrink", "stays current"] {
+        assert!(message.contains(said), "{said:?} in {message}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(data.join("CURRENT")).unwrap(),
+        current
+    );
+    assert_eq!(pages_of(&data), 9);
+
+    // The same pages from a file of another name are another crawl.
+    let other = dir.path().join("other.warc");
+    std::fs::copy(&crawl, &other).unwrap();
+    index(&[other.as_path()], &data).unwrap();
+    assert_eq!(pages_of(&data), 3);
+
+    // And a shrink the operator means goes through with --allow-shrink.
+    write_site(&other, false, &site("www.example.org", 1), 0);
+    assert!(index(&[other.as_path()], &data).is_err());
+    run_index(&IndexRequest {
+        inputs: vec![other.clone()],
+        data: data.clone(),
+        progress: false,
+        add: false,
+        allow_shrink: true,
+    })
+    .unwrap();
+    assert_eq!(pages_of(&data), 1);
 }
 
 /// Issue 34: a data folder named on the command line that does not exist is
@@ -612,6 +675,7 @@ fn an_interrupted_removal_is_finished_by_the_next_writer_or_undone_if_still_in_u
         data: data.clone(),
         progress: false,
         add: true,
+        allow_shrink: false,
     })
     .unwrap();
     let with_both = store.stats().unwrap();
