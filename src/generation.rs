@@ -241,6 +241,17 @@ impl DataDir {
         })
     }
 
+    /// Opens a data directory to check it, without creating anything: one
+    /// with a `CURRENT`, or with generations whose `CURRENT` was lost.
+    pub fn open_to_check(root: &Path) -> Result<DataDir> {
+        if !root.join("CURRENT").exists() && !root.join("generations").is_dir() {
+            return Err(DataError::NoGeneration(root.to_path_buf()));
+        }
+        Ok(DataDir {
+            root: root.to_path_buf(),
+        })
+    }
+
     pub fn root(&self) -> &Path {
         &self.root
     }

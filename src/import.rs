@@ -78,7 +78,14 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
     let mut files = Vec::new();
     let trivial = match table_files(dir, "trivial")? {
         Some(found) => {
-            let labels = read_trivial(dir, &found)?;
+            // The tables name the current generation's pages: a table with
+            // more rows is refused as it is read, in memory of the pages.
+            let pages = crate::datadir::DataDir::open_existing(data)
+                .and_then(|data| data.manifest())
+                .map_err(PipelineError::from)?
+                .counts
+                .pages;
+            let labels = read_trivial(dir, &found, pages)?;
             files.extend(found);
             Some(labels)
         }
@@ -171,15 +178,17 @@ fn table_files(dir: &Path, name: &str) -> Result<Option<Vec<PathBuf>>> {
     }
 }
 
-/// The rows of a table's files, each the values of `columns` as `value`
-/// reads them (`kind` says what it accepts), in the files' order.
-fn read_rows<T: Copy>(
+/// Calls `visit` with each row of a table's files, the values of `columns`
+/// as `value` reads them (`kind` says what it accepts), in the files' order,
+/// and the file and row it is at. Rows are never all held: a table is
+/// refused at its first bad row, whatever its size.
+fn for_each_row<T: Copy>(
     files: &[PathBuf],
     columns: &[&str],
-    value: fn(&Field) -> Option<T>,
-    kind: &str,
-) -> Result<Vec<Vec<T>>> {
-    let mut rows = Vec::new();
+    (value, kind): (fn(&Field) -> Option<T>, &str),
+    mut visit: impl FnMut(&[T], &Path, u64) -> Result<()>,
+) -> Result<()> {
+    let mut parsed = Vec::with_capacity(columns.len());
     for path in files {
         let failed = |message: String| ImportError::Read {
             path: path.clone(),
@@ -203,7 +212,7 @@ fn read_rows<T: Copy>(
                     values[index] = Some(value(field));
                 }
             }
-            let mut parsed = Vec::with_capacity(columns.len());
+            parsed.clear();
             for (value, column) in values.into_iter().zip(columns) {
                 match value {
                     None => return Err(at(format!("no column {column}"))),
@@ -211,10 +220,10 @@ fn read_rows<T: Copy>(
                     Some(Some(value)) => parsed.push(value),
                 }
             }
-            rows.push(parsed);
+            visit(&parsed, path, row)?;
         }
     }
-    Ok(rows)
+    Ok(())
 }
 
 /// An integer of 0 or more.
@@ -242,40 +251,67 @@ fn number(field: &Field) -> Option<f64> {
 /// The (host, host, score) rows of a ranking table: `host_a`, `host_b`
 /// (integers of 0 or more) and `score` (a number).
 fn read_ranking(files: &[PathBuf]) -> Result<Vec<(u64, u64, f64)>> {
-    let hosts = read_rows(files, &["host_a", "host_b"], integer, INTEGER)?;
-    let scores = read_rows(files, &["score"], number, "a number")?;
-    Ok(hosts
-        .into_iter()
-        .zip(scores)
-        .map(|(hosts, score)| (hosts[0], hosts[1], score[0]))
-        .collect())
+    let mut hosts = Vec::new();
+    for_each_row(
+        files,
+        &["host_a", "host_b"],
+        (integer, INTEGER),
+        |row, _, _| {
+            hosts.push((row[0], row[1]));
+            Ok(())
+        },
+    )?;
+    let mut rows = Vec::with_capacity(hosts.len());
+    let mut pairs = hosts.into_iter();
+    for_each_row(files, &["score"], (number, "a number"), |row, _, _| {
+        if let Some((first, second)) = pairs.next() {
+            rows.push((first, second, row[0]));
+        }
+        Ok(())
+    })?;
+    Ok(rows)
 }
 
 /// Each page's cluster, by page id, from the table `trivial` in `dir` (its
-/// `files`).
-pub fn read_trivial(dir: &Path, files: &[PathBuf]) -> Result<Vec<u64>> {
-    let mut pairs: Vec<(u64, u64)> = read_rows(files, &["page", "cluster"], integer, INTEGER)?
-        .into_iter()
-        .map(|row| (row[0], row[1]))
-        .collect();
-    // One row per page, pages 0 to n - 1.
-    pairs.sort_unstable();
-    let mut labels = Vec::with_capacity(pairs.len());
-    for (expected, &(page, cluster)) in (0u64..).zip(&pairs) {
-        if page != expected {
-            let message = if page < expected {
-                format!("page {page} is given two clusters")
-            } else {
-                format!("page {expected} has no cluster")
-            };
-            return Err(ImportError::Read {
-                path: dir.join("trivial"),
+/// `files`): one row per page of a generation of `pages` pages. A page
+/// outside it, or given a second cluster, is refused at its row.
+pub fn read_trivial(dir: &Path, files: &[PathBuf], pages: u64) -> Result<Vec<u64>> {
+    let mut labels: Vec<Option<u64>> = Vec::new();
+    for_each_row(
+        files,
+        &["page", "cluster"],
+        (integer, INTEGER),
+        |row, path, number| {
+            let (page, cluster) = (row[0], row[1]);
+            let at = |message: String| ImportError::Row {
+                path: path.to_path_buf(),
+                row: number,
                 message,
-            });
-        }
-        labels.push(cluster);
+            };
+            if page >= pages {
+                return Err(at(format!(
+                    "page {page} is not a page of the current generation (it has {pages})"
+                )));
+            }
+            let index = page as usize;
+            if labels.len() <= index {
+                labels.resize(index + 1, None);
+            }
+            if labels[index].replace(cluster).is_some() {
+                return Err(at(format!("page {page} is given two clusters")));
+            }
+            Ok(())
+        },
+    )?;
+    // One row per page, pages 0 to n - 1 (too few rows are counted when
+    // the generation is made).
+    if let Some(page) = labels.iter().position(Option::is_none) {
+        return Err(ImportError::Read {
+            path: dir.join("trivial"),
+            message: format!("page {page} has no cluster"),
+        });
     }
-    Ok(labels)
+    Ok(labels.into_iter().flatten().collect())
 }
 
 /// The similar clusters as grown, from the tables `grown` (its `files`) and
@@ -298,55 +334,57 @@ fn read_growth(dir: &Path, files: Vec<PathBuf>) -> Result<(Growth, Vec<PathBuf>)
     // position), and the trivial clusters by position.
     type Key = (u64, u64);
     let mut pages: BTreeMap<Key, BTreeMap<(u64, u64), PageId>> = BTreeMap::new();
-    for row in read_rows(
+    for_each_row(
         &files,
         &["component", "growth", "collection", "position", "page"],
-        integer,
-        INTEGER,
-    )? {
-        let placed = pages
-            .entry((row[0], row[1]))
-            .or_default()
-            .insert((row[2], row[3]), page_id(row[4])?);
-        if placed.is_some() {
-            return Err(ImportError::Read {
-                path: dir.join("grown"),
-                message: format!(
-                    "component {}, growth {}: collection {} has two pages at position {}",
-                    row[0], row[1], row[2], row[3]
-                ),
-            });
-        }
-    }
+        (integer, INTEGER),
+        |row, _, _| {
+            let placed = pages
+                .entry((row[0], row[1]))
+                .or_default()
+                .insert((row[2], row[3]), page_id(row[4])?);
+            if placed.is_some() {
+                return Err(ImportError::Read {
+                    path: dir.join("grown"),
+                    message: format!(
+                        "component {}, growth {}: collection {} has two pages at position {}",
+                        row[0], row[1], row[2], row[3]
+                    ),
+                });
+            }
+            Ok(())
+        },
+    )?;
     let mut trivial: BTreeMap<Key, BTreeMap<u64, TrivialClusterId>> = BTreeMap::new();
-    for row in read_rows(
+    for_each_row(
         &trivial_files,
         &["component", "growth", "position", "cluster"],
-        integer,
-        INTEGER,
-    )? {
-        let cluster =
-            u32::try_from(row[3])
-                .map(TrivialClusterId)
-                .map_err(|_| ImportError::Read {
+        (integer, INTEGER),
+        |row, _, _| {
+            let cluster =
+                u32::try_from(row[3])
+                    .map(TrivialClusterId)
+                    .map_err(|_| ImportError::Read {
+                        path: dir.join("grown_trivial"),
+                        message: format!("cluster {} is not a trivial cluster id", row[3]),
+                    })?;
+            if trivial
+                .entry((row[0], row[1]))
+                .or_default()
+                .insert(row[2], cluster)
+                .is_some()
+            {
+                return Err(ImportError::Read {
                     path: dir.join("grown_trivial"),
-                    message: format!("cluster {} is not a trivial cluster id", row[3]),
-                })?;
-        if trivial
-            .entry((row[0], row[1]))
-            .or_default()
-            .insert(row[2], cluster)
-            .is_some()
-        {
-            return Err(ImportError::Read {
-                path: dir.join("grown_trivial"),
-                message: format!(
-                    "component {}, growth {}: two trivial clusters at position {}",
-                    row[0], row[1], row[2]
-                ),
-            });
-        }
-    }
+                    message: format!(
+                        "component {}, growth {}: two trivial clusters at position {}",
+                        row[0], row[1], row[2]
+                    ),
+                });
+            }
+            Ok(())
+        },
+    )?;
     if let Some(key) = trivial.keys().find(|key| !pages.contains_key(key)) {
         return Err(ImportError::Read {
             path: dir.join("grown"),

@@ -437,7 +437,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             )?;
         }
         Command::Check { data, repair, json } => {
-            let data = DataDir::open_existing(&data)?;
+            let data = DataDir::open_to_check(&data)?;
             let config = Config::of(&data)?;
             let report = mirrorscope::datadir::check(&data, &config.store, repair)?;
             print(&mut stdout, json, &report, Text::Line)?;

@@ -14,6 +14,9 @@ pub struct HttpResponse {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
+    /// The body says it is chunked and starts with a chunk size, but its
+    /// chunk sizes do not add up: it is kept as it was sent.
+    pub broken_chunking: bool,
 }
 
 impl HttpResponse {
@@ -143,9 +146,14 @@ pub fn parse_response(block: &[u8], max_body_bytes: u64) -> Result<HttpResponse,
         .is_some_and(|value| value.to_ascii_lowercase().contains("chunked"));
     // Crawlers disagree on whether they store the body de-chunked: when the
     // body is not valid chunked coding, it is taken as already de-chunked.
+    let mut broken_chunking = false;
     let body = match chunked.then(|| decode_chunked(raw_body)).flatten() {
         Some(dechunked) => dechunked,
-        None => raw_body.to_vec(),
+        None => {
+            // Stored de-chunked, or chunked with sizes that lie.
+            broken_chunking = chunked && starts_with_chunk_size(raw_body);
+            raw_body.to_vec()
+        }
     };
     let codings: Vec<String> = super::warc::header_value(&headers, "Content-Encoding")
         .map(|value| {
@@ -170,7 +178,21 @@ pub fn parse_response(block: &[u8], max_body_bytes: u64) -> Result<HttpResponse,
         status: head.status,
         headers,
         body,
+        broken_chunking,
     })
+}
+
+/// Whether `bytes` start as chunked coding does: a hexadecimal size, perhaps
+/// chunk extensions, then a line end (an HTML body starts otherwise).
+fn starts_with_chunk_size(bytes: &[u8]) -> bool {
+    let line_end = bytes.iter().take(80).position(|&byte| byte == b'\n');
+    let Some(end) = line_end else {
+        return false;
+    };
+    let line = bytes[..end].strip_suffix(b"\r").unwrap_or(&bytes[..end]);
+    let size = line.split(|&byte| byte == b';').next().unwrap_or_default();
+    let size = size.trim_ascii();
+    !size.is_empty() && size.len() <= 16 && size.iter().all(u8::is_ascii_hexdigit)
 }
 
 /// Undoes chunked transfer coding; `None` when the bytes are not chunked.
@@ -309,6 +331,25 @@ mod tests {
             parse_response(b"<html>\r\n\r\nbody", 1000),
             Err(HttpProblem::BadStatusLine(_))
         ));
+    }
+
+    #[test]
+    fn chunk_sizes_that_do_not_add_up_are_told_from_a_body_stored_dechunked() {
+        let head = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+        let parsed = |body: &str| parse_response(&block(head, body.as_bytes()), 1000).unwrap();
+        // Valid chunks: decoded.
+        let valid = parsed("5\r\nhello\r\n0\r\n\r\n");
+        assert_eq!(
+            (valid.body.as_slice(), valid.broken_chunking),
+            (&b"hello"[..], false)
+        );
+        // Stored de-chunked, the header kept (crawlers do): as it is, no fault.
+        let stored = parsed("<html><body>hello</body></html>");
+        assert!(!stored.broken_chunking);
+        // A size that lies: kept as sent, and said.
+        let lying = parsed("ff\r\nhello\r\n0\r\n\r\n");
+        assert_eq!(lying.body, b"ff\r\nhello\r\n0\r\n\r\n");
+        assert!(lying.broken_chunking);
     }
 
     #[test]

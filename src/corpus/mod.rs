@@ -62,6 +62,9 @@ pub struct FetchedPage {
     pub body: Vec<u8>,
     /// The `Location` of a redirect, canonical.
     pub redirect_to: Option<String>,
+    /// Chunked with chunk sizes that do not add up: kept as sent
+    /// ([`http::HttpResponse::broken_chunking`]).
+    pub broken_chunking: bool,
 }
 
 /// A revisit record: the same payload as an earlier capture.
@@ -232,6 +235,7 @@ pub fn interpret_record(record: &WarcRecord, file: &Arc<str>, limits: ReadLimits
         return RecordOutcome::Ignored("non-html");
     }
     let content_language = response.header("Content-Language").map(str::to_string);
+    let broken_chunking = response.broken_chunking;
     let body = if html { response.body } else { Vec::new() };
     RecordOutcome::Page(FetchedPage {
         info: capture_info(record, file, url, response.status),
@@ -241,6 +245,7 @@ pub fn interpret_record(record: &WarcRecord, file: &Arc<str>, limits: ReadLimits
         },
         body,
         redirect_to,
+        broken_chunking,
     })
 }
 

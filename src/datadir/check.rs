@@ -77,12 +77,16 @@ pub struct CheckReport {
 }
 
 /// What `--repair` changed.
-#[derive(Debug, Clone, Copy, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Repaired {
     pub counts_fixed: u64,
     pub orphans_removed: u64,
     pub references_reclaimed: u64,
     pub temporary_files_removed: u64,
+    /// The generation `CURRENT` was pointed to, when it was missing,
+    /// garbled or named a generation that is gone or broken: the newest
+    /// intact one.
+    pub current_set_to: Option<String>,
 }
 
 impl CheckReport {
@@ -118,6 +122,7 @@ pub fn check(data: &DataDir, config: &StoreConfig, repair: bool) -> Result<Check
             ..
         } = data.recount_references(&store)?;
         data.remove_leftovers()?;
+        let current_set_to = repoint_current(data)?;
         let mut after = gather(data, &store, false)?;
         after.repaired = Some(Repaired {
             counts_fixed,
@@ -127,6 +132,7 @@ pub fn check(data: &DataDir, config: &StoreConfig, repair: bool) -> Result<Check
                 .temporary_files
                 .count
                 .saturating_sub(after.temporary_files.count),
+            current_set_to,
         });
         return Ok(after);
     }
@@ -208,6 +214,35 @@ fn gather(data: &DataDir, store: &PageStore, writer_active: bool) -> Result<Chec
     Ok(report)
 }
 
+/// Points `CURRENT` to the newest intact generation when it is missing,
+/// garbled, or names a generation that is gone or broken (a disk that lost
+/// the file, a hand edit); the generation it names is kept when intact.
+fn repoint_current(data: &DataDir) -> Result<Option<String>> {
+    let intact = |name: &str| {
+        let generation = Generation {
+            path: data.root().join("generations").join(name),
+        };
+        generation.path().is_dir()
+            && generation_problems(&generation, true).is_ok_and(|problems| problems.is_empty())
+    };
+    if let Ok(name) = data.current_generation() {
+        if intact(&name) {
+            return Ok(None);
+        }
+    }
+    let mut names = data.generation_names()?;
+    names.sort_by_key(|name| std::cmp::Reverse(super::generation_number(name)));
+    let Some(newest) = names.into_iter().find(|name| intact(name)) else {
+        return Ok(None);
+    };
+    super::write_atomically(
+        &data.root().join("CURRENT"),
+        format!("{newest}\n").as_bytes(),
+    )?;
+    tracing::warn!(generation = %newest, "CURRENT now names the newest intact generation");
+    Ok(Some(newest))
+}
+
 /// Each generation's files against its manifest; the current generation's
 /// pages against the store.
 fn check_generations(
@@ -215,15 +250,26 @@ fn check_generations(
     present: &HashMap<ContentKey, bool>,
     report: &mut CheckReport,
 ) -> Result<()> {
+    let names = data.generation_names()?;
     let current = match data.current_generation() {
         Ok(name) => Some(name),
-        Err(DataError::NoGeneration(_)) => None,
+        Err(DataError::NoGeneration(_)) => {
+            if !names.is_empty() {
+                report.generation_problems.add(|| {
+                    format!(
+                        "CURRENT is missing while {} generations are there (check --repair points it to the newest intact one)",
+                        names.len()
+                    )
+                });
+            }
+            None
+        }
         Err(error) => {
             report.generation_problems.add(|| error.to_string());
             None
         }
     };
-    for name in data.generation_names()? {
+    for name in names {
         let generation = Generation {
             path: data.root().join("generations").join(&name),
         };
@@ -437,6 +483,12 @@ impl fmt::Display for CheckReport {
                 repaired.references_reclaimed,
                 repaired.temporary_files_removed
             )?;
+            if let Some(generation) = &repaired.current_set_to {
+                writeln!(
+                    formatter,
+                    "CURRENT set to              {generation} (the newest intact generation)"
+                )?;
+            }
         }
         write!(
             formatter,

@@ -423,10 +423,54 @@ impl DataDir {
             fs::remove_dir_all(&temporary).map_err(io_error(&temporary))?;
         }
         fs::create_dir_all(&temporary).map_err(io_error(&temporary))?;
+        let final_dir = generations.join(&name);
+        // A run that fails (a full disk, a killed index writer) takes its
+        // half-written generation away: it is nobody's, and may be large.
+        let written = (|| {
+            let manifest = self.fill_generation(
+                &temporary,
+                (&name, crawls),
+                (table, similarity, collections, mirrors),
+                build_index,
+            )?;
+            fs::rename(&temporary, &final_dir).map_err(io_error(&final_dir))?;
+            Ok(manifest)
+        })();
+        let manifest = match written {
+            Ok(manifest) => manifest,
+            Err(error) => {
+                if let Err(removing) = fs::remove_dir_all(&temporary) {
+                    tracing::warn!(
+                        "{}: cannot remove the generation left unfinished: {removing}",
+                        temporary.display()
+                    );
+                }
+                return Err(error);
+            }
+        };
+        sync_dir(&generations)?;
+        write_atomically(&self.root.join("CURRENT"), format!("{name}\n").as_bytes())?;
+        self.prune_generations(&name)?;
+        Ok(manifest)
+    }
+
+    /// Writes a generation's files into `temporary`.
+    fn fill_generation(
+        &self,
+        temporary: &Path,
+        (name, crawls): (&str, Vec<CrawlEntry>),
+        (table, similarity, collections, mirrors): (
+            &PageTable,
+            &Similarity,
+            &Collections,
+            &Mirrors,
+        ),
+        build_index: impl FnOnce(&Path) -> Result<IndexCounts>,
+    ) -> Result<Manifest> {
         let index = build_index(&temporary.join(crate::index::INDEX_DIR))?;
         let manifest = Manifest {
             format: GENERATION_FORMAT,
-            generation: name.clone(),
+            generation: name.to_string(),
             created: std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |elapsed| elapsed.as_secs()),
@@ -442,12 +486,7 @@ impl DataDir {
         write_compressed(&temporary.join(COLLECTIONS_FILE), collections)?;
         write_compressed(&temporary.join(MIRRORS_FILE), mirrors)?;
         write_json(&temporary.join(MANIFEST_FILE), &manifest)?;
-        sync_dir(&temporary)?;
-        let final_dir = generations.join(&name);
-        fs::rename(&temporary, &final_dir).map_err(io_error(&final_dir))?;
-        sync_dir(&generations)?;
-        write_atomically(&self.root.join("CURRENT"), format!("{name}\n").as_bytes())?;
-        self.prune_generations(&name)?;
+        sync_dir(temporary)?;
         Ok(manifest)
     }
 
@@ -718,6 +757,42 @@ mod tests {
             .generation,
             "gen-000002"
         );
+    }
+
+    #[test]
+    fn a_generation_that_fails_to_be_written_is_taken_away() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        let write = |fails: bool| {
+            data.write_generation(
+                Vec::new(),
+                &PageTable::default(),
+                &empty_similarity(),
+                &empty_collections(),
+                &empty_mirrors(),
+                |index| {
+                    fs::create_dir_all(index).unwrap();
+                    fs::write(index.join("segment"), vec![0u8; 4096]).unwrap();
+                    if fails {
+                        return Err(DataError::Io {
+                            path: index.to_path_buf(),
+                            source: std::io::Error::other("No space left on device"),
+                        });
+                    }
+                    Ok(IndexCounts::default())
+                },
+            )
+        };
+        write(false).unwrap();
+        let error = write(true).unwrap_err();
+        assert!(error.to_string().contains("No space left"), "{error}");
+        let mut names: Vec<String> = fs::read_dir(dir.path().join("generations"))
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        assert_eq!(names, ["gen-000001"], "no .gen-000002.tmp left behind");
+        assert_eq!(data.current_generation().unwrap(), "gen-000001");
     }
 
     #[test]

@@ -10,6 +10,7 @@
 //! (cho-2000 §5.2 rolls results up by collection and cluster; §1 ranks by
 //! replication).
 
+mod read_only;
 mod schema;
 mod tokenizer;
 
@@ -238,6 +239,10 @@ pub fn build(
     let mut writer = writer;
     writer.commit().map_err(tantivy_error)?;
     writer.wait_merging_threads().map_err(tantivy_error)?;
+    readable_as_created(dir).map_err(|source| IndexError::Io {
+        path: dir.to_path_buf(),
+        source,
+    })?;
     Ok(IndexCounts {
         documents: documents.into_inner(),
         unreadable_bodies: unreadable.into_inner(),
@@ -295,6 +300,23 @@ pub fn text_prefix(text: &str, bytes: usize) -> &str {
         end -= 1;
     }
     &text[..end]
+}
+
+/// Gives the index's files the permissions of a file this process creates.
+/// tantivy writes `meta.json` and `.managed.json` through temporary files of
+/// mode 0600, which a service account other than the indexing user cannot
+/// read: the folder could be served only by whoever indexed it.
+fn readable_as_created(dir: &Path) -> std::io::Result<()> {
+    let probe = dir.join(".mode-probe");
+    let created = std::fs::File::create(&probe)?.metadata()?.permissions();
+    std::fs::remove_file(&probe)?;
+    for entry in std::fs::read_dir(dir)? {
+        let entry = entry?;
+        if entry.file_type()?.is_file() {
+            std::fs::set_permissions(entry.path(), created.clone())?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether a page gets a document: it answered 200 with a body.
@@ -459,7 +481,9 @@ impl SearchIndex {
             path: dir.to_path_buf(),
             source,
         };
-        let index = Index::open_in_dir(dir).map_err(tantivy_error)?;
+        // Read only: no lock, no write (a generation's index never changes).
+        let directory = read_only::ReadOnlyDirectory::open(dir).map_err(tantivy_error)?;
+        let index = Index::open(directory).map_err(tantivy_error)?;
         tokenizer::register(&index);
         let fields = Fields::of(&index.schema()).map_err(|detail| IndexError::Tantivy {
             path: dir.to_path_buf(),

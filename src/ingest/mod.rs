@@ -243,6 +243,7 @@ pub fn ingest_files(
             });
     let mut captures = Vec::with_capacity(capture_count + revisit_count);
     let mut revisits = Vec::with_capacity(revisit_count);
+    let mut record_ids: Vec<u64> = Vec::new();
     for result in per_file {
         let file_result = match result {
             Ok(file_result) => file_result,
@@ -259,8 +260,16 @@ pub fn ingest_files(
             Err(error) => return Err(error),
         };
         report.absorb(&file_result.counts);
+        record_ids.extend(file_result.counts.record_ids);
         captures.extend(file_result.captures);
         revisits.extend(file_result.revisits);
+    }
+    report.duplicate_record_ids = repeated(record_ids);
+    if report.duplicate_record_ids > 0 {
+        tracing::warn!(
+            "{} records have a WARC-Record-ID an earlier record of this crawl has (a file read twice, or a writer reusing ids); each is read as any other",
+            report.duplicate_record_ids
+        );
     }
 
     resolve_revisits(
@@ -300,6 +309,12 @@ pub fn ingest_files(
     })
 }
 
+/// How many of `ids` repeat one before them.
+fn repeated(mut ids: Vec<u64>) -> u64 {
+    ids.sort_unstable();
+    ids.windows(2).filter(|pair| pair[0] == pair[1]).count() as u64
+}
+
 /// Name of the journal of store references inside a crawl directory.
 pub const REFERENCES_FILE: &str = "references";
 
@@ -337,6 +352,12 @@ fn ingest_one_file(
             match item {
                 Ok(record) => {
                     batch_bytes += record.block.len() as u64;
+                    if let Some(id) = record.header("WARC-Record-ID") {
+                        result
+                            .counts
+                            .record_ids
+                            .push(xxhash_rust::xxh3::xxh3_64(id.trim().as_bytes()));
+                    }
                     batch.push(record);
                 }
                 Err(error) => {
@@ -458,7 +479,7 @@ fn process_record(
     let decoding = Instant::now();
     let decoded = charset::decode_body(&page.body, page.headers.content_type.as_deref());
     add_time(&counters.decoding, decoding);
-    let repaired = decoded.malformed.as_ref().map(|problem| {
+    let mut repaired = decoded.malformed.as_ref().map(|problem| {
         tracing::warn!(
             "{file_name} at offset {}: {} {problem}; kept, bad bytes shown as U+FFFD as a browser does",
             record.offset,
@@ -466,6 +487,14 @@ fn process_record(
         );
         "invalid-utf8"
     });
+    if page.broken_chunking {
+        tracing::warn!(
+            "{file_name} at offset {}: {} says its body is chunked, but its chunk sizes do not add up; kept as sent, chunk sizes and all",
+            record.offset,
+            capture.info.url
+        );
+        repaired = Some("bad-chunking");
+    }
     apply_extraction(
         &mut capture,
         &decoded.text,

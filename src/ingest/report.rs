@@ -9,6 +9,8 @@ use serde::{Deserialize, Serialize};
 /// Counts of one file, merged into the crawl's report.
 #[derive(Debug, Default)]
 pub(super) struct Counts {
+    /// Hashes of the file's `WARC-Record-ID`s.
+    pub record_ids: Vec<u64>,
     pub skipped: BTreeMap<&'static str, u64>,
     pub ignored: BTreeMap<&'static str, u64>,
     pub repaired: BTreeMap<&'static str, u64>,
@@ -70,6 +72,10 @@ pub struct IngestReport {
     pub bytes_saved: u64,
     /// Revisit records resolved to an earlier capture's body.
     pub revisits_resolved: u64,
+    /// Records whose `WARC-Record-ID` an earlier record of the crawl has
+    /// (the id must be unique; a file read twice, or a writer that reuses
+    /// ids). They are read as any other.
+    pub duplicate_record_ids: u64,
     pub elapsed_seconds: f64,
 }
 
@@ -132,6 +138,13 @@ impl fmt::Display for IngestReport {
             self.skipped_total(),
             join_counts(&self.skipped)
         )?;
+        if self.duplicate_record_ids > 0 {
+            writeln!(
+                formatter,
+                "records with a repeated id  {}",
+                self.duplicate_record_ids
+            )?;
+        }
         if !self.repaired.is_empty() {
             writeln!(
                 formatter,

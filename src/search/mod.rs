@@ -383,7 +383,7 @@ impl Engine {
         if whole {
             if let Ok(mut recent) = self.recent.lock() {
                 if let Some(recent) = recent.as_mut() {
-                    recent.put(key, results.clone());
+                    recent.push(key, results.clone());
                 }
             }
         }

@@ -63,7 +63,13 @@ pub fn serve_command(data: &Path) -> Command {
 /// Starts `mirrorscope serve` on a free loopback port; returns it and the
 /// base URL it prints.
 pub fn serve(data: &Path) -> (Running, String) {
-    let mut child = serve_command(data)
+    serve_by(serve_command(data))
+}
+
+/// Runs `command` (a `mirrorscope serve` on a free loopback port, perhaps
+/// run by another program); returns it and the base URL it prints.
+pub fn serve_by(mut command: Command) -> (Running, String) {
+    let mut child = command
         .env("MIRRORSCOPE_LOG", "warn")
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -355,7 +361,16 @@ pub fn read_parquet(path: &Path) -> (Vec<String>, Vec<Vec<String>>, Vec<&'static
 /// Writes a Parquet file of `page` and `cluster` rows (64-bit integers, no
 /// nulls), as a Spark job's trivial table.
 pub fn write_trivial_parquet(path: &Path, rows: &[(i64, i64)]) {
-    write_parquet(
+    write_trivial_parquet_compressed(path, rows, parquet::basic::Compression::UNCOMPRESSED);
+}
+
+/// [`write_trivial_parquet`] compressed with `compression`.
+pub fn write_trivial_parquet_compressed(
+    path: &Path,
+    rows: &[(i64, i64)],
+    compression: parquet::basic::Compression,
+) {
+    write_parquet_compressed(
         path,
         &[
             ("page", Values::Int(rows.iter().map(|row| row.0).collect())),
@@ -364,6 +379,7 @@ pub fn write_trivial_parquet(path: &Path, rows: &[(i64, i64)]) {
                 Values::Int(rows.iter().map(|row| row.1).collect()),
             ),
         ],
+        compression,
     );
 }
 
@@ -413,6 +429,15 @@ pub enum Values {
 
 /// Writes a Parquet file of one row group holding these columns (no nulls).
 pub fn write_parquet(path: &Path, columns: &[(&str, Values)]) {
+    write_parquet_compressed(path, columns, parquet::basic::Compression::UNCOMPRESSED);
+}
+
+/// [`write_parquet`], its pages compressed with `compression`.
+pub fn write_parquet_compressed(
+    path: &Path,
+    columns: &[(&str, Values)],
+    compression: parquet::basic::Compression,
+) {
     use parquet::data_type::{DoubleType, Int64Type};
     use parquet::file::properties::WriterProperties;
     use parquet::file::writer::SerializedFileWriter;
@@ -431,7 +456,11 @@ pub fn write_parquet(path: &Path, columns: &[(&str, Values)]) {
     let mut writer = SerializedFileWriter::new(
         file,
         Arc::new(schema),
-        Arc::new(WriterProperties::builder().build()),
+        Arc::new(
+            WriterProperties::builder()
+                .set_compression(compression)
+                .build(),
+        ),
     )
     .unwrap();
     let mut group = writer.next_row_group().unwrap();
@@ -462,4 +491,22 @@ pub fn reported_pairs(report: &serde_json::Value) -> Vec<(String, String, f64)> 
             )
         })
         .collect()
+}
+
+/// The status line and body of a GET of `path` from the server at `base`
+/// (`http://127.0.0.1:PORT`).
+pub fn http_get(base: &str, path: &str) -> (String, String) {
+    use std::io::{Read, Write};
+    let address = base.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(address).expect("the server listens");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head.lines().next().unwrap_or_default().to_string();
+    (status, body.to_string())
 }

@@ -119,7 +119,12 @@ fn imported_clusters_become_the_generation_s() {
     let half = rows.len() / 2;
     let singletons: Vec<(i64, i64)> = rows.iter().map(|&(page, _)| (page, 1000 + page)).collect();
     write_trivial_parquet(&alone.join("trivial/part-0.parquet"), &singletons[..half]);
-    write_trivial_parquet(&alone.join("trivial/part-1.parquet"), &singletons[half..]);
+    // Issue 34: Snappy, the default of pyarrow and DuckDB, is read.
+    write_trivial_parquet_compressed(
+        &alone.join("trivial/part-1.parquet"),
+        &singletons[half..],
+        parquet::basic::Compression::SNAPPY,
+    );
     let output = import(&data, &alone);
     assert!(output.status.success(), "{}", stderr(&output));
     let single = stats(&data);
@@ -181,6 +186,28 @@ fn tables_that_cannot_be_the_generation_s_are_refused() {
     let mut twice = rows.clone();
     twice.push(rows[3]);
     assert!(case("twice", &twice).contains("page 3 is given two clusters"));
+    // Issue 34: a table repeating a page many times is refused at the first
+    // repeat (its row named), not once every row is held.
+    let mut repeated = rows.clone();
+    repeated.extend(std::iter::repeat_n(rows[3], 200_000));
+    let message = case("repeated", &repeated);
+    assert!(
+        message.contains(&format!(
+            "row {}: page 3 is given two clusters",
+            rows.len() + 1
+        )),
+        "{message}"
+    );
+    let mut outside = rows.clone();
+    outside.push((rows.len() as i64 + 7, 0));
+    assert!(
+        case("outside", &outside).contains(&format!(
+            "page {} is not a page of the current generation (it has {})",
+            rows.len() + 7,
+            rows.len()
+        )),
+        "outside"
+    );
     let mut gap = rows.clone();
     gap.remove(5);
     assert!(case("gap", &gap).contains("page 5 has no cluster"));

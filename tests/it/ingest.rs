@@ -166,6 +166,139 @@ fn a_crawl_that_shrinks_by_mistake_needs_allow_shrink() {
     assert_eq!(pages_of(&data), 1);
 }
 
+/// Issue 34: serving is reading. A data folder the serving user cannot write
+/// (a read-only mount, a folder another user indexed) is served and checked
+/// as any other: the index is opened without tantivy's lock file, and its
+/// files are as readable as the others (tantivy wrote two of them 0600).
+/// Run as root, the server runs as `nobody` (setpriv), from a copy of the
+/// binary in a folder it can read; otherwise the folder is made read-only.
+#[test]
+fn a_folder_the_server_cannot_write_is_served_and_checked() {
+    use std::os::unix::fs::PermissionsExt;
+    // Under /tmp, which every user may traverse (TMPDIR may not be).
+    let dir = tempfile::Builder::new().tempdir_in("/tmp").unwrap();
+    let data = dir.path().join("data");
+    let crawl = dir.path().join("crawl.warc");
+    write_site(&crawl, false, &site("www.example.org", 5), 0);
+    index(&[crawl.as_path()], &data).unwrap();
+    let binary = dir.path().join("mirrorscope");
+    std::fs::copy(env!("CARGO_BIN_EXE_mirrorscope"), &binary).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+
+    let generation = std::fs::read_to_string(data.join("CURRENT")).unwrap();
+    let index_dir = data
+        .join("generations")
+        .join(generation.trim())
+        .join("index");
+    for entry in std::fs::read_dir(&index_dir).unwrap() {
+        let mode = entry.unwrap().metadata().unwrap().permissions().mode();
+        assert_eq!(
+            mode & 0o044,
+            0o044,
+            "{mode:o}: readable by the group and others"
+        );
+    }
+
+    // SAFETY: geteuid only reads the process's user id.
+    let root = unsafe { libc::geteuid() } == 0;
+    let walk = |path: &Path, read_only: bool| {
+        fn each(path: &Path, visit: &dyn Fn(&Path)) {
+            visit(path);
+            if path.is_dir() {
+                for entry in std::fs::read_dir(path).unwrap() {
+                    each(&entry.unwrap().path(), visit);
+                }
+            }
+        }
+        each(path, &|path| {
+            let mut permissions = std::fs::metadata(path).unwrap().permissions();
+            permissions.set_readonly(read_only);
+            std::fs::set_permissions(path, permissions).unwrap();
+        });
+    };
+    let command = |args: &[&str]| {
+        let mut command = if root {
+            let mut command = std::process::Command::new("setpriv");
+            command.args(["--reuid=65534", "--regid=65534", "--clear-groups"]);
+            command.arg(&binary);
+            command
+        } else {
+            std::process::Command::new(&binary)
+        };
+        command.args(args).env("MIRRORSCOPE_LOG", "warn");
+        command
+    };
+    let before = files_of(&data);
+    if !root {
+        walk(&data, true);
+    }
+    let data_arg = data.to_str().unwrap();
+    let checked = command(&["check", "--data", data_arg]).output().unwrap();
+    let (server, base) = common::serve_by(command(&[
+        "serve",
+        "--data",
+        data_arg,
+        "--bind",
+        "127.0.0.1:0",
+    ]));
+    let (status, body) = common::http_get(&base, "/search?q=page");
+    drop(server);
+    if !root {
+        walk(&data, false);
+    }
+    assert!(
+        checked.status.success(),
+        "check: {}{}",
+        String::from_utf8_lossy(&checked.stdout),
+        String::from_utf8_lossy(&checked.stderr)
+    );
+    assert!(status.contains("200"), "{status}");
+    assert!(body.contains("www.example.org/doc/p"), "{body}");
+    assert_eq!(files_of(&data), before, "the folder was only read");
+}
+
+/// Every file under `dir`, with its size and modification time.
+fn files_of(dir: &Path) -> Vec<(std::path::PathBuf, u64, std::time::SystemTime)> {
+    let mut files = Vec::new();
+    let mut folders = vec![dir.to_path_buf()];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let entry = entry.unwrap();
+            let metadata = entry.metadata().unwrap();
+            if metadata.is_dir() {
+                folders.push(entry.path());
+            } else {
+                files.push((entry.path(), metadata.len(), metadata.modified().unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Issue 34: records that repeat a WARC-Record-ID (a file read twice under
+/// two names) are counted and said; each is read as any other.
+#[test]
+fn repeated_record_ids_are_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = dir.path().join("a.warc");
+    write_site(&first, false, &site("www.example.org", 4), 0);
+    let second = dir.path().join("b.warc");
+    std::fs::copy(&first, &second).unwrap();
+    let once = index(&[first.as_path()], &dir.path().join("once")).unwrap();
+    assert_eq!(once.report.duplicate_record_ids, 0);
+    let twice = index(
+        &[first.as_path(), second.as_path()],
+        &dir.path().join("twice"),
+    )
+    .unwrap();
+    assert_eq!(twice.report.duplicate_record_ids, 4);
+    assert!(twice
+        .report
+        .to_string()
+        .contains("records with a repeated id  4"));
+}
+
 /// Issue 34: a data folder named on the command line that does not exist is
 /// a typing mistake: `serve` says so and creates nothing, where it used to
 /// index the shipped crawl into it and serve that.
@@ -933,6 +1066,47 @@ fn run_check(dir: &Path, data: &Path, extra: &[&str]) -> (bool, String, String) 
     args.extend(extra);
     let output = mirrorscope(dir, &args);
     (output.status.success(), stdout(&output), stderr(&output))
+}
+
+/// Issue 34: a missing or garbled `CURRENT`, or one naming a generation that
+/// is gone, is a problem `check` names; `--repair` points it to the newest
+/// intact generation.
+#[test]
+fn check_repair_points_current_to_the_newest_intact_generation() {
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = dir.path().join("site.warc");
+    let data = dir.path().join("data");
+    write_site(&crawl, false, &site("docs.example", 6), 0);
+    index(&[&crawl], &data).unwrap();
+    write_site(&crawl, false, &site("docs.example", 5), 0);
+    let newest = index(&[&crawl], &data).unwrap().manifest.generation;
+    let check = |extra: &[&str]| run_check(dir.path(), &data, extra);
+    let current = data.join("CURRENT");
+    for (case, broken) in [
+        ("missing", None),
+        ("garbled", Some("gen-0000zz\n")),
+        ("gone", Some("gen-000077\n")),
+    ] {
+        match broken {
+            None => std::fs::remove_file(&current).unwrap(),
+            Some(text) => std::fs::write(&current, text).unwrap(),
+        }
+        let (clean, out, _) = check(&[]);
+        assert!(!clean, "{case}: {out}");
+        let (clean, out, err) = check(&["--repair"]);
+        assert!(clean, "{case}: {out}{err}");
+        assert!(
+            out.contains(&format!("CURRENT set to              {newest}")),
+            "{case}: {out}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(&current).unwrap(),
+            format!("{newest}\n")
+        );
+    }
+    // An intact CURRENT is left as it is.
+    let (clean, out, _) = check(&["--repair"]);
+    assert!(clean && !out.contains("CURRENT set to"), "{out}");
 }
 
 /// `check` finds a leaked reference, a block nobody holds, temporary files
