@@ -88,6 +88,73 @@ pub struct PageView {
     /// Copies in all (the view lists at most 100).
     pub copies_total: usize,
     pub grouping: Option<Grouping>,
+    /// The URL as a link, when it is one a browser may follow (http, https).
+    pub link: Option<String>,
+    /// Why the page is grouped with others, in plain words ("A page of
+    /// “Alembic 1.7.7 documentation”, crawled in 4 copies …"); the numbers
+    /// behind it are the view's other fields.
+    pub summary: String,
+}
+
+/// What the plain-words summary of a page's grouping says.
+struct Said<'a> {
+    /// The page's copies elsewhere in the crawl (its trivial cluster, itself
+    /// aside).
+    copies: usize,
+    /// Its manual, when it is a page of a collection: its name (the front
+    /// page's title in quotes, or "the manual under" its folder), the copies
+    /// crawled and whether they differ.
+    manual: Option<(&'a str, usize, bool)>,
+    /// Whether it is the original (principal copy); the original's host.
+    original: Option<(bool, &'a str)>,
+    /// Its copy's version and the newest version of the manual crawled.
+    versions: (Option<&'a str>, Option<&'a str>),
+}
+
+/// The summary sentence of [`PageView::summary`].
+fn summary(said: &Said<'_>) -> String {
+    let others = |count: usize| match count {
+        1 => "1 other URL".to_string(),
+        count => format!("{count} other URLs"),
+    };
+    let mut text = match said.manual {
+        Some((manual, copies, differ)) => {
+            let mut text = format!("A page of {manual}, crawled in {copies} copies");
+            if differ {
+                text.push_str(" that are not all alike");
+            }
+            text.push('.');
+            match said.original {
+                Some((true, _)) => text.push_str(
+                    " This copy is the original: results show it and list the others under Replica.",
+                ),
+                Some((false, host)) => {
+                    text.push_str(&format!(" This copy is a mirror; the original is on {host}."))
+                }
+                None => {}
+            }
+            text
+        }
+        None if said.copies > 0 => format!(
+            "The same text is at {}; it is in no manual the crawl holds in several copies.",
+            others(said.copies)
+        ),
+        None => "No copy of this page was found in the crawl.".to_string(),
+    };
+    match said.versions {
+        (Some(version), Some(newest)) if version != newest => text.push_str(&format!(
+            " It is an older version, {version}; the newest crawled is {newest}."
+        )),
+        (Some(version), _) => text.push_str(&format!(" Version {version}.")),
+        _ => {}
+    }
+    if said.manual.is_some() && said.copies > 0 {
+        text.push_str(&format!(
+            " This page's text is at {} too.",
+            others(said.copies)
+        ));
+    }
+    text
 }
 
 impl Engine {
@@ -158,8 +225,50 @@ impl Engine {
                 principal: collection
                     .is_some_and(|collection| collection.id == cluster.principal()),
             });
+        let copies_total = copies_all.len().saturating_sub(1);
+        let cluster = cluster_id.and_then(|cluster| self.collections.cluster(cluster));
+        let manual_name = collection.map(|collection| {
+            match self
+                .table
+                .page(collection.root)
+                .map(|root| root.title.trim())
+            {
+                Some(title) if !title.is_empty() => format!("“{title}”"),
+                _ => format!("the manual under {}", collection.prefix),
+            }
+        });
+        let original_host = cluster
+            .and_then(|cluster| self.collections.collection(cluster.principal()))
+            .and_then(|principal| self.table.page(principal.root))
+            .map(|root| self.table.host_name(root.host).to_string());
+        let lineages = &self.collections.lineages;
+        let version = collection.and_then(|collection| {
+            lineages
+                .copy_of(&self.collections, collection.id)?
+                .version
+                .clone()
+        });
+        let newest = lineages
+            .of(id)
+            .and_then(|place| lineages.lineage(place.lineage))
+            .and_then(|lineage| lineage.copies.first()?.version.clone());
+        let summary = summary(&Said {
+            copies: copies_total,
+            manual: manual_name
+                .as_deref()
+                .zip(cluster)
+                .map(|(name, cluster)| (name, cluster.cardinality(), cluster.extended)),
+            original: grouping
+                .as_ref()
+                .filter(|grouping| grouping.collection.is_some())
+                .zip(original_host.as_deref())
+                .map(|(grouping, host)| (grouping.principal, host)),
+            versions: (version.as_deref(), newest.as_deref()),
+        });
         Ok(PageView {
             page_id: id.to_string(),
+            link: crate::search::followable(&page.url),
+            summary,
             url: page.url.clone(),
             host: self.table.host_name(page.host).to_string(),
             title,
@@ -182,7 +291,7 @@ impl Engine {
             lines,
             text_truncated,
             body_missing,
-            copies_total: copies_all.len().saturating_sub(1),
+            copies_total,
             other_urls: self
                 .url_names(id)
                 .iter()
@@ -240,4 +349,47 @@ fn mark(
         text: text.to_string(),
         highlighted: false,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_summary_says_in_words_what_the_numbers_say() {
+        let said = |copies, manual, original, versions| {
+            summary(&Said {
+                copies,
+                manual,
+                original,
+                versions,
+            })
+        };
+        assert_eq!(
+            said(0, None, None, (None, None)),
+            "No copy of this page was found in the crawl."
+        );
+        assert_eq!(
+            said(1, None, None, (None, None)),
+            "The same text is at 1 other URL; it is in no manual the crawl holds in several copies."
+        );
+        assert_eq!(
+            said(
+                4,
+                Some(("“Alembic 1.7.7 documentation”", 5, false)),
+                Some((false, "alembic.example")),
+                (Some("1.7.7"), Some("1.13.1"))
+            ),
+            "A page of “Alembic 1.7.7 documentation”, crawled in 5 copies. This copy is a mirror; the original is on alembic.example. It is an older version, 1.7.7; the newest crawled is 1.13.1. This page's text is at 4 other URLs too."
+        );
+        assert_eq!(
+            said(
+                0,
+                Some(("the manual under http://flask.example/docs/", 3, true)),
+                Some((true, "flask.example")),
+                (Some("3.0"), Some("3.0"))
+            ),
+            "A page of the manual under http://flask.example/docs/, crawled in 3 copies that are not all alike. This copy is the original: results show it and list the others under Replica. Version 3.0."
+        );
+    }
 }

@@ -576,6 +576,35 @@ async fn the_page_view_shows_text_provenance_and_grouping() {
     assert!(page.body.contains("Why it is grouped"));
     assert!(page.body.contains("copies of this page"));
     assert!(page.body.contains("identical bytes") || page.body.contains("similar text"));
+    // Issue 31: the original URL is a link, and why it is grouped is said in
+    // a sentence, the numbers folded under "Details".
+    let url = text(&json["groups"][0]["url"]);
+    assert!(
+        page.body.contains(&format!(
+            "<a class=\"original-link\" href=\"{url}\" rel=\"noopener noreferrer nofollow\">{url}</a>"
+        )),
+        "{}",
+        page.body
+    );
+    let summary = page
+        .body
+        .split("<p class=\"summary\">")
+        .nth(1)
+        .and_then(|rest| rest.split("</p>").next())
+        .expect("a summary");
+    assert!(summary.starts_with("A page of "), "{summary}");
+    assert!(summary.contains(", crawled in "), "{summary}");
+    assert!(
+        summary.contains("This copy is the original") || summary.contains("the original is on"),
+        "{summary}"
+    );
+    assert!(
+        !summary.contains("Cluster") && !summary.contains("chunk"),
+        "{summary}"
+    );
+    assert!(page
+        .body
+        .contains("<details class=\"grouping-details\">\n    <summary>Details</summary>"));
     // Only the layout's own script tag; the page's text is escaped.
     assert_eq!(count(&page.body, "<script"), 1);
     assert_eq!(page.csp, CONTENT_SECURITY_POLICY);
