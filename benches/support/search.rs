@@ -207,6 +207,7 @@ pub fn measure(data: &Path, queries: &[String], seconds: f64) {
                     page: 1,
                     rollup,
                     rank: Rank::Relevance,
+                    as_typed: false,
                 };
                 let begin = Instant::now();
                 let results = engine.search(&request).expect("search");
@@ -229,6 +230,7 @@ pub fn measure(data: &Path, queries: &[String], seconds: f64) {
                 page: 1,
                 rollup,
                 rank: Rank::Relevance,
+                as_typed: false,
             };
             let mut times = Vec::new();
             let mut results = None;

@@ -183,6 +183,9 @@ pub struct SearchRequest {
     pub page: usize,
     pub rollup: bool,
     pub rank: Rank,
+    /// Search these very words: a query that finds nothing is not
+    /// corrected (the "search instead for" link).
+    pub as_typed: bool,
 }
 
 /// Errors of searching.
@@ -230,6 +233,21 @@ pub struct Engine {
     recent: Mutex<Option<LruCache<SearchKey, Results>>>,
 }
 
+/// Whether a correction is sure enough to show its results in place of
+/// nothing: every word it changes, and the word it puts instead, has at
+/// least four letters (one edit to a short word, `vec` to `ve`, is as likely
+/// another word as a typing mistake: that stays a "Did you mean").
+fn sure_correction(query: &str, corrected: &str) -> bool {
+    let typed = crate::index::query_terms(query);
+    let fixed = crate::index::query_terms(corrected);
+    typed.len() == fixed.len()
+        && typed
+            .iter()
+            .zip(&fixed)
+            .filter(|(typed, fixed)| typed != fixed)
+            .all(|(typed, fixed)| typed.chars().count() >= 4 && fixed.chars().count() >= 4)
+}
+
 /// What a search's results depend on, beside the generation.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct SearchKey {
@@ -237,6 +255,7 @@ struct SearchKey {
     page: usize,
     rollup: bool,
     rank: Rank,
+    as_typed: bool,
 }
 
 impl SearchKey {
@@ -246,6 +265,7 @@ impl SearchKey {
             page: request.page,
             rollup: request.rollup,
             rank: request.rank,
+            as_typed: request.as_typed,
         }
     }
 }
@@ -378,7 +398,29 @@ impl Engine {
             return Ok(results);
         }
         let snippets_until = started + self.config.budget();
-        let (mut results, whole) = self.search_untimed(request, snippets_until)?;
+        let (mut results, mut whole) = self.search_untimed(request, snippets_until)?;
+        // Nothing found and a correction at hand: its results, as web search
+        // engines show them ("Showing results for …").
+        if let (0, false, Some(corrected)) = (
+            results.total_groups,
+            request.as_typed,
+            results
+                .suggestion
+                .clone()
+                .filter(|corrected| sure_correction(&request.query, corrected)),
+        ) {
+            let again = SearchRequest {
+                query: corrected.clone(),
+                ..request.clone()
+            };
+            let (mut found, found_whole) = self.search_untimed(&again, snippets_until)?;
+            if found.total_groups > 0 {
+                found.query = request.query.clone();
+                found.showing_for = Some(corrected);
+                found.suggestion = None;
+                (results, whole) = (found, found_whole);
+            }
+        }
         results.took_ms = started.elapsed().as_secs_f64() * 1000.0;
         if whole {
             if let Ok(mut recent) = self.recent.lock() {
@@ -411,6 +453,7 @@ impl Engine {
             total_groups: 0,
             took_ms: 0.0,
             suggestion: None,
+            showing_for: None,
             rollup: request.rollup,
             rank: request.rank,
             searched_words: None,
@@ -463,7 +506,7 @@ impl Engine {
                 }
             }
         }
-        if results.total_groups < suggest::SUGGEST_BELOW {
+        if results.total_groups == 0 {
             results.suggestion = self.suggest(query_text, &searcher);
         }
         Ok((results, !snippets.cut.get()))
@@ -651,6 +694,15 @@ fn copies_by_trivial_cluster(similarity: &Similarity) -> (Vec<u32>, Vec<PageId>)
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn only_a_correction_of_long_words_replaces_nothing_found() {
+        use super::sure_correction;
+        assert!(sure_correction("virtual hsot", "virtual host"));
+        assert!(sure_correction("confguration", "configuration"));
+        assert!(!sure_correction("std::vec", "std ve"));
+        assert!(!sure_correction("teh", "the"));
+        assert!(!sure_correction("one two", "one"));
+    }
     use super::*;
 
     #[test]

@@ -16,8 +16,6 @@ use tantivy::{Searcher, Term};
 use super::Engine;
 use crate::index::{self, IndexField};
 
-/// A query with fewer entries than this gets a suggestion when one exists.
-pub const SUGGEST_BELOW: u64 = 3;
 /// Words of a query looked at.
 const MAX_WORDS: usize = 8;
 /// Longer words are left as they are (a hash, a path, a run of digits).

@@ -32,6 +32,9 @@ pub struct Results {
     /// A query with each word the index does not know replaced by the
     /// closest one it knows well, when the query found little.
     pub suggestion: Option<String>,
+    /// The corrected query whose results these are, when the query as typed
+    /// found nothing (`query` stays as typed).
+    pub showing_for: Option<String>,
     pub rollup: bool,
     pub rank: Rank,
     /// When the query was not valid query syntax: the words searched

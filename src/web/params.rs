@@ -104,6 +104,8 @@ pub struct Params {
     pub hit: Option<String>,
     /// Pages an expansion leaves out (its entry's own).
     pub not: Option<String>,
+    /// `as_typed=1`: no correction of a query that finds nothing.
+    pub as_typed: bool,
 }
 
 impl Params {
@@ -115,6 +117,7 @@ impl Params {
             let value = value.into_owned();
             match name.as_ref() {
                 "q" => params.q = value,
+                "as_typed" => params.as_typed = value == "1",
                 "page" => params.page = Some(value),
                 "rollup" => params.rollup = Some(value),
                 "rank" => params.rank = Some(value),
@@ -161,6 +164,7 @@ impl Params {
             page,
             rollup,
             rank,
+            as_typed: self.as_typed,
         })
     }
 

@@ -285,6 +285,10 @@ fn stored_href(page_id: PageId, query: &str) -> String {
 
 pub async fn search(state: web::Data<AppState>, http: HttpRequest) -> Html {
     let params = Params::parse(http.query_string());
+    // No words: the home page, with its examples, not an empty result.
+    if params.q.trim().is_empty() {
+        return home(state).await;
+    }
     let request = params.search_request()?;
     let open = params.expanded()?;
     let engine = state.engine();
@@ -319,6 +323,12 @@ pub async fn search(state: web::Data<AppState>, http: HttpRequest) -> Html {
                 ),
                 suggestion_href: results.suggestion.as_ref().map(|suggestion| {
                     search_href_for(suggestion, 1, request.rollup, request.rank, &[])
+                }),
+                as_typed_href: results.showing_for.as_ref().map(|_| {
+                    format!(
+                        "{}&as_typed=1",
+                        search_href_for(&request.query, 1, request.rollup, request.rank, &[])
+                    )
                 }),
                 results,
                 entries,

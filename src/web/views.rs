@@ -133,6 +133,8 @@ pub struct SearchPage {
     pub toggle_rank: String,
     /// The suggested query's results.
     pub suggestion_href: Option<String>,
+    /// The query as typed, uncorrected, when the results are a correction's.
+    pub as_typed_href: Option<String>,
 }
 
 #[derive(Template)]

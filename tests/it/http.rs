@@ -556,12 +556,42 @@ async fn bad_input_gets_clear_400_and_404_pages() {
     assert!(valid["searched_words"].is_null());
     assert!(valid["total_hits"].as_u64().unwrap() > 0);
 
+    // Issue 31: the empty query is the home page.
     let empty = get("/search?q=").await;
     assert_eq!(empty.status, StatusCode::OK);
-    assert!(empty.body.contains("Type some words"));
+    assert_eq!(empty.body, get("/").await.body);
     let health = get("/healthz").await;
     assert_eq!(health.status, StatusCode::OK);
     assert!(health.body.starts_with("ok gen-"));
+}
+
+/// Issue 31: a misspelled query that finds nothing shows the results of its
+/// correction, with a link to the words as typed; the words as typed find
+/// nothing and suggest the correction; a query that finds results gets no
+/// suggestion.
+#[actix_web::test]
+async fn a_misspelling_shows_the_results_of_its_correction() {
+    let corrected = get("/api/search?q=virtual+hsot").await.json();
+    assert_eq!(corrected["query"], "virtual hsot");
+    assert_eq!(corrected["showing_for"], "virtual host");
+    assert!(corrected["suggestion"].is_null());
+    let right = get("/api/search?q=virtual+host").await.json();
+    assert_eq!(corrected["total_groups"], right["total_groups"]);
+    assert_eq!(corrected["groups"][0]["url"], right["groups"][0]["url"]);
+    assert!(right["suggestion"].is_null() && right["showing_for"].is_null());
+
+    let page = get("/search?q=virtual+hsot").await;
+    assert!(
+        page.body.contains(
+            "Showing results for <strong>virtual host</strong>; search instead for <a href=\"/search?q=virtual+hsot&#38;as_typed=1\">virtual hsot</a>"
+        ),
+        "{}",
+        page.body
+    );
+    let as_typed = get("/api/search?q=virtual+hsot&as_typed=1").await.json();
+    assert_eq!(as_typed["total_groups"], 0);
+    assert_eq!(as_typed["suggestion"], "virtual host");
+    assert!(as_typed["showing_for"].is_null());
 }
 
 /// The stored copy is shown as text, with where it was crawled and why it is
