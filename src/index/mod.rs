@@ -530,6 +530,24 @@ impl SearchIndex {
     ///    (`std::vector` names no field, a pasted URL, an unbalanced quote).
     ///
     /// `scope` says which fields the words are looked up in.
+    /// A query for pages holding at least `share` of `words` (each looked up
+    /// as a query of its own, in the scope's fields, with their weights),
+    /// ranked by how many they hold and how well: a long question rarely
+    /// has every word on one page.
+    pub fn parse_most(&self, words: &[String], share: f64, scope: Scope) -> ParsedQuery {
+        let clauses: Vec<(tantivy::query::Occur, Box<dyn Query>)> = words
+            .iter()
+            .map(|word| (tantivy::query::Occur::Should, self.parse(word, scope).query))
+            .collect();
+        let least = ((words.len() as f64 * share).ceil() as usize).clamp(1, words.len().max(1));
+        ParsedQuery {
+            query: Box::new(tantivy::query::BooleanQuery::with_minimum_required_clauses(
+                clauses, least,
+            )),
+            reading: Reading::AsTyped,
+        }
+    }
+
     pub fn parse(&self, query: &str, scope: Scope) -> ParsedQuery {
         let parser = match scope {
             Scope::OwnText => &self.own_text,

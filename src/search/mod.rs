@@ -233,6 +233,14 @@ pub struct Engine {
     recent: Mutex<Option<LruCache<SearchKey, Results>>>,
 }
 
+/// A query of this many words or more that finds nothing shows the pages
+/// holding most of them.
+const MOST_WORDS_FROM: usize = 4;
+
+/// The share of a long query's words a page must hold to be shown when no
+/// page holds them all: half, as a question's words are half particles.
+const MOST_WORDS_SHARE: f64 = 0.5;
+
 /// Whether a correction is sure enough to show its results in place of
 /// nothing: every word it changes, and the word it puts instead, has at
 /// least four letters (one edit to a short word, `vec` to `ve`, is as likely
@@ -398,7 +406,7 @@ impl Engine {
             return Ok(results);
         }
         let snippets_until = started + self.config.budget();
-        let (mut results, mut whole) = self.search_untimed(request, snippets_until)?;
+        let (mut results, mut whole) = self.search_untimed(request, snippets_until, false)?;
         // Nothing found and a correction at hand: its results, as web search
         // engines show them ("Showing results for …").
         if let (0, false, Some(corrected)) = (
@@ -413,10 +421,21 @@ impl Engine {
                 query: corrected.clone(),
                 ..request.clone()
             };
-            let (mut found, found_whole) = self.search_untimed(&again, snippets_until)?;
+            let (mut found, found_whole) = self.search_untimed(&again, snippets_until, false)?;
             if found.total_groups > 0 {
                 found.query = request.query.clone();
                 found.showing_for = Some(corrected);
+                found.suggestion = None;
+                (results, whole) = (found, found_whole);
+            }
+        }
+        // Still nothing, for a question of many words: the pages holding
+        // most of them.
+        let words = crate::index::query_terms(&request.query);
+        if results.total_groups == 0 && !request.as_typed && words.len() >= MOST_WORDS_FROM {
+            let (mut found, found_whole) = self.search_untimed(request, snippets_until, true)?;
+            if found.total_groups > 0 {
+                found.most_words = true;
                 found.suggestion = None;
                 (results, whole) = (found, found_whole);
             }
@@ -432,11 +451,14 @@ impl Engine {
         Ok(results)
     }
 
-    /// The results, and whether every entry has its snippet.
+    /// The results, and whether every entry has its snippet; with
+    /// `most_words`, of the pages holding most of the query's words
+    /// ([`MOST_WORDS_SHARE`]) rather than all.
     fn search_untimed(
         &self,
         request: &SearchRequest,
         snippets_until: Instant,
+        most_words: bool,
     ) -> Result<(Results, bool)> {
         let query_text = self.check_query(&request.query)?;
         if request.page == 0 || request.page > self.config.max_page {
@@ -454,6 +476,7 @@ impl Engine {
             took_ms: 0.0,
             suggestion: None,
             showing_for: None,
+            most_words: false,
             rollup: request.rollup,
             rank: request.rank,
             searched_words: None,
@@ -468,10 +491,20 @@ impl Engine {
         let offset = (request.page - 1) * GROUPS_PER_PAGE;
         // The page's own text first; its site's chrome too when few pages
         // say the words themselves and chrome finds more.
-        let mut parsed = self.parse(query_text, Scope::OwnText);
+        let words = most_words.then(|| {
+            let mut words = crate::index::query_terms(query_text);
+            words.sort_unstable();
+            words.dedup();
+            words
+        });
+        let parse = |scope| match &words {
+            Some(words) => self.index.parse_most(words, MOST_WORDS_SHARE, scope),
+            None => self.parse(query_text, scope),
+        };
+        let mut parsed = parse(Scope::OwnText);
         let mut found = self.find(&searcher, request, &*parsed.query, offset)?;
         if found.total_hits() < CHROME_BELOW {
-            let wider = self.parse(query_text, Scope::WithChrome);
+            let wider = parse(Scope::WithChrome);
             let more = self.find(&searcher, request, &*wider.query, offset)?;
             if more.total_hits() > found.total_hits() {
                 (parsed, found) = (wider, more);

@@ -35,6 +35,8 @@ pub struct Results {
     /// The corrected query whose results these are, when the query as typed
     /// found nothing (`query` stays as typed).
     pub showing_for: Option<String>,
+    /// No page holds every word of the query: these hold most of them.
+    pub most_words: bool,
     pub rollup: bool,
     pub rank: Rank,
     /// When the query was not valid query syntax: the words searched

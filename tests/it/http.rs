@@ -594,6 +594,31 @@ async fn a_misspelling_shows_the_results_of_its_correction() {
     assert!(as_typed["showing_for"].is_null());
 }
 
+/// Issue 31: a question of many words that no page holds all of shows the
+/// pages holding most of them, and says so; a short query does not.
+#[actix_web::test]
+async fn a_long_question_finds_the_pages_with_most_of_its_words() {
+    let question = "how+do+i+configure+a+virtual+host+for+zqxwvj";
+    let all = get(&format!("/api/search?q={question}&as_typed=1"))
+        .await
+        .json();
+    assert_eq!(all["total_groups"], 0, "no page has every word");
+    let most = get(&format!("/api/search?q={question}")).await.json();
+    assert_eq!(most["most_words"], true);
+    assert!(most["total_groups"].as_u64().unwrap() > 0);
+    assert!(most["showing_for"].is_null());
+    let page = get(&format!("/search?q={question}")).await;
+    assert!(page.body.contains("No page has every word of the query"));
+    let short = get("/api/search?q=virtual+host+zqxwvj").await.json();
+    assert_eq!(
+        (
+            short["total_groups"].as_u64(),
+            short["most_words"].as_bool()
+        ),
+        (Some(0), Some(false))
+    );
+}
+
 /// The stored copy is shown as text, with where it was crawled and why it is
 /// grouped; a crawled page's markup never reaches the browser as markup.
 #[actix_web::test]
