@@ -119,10 +119,7 @@ fn set_search_setting(data: &Path, name: &str, value: serde_json::Value) {
 }
 
 fn main() {
-    let seconds: f64 = std::env::var("SEARCH_BENCH_SECONDS")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(10.0);
+    let seconds = support::search::run_seconds(10.0);
     let dir = tempfile::tempdir().unwrap();
     let warc = dir.path().join("big.warc.gz");
     write_crawl(&warc).expect("writing the crawl");

@@ -38,10 +38,7 @@ fn main() {
         .and_then(|index| arguments.get(index + 1))
         .map(PathBuf::from);
     let keep = arguments.iter().any(|argument| argument == "--keep");
-    let seconds: f64 = std::env::var("SEARCH_BENCH_SECONDS")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(10.0);
+    let seconds = support::search::run_seconds(10.0);
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     if let Some(data) = arguments
         .iter()

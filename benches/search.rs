@@ -41,10 +41,7 @@ const QUERIES: &[&str] = &[
 ];
 
 fn main() {
-    let seconds: f64 = std::env::var("SEARCH_BENCH_SECONDS")
-        .ok()
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(10.0);
+    let seconds = support::search::run_seconds(10.0);
     let dir = tempfile::tempdir().unwrap();
     let data = dir.path().join("data");
     let begin = Instant::now();

@@ -12,6 +12,14 @@ use actix_web::{web, App, HttpServer};
 use mirrorscope::search::{Rank, SearchRequest};
 use mirrorscope::web::{configure, AppState};
 
+/// Seconds of each throughput run: `SEARCH_BENCH_SECONDS`, else `default`.
+pub fn run_seconds(default: f64) -> f64 {
+    std::env::var("SEARCH_BENCH_SECONDS")
+        .ok()
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(default)
+}
+
 fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
     if sorted.is_empty() {
         return Duration::ZERO;

@@ -431,8 +431,10 @@ impl Engine {
         }
         // Still nothing, for a question of many words: the pages holding
         // most of them.
-        let words = crate::index::query_terms(&request.query);
-        if results.total_groups == 0 && !request.as_typed && words.len() >= MOST_WORDS_FROM {
+        if results.total_groups == 0
+            && !request.as_typed
+            && crate::index::query_terms(&request.query).len() >= MOST_WORDS_FROM
+        {
             let (mut found, found_whole) = self.search_untimed(request, snippets_until, true)?;
             if found.total_groups > 0 {
                 found.most_words = true;
