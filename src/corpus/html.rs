@@ -147,7 +147,22 @@ struct Collector {
     heading: String,
     /// 0: before the first `<h1>`, 1: inside it, 2: after it.
     heading_state: u8,
+    /// The text of every heading and defined term (`<h1>`-`<h6>`, `<dt>`),
+    /// one a line, up to [`MAX_DEFINED_BYTES`]: what the page is about.
+    defined: String,
+    /// Nesting of those elements.
+    defined_depth: usize,
 }
+
+/// Elements whose text names what a page is about: its headings, and the
+/// terms it defines (the signatures of a reference page, a glossary's
+/// words).
+fn defines(name: &[u8]) -> bool {
+    matches!(name, b"h1" | b"h2" | b"h3" | b"h4" | b"h5" | b"h6" | b"dt")
+}
+
+/// Most text of headings and defined terms kept of a page.
+const MAX_DEFINED_BYTES: usize = 256 * 1024;
 
 /// Tags whose other attributes are read: the language of `<html>`,
 /// `<meta>` and `<link>` for language, canonical and version, the `title`
@@ -195,6 +210,13 @@ impl Collector {
         if self.heading_state == 1 && self.heading.len() < MAX_HEADING_BYTES {
             self.heading.push_str(&text);
         }
+        if self.defined_depth > 0 && self.defined.len() < MAX_DEFINED_BYTES {
+            // One line a heading, whatever line breaks its source has.
+            self.defined.extend(
+                text.chars()
+                    .map(|c| if c == '\n' || c == '\r' { ' ' } else { c }),
+            );
+        }
         if text.starts_with(char::is_whitespace)
             && !self.current_line.is_empty()
             && !self.current_line.ends_with(' ')
@@ -237,6 +259,9 @@ impl Collector {
         if is_hidden(&name) && !self_closing {
             self.hidden_depth += 1;
         }
+        if defines(&name) && !self_closing {
+            self.defined_depth += 1;
+        }
         if (name.as_slice() == b"pre" || name.as_slice() == b"listing") && !self_closing {
             self.pre_depth += 1;
         }
@@ -254,6 +279,12 @@ impl Collector {
         }
         if is_hidden(name) {
             self.hidden_depth = self.hidden_depth.saturating_sub(1);
+        }
+        if defines(name) && self.defined_depth > 0 {
+            self.defined_depth -= 1;
+            if self.defined.len() < MAX_DEFINED_BYTES {
+                self.defined.push('\n');
+            }
         }
         if is_block(name) || name == b"br" {
             self.end_line();
@@ -527,6 +558,21 @@ pub fn extract_html_text_within(html: &str, most_bytes: usize) -> (String, Strin
     (title_of(&collector), collector.lines.join("\n"))
 }
 
+/// The visible text of `html` as [`extract_html_text_within`] reads it,
+/// and the text of its headings and defined terms (`<h1>`-`<h6>`, `<dt>`)
+/// in that text, one a line: what the page is about.
+pub fn extract_html_text_and_headings_within(html: &str, most_bytes: usize) -> (String, String) {
+    let collector = collect_within(html, most_bytes);
+    let headings = collector
+        .defined
+        .lines()
+        .map(collapse)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    (collector.lines.join("\n"), headings)
+}
+
 /// Runs the tokenizer over `html` into a collector.
 fn collect(html: &str) -> Collector {
     collect_within(html, usize::MAX)
@@ -557,6 +603,16 @@ fn title_of(collector: &Collector) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn headings_and_defined_terms_are_what_a_page_is_about() {
+        let html = "<title>T</title><h1>Sessions<a class=headerlink>\u{b6}</a></h1><p>Text of a \
+                    paragraph.</p><dl><dt>flask.<span>send_file</span>\n(<em>path</em>)</dt><dd>Sends a file.</dd></dl>\
+                    <h3>Notes</h3><script>var h = '<h2>no</h2>';</script>";
+        let (text, headings) = extract_html_text_and_headings_within(html, usize::MAX);
+        assert!(text.contains("Text of a paragraph."));
+        assert_eq!(headings, "Sessions\u{b6}\nflask.send_file (path)\nNotes");
+    }
 
     #[test]
     fn reading_the_start_of_a_page_stops_after_its_first_lines() {

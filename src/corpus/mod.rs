@@ -20,7 +20,10 @@ use std::sync::Arc;
 use url::Url;
 
 pub use canonical::{canonical_url, canonical_url_string};
-pub use html::{extract_html, extract_html_text, extract_html_text_within, Extracted};
+pub use html::{
+    extract_html, extract_html_text, extract_html_text_and_headings_within,
+    extract_html_text_within, Extracted,
+};
 pub use warc::{RecordProblem, Skip, WarcError, WarcReader, WarcRecord};
 
 /// Where a record sits: file and byte offset.

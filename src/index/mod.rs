@@ -10,6 +10,7 @@
 //! (cho-2000 §5.2 rolls results up by collection and cluster; §1 ranks by
 //! replication).
 
+pub mod kind;
 mod read_only;
 mod schema;
 mod tokenizer;
@@ -130,6 +131,10 @@ struct PageFields {
     lineage_copy: u64,
     replication: u64,
     inlinks_from_other_hosts: u64,
+    /// Its collection's start page.
+    front: bool,
+    /// [`kind::manual_page_key`], or [`NONE`].
+    manual_page: u64,
 }
 
 /// Builds the index of a generation into `dir` (which must not exist yet).
@@ -205,11 +210,19 @@ pub fn build(
         let first = &table.pages[pages[0] as usize];
         // Text past what is searched is not read: chrome lines are set
         // aside from the start read, so its own text may be a little less.
-        let Some(text) = page_text_within(store, first, config.max_text_bytes) else {
+        let read = with_stored_html(store, first, |html| {
+            Some(corpus::extract_html_text_and_headings_within(
+                html,
+                config.max_text_bytes,
+            ))
+        });
+        let Some((text, headings)) = read else {
             unreadable.fetch_add(pages.len() as u64, Ordering::Relaxed);
             return Ok(());
         };
         let (own, chrome) = similarity.split_chrome(&first.title, &text);
+        let headings = own_headings(&headings, &own);
+        let headings = text_prefix(&headings, config.max_text_bytes);
         let body = text_prefix(&own, config.max_text_bytes);
         let chrome = text_prefix(&chrome, config.max_text_bytes);
         for &index in pages.iter() {
@@ -221,16 +234,19 @@ pub fn build(
                 cluster: fact.cluster,
                 lineage: fact.lineage,
                 lineage_copy: fact.lineage_copy,
+                kind: kind_of(page, &own, fact.front),
+                manual_page: fact.manual_page,
                 replication: fact.replication,
                 inlinks_from_other_hosts: fact.inlinks_from_other_hosts,
                 host_id: u64::from(page.host.0),
                 title: &page.title,
                 body,
+                headings,
                 chrome,
                 url: &page.url,
                 host: table.host_name(page.host),
             });
-            queue.wait_for_room(page.title.len() + body.len() + chrome.len())?;
+            queue.wait_for_room(page.title.len() + body.len() + headings.len() + chrome.len())?;
             writer.add_document(document).map_err(tantivy_error)?;
             documents.fetch_add(1, Ordering::Relaxed);
         }
@@ -248,6 +264,25 @@ pub fn build(
         unreadable_bodies: unreadable.into_inner(),
         bytes: folder_bytes(dir),
     })
+}
+
+/// The lines of `headings` that are lines of the page's own text `own`: a
+/// sidebar's headings ("Previous topic", "Quick search") are its site's
+/// chrome, not what the page is about.
+fn own_headings(headings: &str, own: &str) -> String {
+    let lines: rustc_hash::FxHashSet<&str> = own.lines().collect();
+    headings
+        .lines()
+        .filter(|line| lines.contains(line))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The [`kind::PageKind`] of `page`, whose own text is `own`.
+fn kind_of(page: &crate::pages::Page, own: &str, front: bool) -> u64 {
+    let words = own.split_whitespace().count();
+    let links = page.outlinks.len() + page.uncrawled_links.len();
+    kind::classify(&page.url, words, links, front) as u64
 }
 
 /// Text handed to tantivy that its indexing threads have not tokenized yet
@@ -383,7 +418,24 @@ fn page_fields(
                 .cluster_of(page)
                 .or_else(|| strays.get(trivial).copied().flatten());
             let lineage = collections.lineages.of(page);
+            let front = collection
+                .and_then(|id| collections.collection(id))
+                .is_some_and(|collection| collection.root == page);
+            let manual_page = lineage.and_then(|place| {
+                let copy = collections
+                    .lineages
+                    .lineage(place.lineage)?
+                    .copies
+                    .get(usize::from(place.copy))?;
+                Some(kind::manual_page_key(
+                    place.lineage.0,
+                    &copy.prefix,
+                    &table.pages[index].url,
+                ))
+            });
             PageFields {
+                front,
+                manual_page: manual_page.unwrap_or(NONE),
                 collection: collection.map_or(NONE, |id| u64::from(id.0)),
                 cluster: cluster.map_or(NONE, |id| u64::from(id.0)),
                 lineage: lineage.map_or(NONE, |place| u64::from(place.lineage.0)),
@@ -472,6 +524,8 @@ pub struct SearchIndex {
     fields: Fields,
     own_text: QueryParser,
     with_chrome: QueryParser,
+    /// Every word in the title or the headings ([`SearchIndex::about_query`]).
+    about: QueryParser,
 }
 
 impl SearchIndex {
@@ -497,7 +551,9 @@ impl SearchIndex {
             .map_err(tantivy_error)?;
         let own_text = query_parser(&index, &fields, Scope::OwnText);
         let with_chrome = query_parser(&index, &fields, Scope::WithChrome);
+        let about = about_parser(&index, &fields);
         Ok(SearchIndex {
+            about,
             path: dir.to_path_buf(),
             reader,
             fields,
@@ -548,6 +604,35 @@ impl SearchIndex {
         }
     }
 
+    /// For each word of `query` but its function words ([`FUNCTION_WORDS`]),
+    /// each once and at most [`ABOUT_WORDS`], a query for the pages whose
+    /// title or headings hold it: the pages about the query hold them all.
+    pub fn about_queries(&self, query: &str) -> Vec<Box<dyn Query>> {
+        let mut words: Vec<String> = query_terms(query)
+            .into_iter()
+            .filter(|word| !is_function_word(word))
+            .collect();
+        let mut seen = rustc_hash::FxHashSet::default();
+        words.retain(|word| seen.insert(word.clone()));
+        words.truncate(ABOUT_WORDS);
+        words
+            .iter()
+            .filter_map(|word| self.about.parse_query(&escape_language_suffixes(word)).ok())
+            .collect()
+    }
+
+    /// A query for the pages one of whose title's parts is `query`'s words
+    /// ([`kind::title_names`]); `None` for a query of no word.
+    pub fn name_query(&self, query: &str) -> Option<tantivy::query::TermQuery> {
+        let key = kind::name_key(query);
+        (!key.is_empty()).then(|| {
+            tantivy::query::TermQuery::new(
+                tantivy::Term::from_field_text(self.fields.get(IndexField::Name), &key),
+                tantivy::schema::IndexRecordOption::Basic,
+            )
+        })
+    }
+
     pub fn parse(&self, query: &str, scope: Scope) -> ParsedQuery {
         let parser = match scope {
             Scope::OwnText => &self.own_text,
@@ -558,7 +643,7 @@ impl SearchIndex {
         let error = match parser.parse_query(&escaped) {
             Ok(parsed) => {
                 return ParsedQuery {
-                    query: parsed,
+                    query: function_words_optional(parser, query).unwrap_or(parsed),
                     reading: Reading::AsTyped,
                 }
             }
@@ -591,6 +676,68 @@ impl SearchIndex {
     }
 }
 
+/// English function words: a question's words that say nothing of what a
+/// page is about (`how do I …`). Lucene's English stop words, with the
+/// words questions add.
+pub const FUNCTION_WORDS: [&str; 58] = [
+    "a", "an", "and", "are", "as", "at", "be", "but", "by", "can", "could", "did", "do", "does",
+    "for", "from", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no", "not",
+    "of", "on", "or", "should", "so", "such", "that", "the", "their", "then", "there", "these",
+    "they", "this", "to", "was", "we", "what", "when", "where", "which", "who", "why", "will",
+    "with", "would", "you", "your", "am", "our",
+];
+
+/// A query of plain words with function words among others (`how do I
+/// password protect a directory`): the other words required, the function
+/// words only raising the score of the pages that hold them, as a web
+/// search engine reads a question. `None` for any other query (syntax,
+/// phrases, only function words or none).
+fn function_words_optional(parser: &QueryParser, query: &str) -> Option<Box<dyn Query>> {
+    use tantivy::query::{BooleanQuery, Occur};
+    let words = tokenizer::words(query);
+    let typed: Vec<String> = query.split_whitespace().map(str::to_lowercase).collect();
+    if words != typed {
+        return None;
+    }
+    let (function, content): (Vec<&String>, Vec<&String>) =
+        words.iter().partition(|word| is_function_word(word));
+    if function.is_empty() || content.is_empty() {
+        return None;
+    }
+    let content: Vec<&str> = content.into_iter().map(String::as_str).collect();
+    let required = parser
+        .parse_query(&escape_language_suffixes(&content.join(" ")))
+        .ok()?;
+    let mut clauses = vec![(Occur::Must, required)];
+    for word in function {
+        clauses.push((Occur::Should, parser.parse_query(word).ok()?));
+    }
+    Some(Box::new(BooleanQuery::new(clauses)))
+}
+
+/// The words of a query looked up in titles and headings: a question's
+/// first eight words that are not function words say what it asks.
+pub const ABOUT_WORDS: usize = 8;
+
+/// Whether `word` (lower-case) is one of [`FUNCTION_WORDS`].
+pub fn is_function_word(word: &str) -> bool {
+    FUNCTION_WORDS.contains(&word)
+}
+
+/// The parser of [`SearchIndex::about_query`]: every word in the title or
+/// the headings.
+fn about_parser(index: &Index, fields: &Fields) -> QueryParser {
+    let mut parser = QueryParser::for_index(
+        index,
+        vec![
+            fields.get(IndexField::Title),
+            fields.get(IndexField::Headings),
+        ],
+    );
+    parser.set_conjunction_by_default();
+    parser
+}
+
 /// The query parser of a scope. Every word must match (in any of the
 /// scope's fields), as users of web search engines expect; a title weighs
 /// more than the text, a URL less.
@@ -598,6 +745,7 @@ fn query_parser(index: &Index, fields: &Fields, scope: Scope) -> QueryParser {
     let mut searched = vec![
         fields.get(IndexField::Title),
         fields.get(IndexField::Body),
+        fields.get(IndexField::Headings),
         fields.get(IndexField::Url),
     ];
     if scope == Scope::WithChrome {
@@ -713,7 +861,7 @@ fn describe_query_error(error: &tantivy::query::QueryParserError) -> String {
                 .into()
         }
         E::FieldDoesNotExist(field) => {
-            format!("there is no field {field:?}; fields are title, body, url and host")
+            format!("there is no field {field:?}; fields are title, body, headings, url and host")
         }
         other => other.to_string(),
     }

@@ -9,7 +9,7 @@ use super::tokenizer::TEXT_TOKENIZER;
 use crate::pages::PageId;
 
 /// Fields of the index.
-const FIELDS: usize = 13;
+const FIELDS: usize = 17;
 
 /// The value of `collection_id` and `cluster_id` for a page in none.
 pub const NONE: u64 = u64::MAX;
@@ -36,10 +36,17 @@ pub enum IndexField {
     /// (stemmed English words with positions, stored for snippets; at most
     /// its first `index.max_text_bytes`).
     Body,
+    /// The page's headings and defined terms (`<h1>`-`<h6>`, `<dt>`) in its
+    /// own text, one a line: what the page is about (stemmed English words
+    /// with positions, not stored).
+    Headings,
     /// The lines of the visible text the similarity stage set aside as site
     /// chrome (menus, sidebars, footers): searched, with a low weight, never
     /// shown.
     Chrome,
+    /// The names its title gives the page ([`super::kind::title_names`]),
+    /// each one exact term: a query that is one of them names the page.
+    Name,
     /// The URL (its words, stored).
     Url,
     /// The host name (one term: `host:www.example.org`, stored).
@@ -51,6 +58,13 @@ pub enum IndexField {
     LineageId,
     /// Its copy's position in its manual's copies, 0 the principal (fast).
     LineageCopy,
+    /// Its [`super::kind::PageKind`]: prose, front page or listing (fast:
+    /// the roll-up weighs listings down).
+    Kind,
+    /// Its place in its manual, the same in every copy and version
+    /// ([`super::kind::manual_page_key`]), or [`NONE`] (fast: a search
+    /// within one manual shows each of its pages once).
+    ManualPage,
 }
 
 impl IndexField {
@@ -62,12 +76,16 @@ impl IndexField {
         IndexField::InlinksFromOtherHosts,
         IndexField::Title,
         IndexField::Body,
+        IndexField::Headings,
         IndexField::Chrome,
+        IndexField::Name,
         IndexField::Url,
         IndexField::Host,
         IndexField::HostId,
         IndexField::LineageId,
         IndexField::LineageCopy,
+        IndexField::Kind,
+        IndexField::ManualPage,
     ];
 
     /// The field's name in the schema (and in queries: `title:apache`).
@@ -80,12 +98,16 @@ impl IndexField {
             IndexField::InlinksFromOtherHosts => "inlinks_from_other_hosts",
             IndexField::Title => "title",
             IndexField::Body => "body",
+            IndexField::Headings => "headings",
             IndexField::Chrome => "chrome",
+            IndexField::Name => "name",
             IndexField::Url => "url",
             IndexField::Host => "host",
             IndexField::HostId => "host_id",
             IndexField::LineageId => "lineage_id",
             IndexField::LineageCopy => "lineage_copy",
+            IndexField::Kind => "kind",
+            IndexField::ManualPage => "manual_page",
         }
     }
 
@@ -110,8 +132,11 @@ pub struct PageDocument<'a> {
     pub host_id: u64,
     pub lineage: u64,
     pub lineage_copy: u64,
+    pub kind: u64,
+    pub manual_page: u64,
     pub title: &'a str,
     pub body: &'a str,
+    pub headings: &'a str,
     pub chrome: &'a str,
     pub url: &'a str,
     pub host: &'a str,
@@ -145,13 +170,21 @@ impl Fields {
             values.inlinks_from_other_hosts,
         );
         document.add_text(self.get(IndexField::Title), values.title);
+        for name in super::kind::title_names(values.title) {
+            document.add_text(self.get(IndexField::Name), name);
+        }
         document.add_text(self.get(IndexField::Body), values.body);
+        if !values.headings.is_empty() {
+            document.add_text(self.get(IndexField::Headings), values.headings);
+        }
         if !values.chrome.is_empty() {
             document.add_text(self.get(IndexField::Chrome), values.chrome);
         }
         document.add_u64(self.get(IndexField::HostId), values.host_id);
         document.add_u64(self.get(IndexField::LineageId), values.lineage);
         document.add_u64(self.get(IndexField::LineageCopy), values.lineage_copy);
+        document.add_u64(self.get(IndexField::Kind), values.kind);
+        document.add_u64(self.get(IndexField::ManualPage), values.manual_page);
         document.add_text(self.get(IndexField::Url), values.url);
         document.add_text(self.get(IndexField::Host), values.host);
         document
@@ -179,14 +212,19 @@ pub fn build() -> (Schema, Fields) {
             IndexField::Replication
             | IndexField::InlinksFromOtherHosts
             | IndexField::HostId
-            | IndexField::LineageCopy => builder.add_u64_field(name, FAST),
+            | IndexField::LineageCopy
+            | IndexField::Kind
+            | IndexField::ManualPage => builder.add_u64_field(name, FAST),
             // Positions everywhere: phrase queries search every default field.
             IndexField::Title | IndexField::Body => {
                 builder.add_text_field(name, text(TEXT_TOKENIZER).set_stored())
             }
-            IndexField::Chrome => builder.add_text_field(name, text(TEXT_TOKENIZER)),
+            IndexField::Headings | IndexField::Chrome => {
+                builder.add_text_field(name, text(TEXT_TOKENIZER))
+            }
             IndexField::Url => builder.add_text_field(name, text("default").set_stored()),
             IndexField::Host => builder.add_text_field(name, STRING | STORED),
+            IndexField::Name => builder.add_text_field(name, STRING),
         };
     }
     (builder.build(), Fields { handles })

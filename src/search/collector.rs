@@ -7,12 +7,13 @@ use std::sync::Arc;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{ColumnIndex, ColumnValues};
-use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
+use tantivy::{BitSet, DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use rustc_hash::FxHashMap;
 
 use super::rollup::{EntryKey, Fold, Hit, Shown};
 use crate::collections::{ClusterId, CollectionId, LineageId, LineagePlace};
+use crate::index::kind::PageKind;
 use crate::index::{IndexField, NONE};
 use crate::pages::PageId;
 
@@ -48,10 +49,192 @@ pub fn replication_boost(score: Score, copies: u64, boost: f32) -> Score {
     score * (1.0 + boost * copies.ln())
 }
 
+/// A page whose title or headings hold every word of the query (its
+/// function words aside) is about it: its score is multiplied by this; one
+/// whose title or headings hold a share of them, by the same share of it.
+/// A documentation search shows the page about a term before the pages
+/// that mention it.
+pub const ABOUT: f32 = 3.0;
+
+/// A front page that is about the query (the query names its manual or its
+/// part) is multiplied by this besides: the manual's start page before its
+/// pages that carry the manual's name in their titles.
+pub const FRONT_NAMED: f32 = 2.0;
+
+/// A page one of whose title's parts is the query (`48. Message
+/// processing` for `message processing`) is named by it: its score is
+/// multiplied by this besides. An exact title match is the page asked for.
+pub const NAMED: f32 = 2.0;
+
+/// A listing (a source listing, a generated index, a search page) that is
+/// not about the query is multiplied by this: it lists the words without
+/// being about them.
+pub const LISTING: f32 = 0.25;
+
+/// A score weighed by the page's kind, the share of the query's words its
+/// title or headings hold (`about`, from 0 to 1), and whether its title
+/// names it by the query.
+pub fn weigh(score: Score, kind: PageKind, about: f32, named: bool) -> Score {
+    let whole = about >= 1.0 || named;
+    let score = if named { score * NAMED } else { score };
+    match kind {
+        PageKind::Listing if whole => score,
+        PageKind::Listing => score * LISTING,
+        PageKind::Front if whole => score * ABOUT * FRONT_NAMED,
+        PageKind::Prose | PageKind::Front => score * (1.0 + (ABOUT - 1.0) * about),
+    }
+}
+
+/// The documents whose title or headings hold each of a query's words, by
+/// segment ([`AboutCollector`], one search a word).
+#[derive(Debug, Default)]
+pub struct About {
+    words: usize,
+    /// By segment, a set of documents for each word.
+    by_segment: Vec<Vec<BitSet>>,
+    /// By segment, the documents the query names ([`NAMED`]).
+    named: Vec<Option<BitSet>>,
+    /// The searcher's segments, by ordinal.
+    segments: Vec<tantivy::index::SegmentId>,
+}
+
+impl About {
+    /// Sets made for the segments of `searcher`.
+    pub fn new(searcher: &tantivy::Searcher) -> About {
+        About {
+            segments: searcher
+                .segment_readers()
+                .iter()
+                .map(SegmentReader::segment_id)
+                .collect(),
+            ..About::default()
+        }
+    }
+
+    /// The ordinal of `segment` in the searcher the sets were made for.
+    pub fn ordinal_of(&self, segment: tantivy::index::SegmentId) -> Option<SegmentOrdinal> {
+        self.segments
+            .iter()
+            .position(|&id| id == segment)
+            .map(|at| at as SegmentOrdinal)
+    }
+
+    /// `score` of document `doc` of `kind` in segment `segment`, weighed
+    /// ([`weigh`]).
+    #[inline]
+    pub fn weigh(
+        &self,
+        segment: SegmentOrdinal,
+        doc: DocId,
+        score: Score,
+        kind: PageKind,
+    ) -> Score {
+        weigh(
+            score,
+            kind,
+            self.share(segment, doc),
+            self.names(segment, doc),
+        )
+    }
+
+    /// Sets the documents the query names.
+    pub fn set_named(&mut self, docs: Vec<(SegmentOrdinal, BitSet)>) {
+        for (segment, docs) in docs {
+            let at = segment as usize;
+            if self.named.len() <= at {
+                self.named.resize_with(at + 1, || None);
+            }
+            self.named[at] = Some(docs);
+        }
+    }
+
+    #[inline]
+    fn names(&self, segment: SegmentOrdinal, doc: DocId) -> bool {
+        self.named
+            .get(segment as usize)
+            .and_then(Option::as_ref)
+            .is_some_and(|docs| docs.contains(doc))
+    }
+
+    /// Adds the documents holding one more word.
+    pub fn add_word(&mut self, docs: Vec<(SegmentOrdinal, BitSet)>) {
+        for (segment, docs) in docs {
+            let at = segment as usize;
+            if self.by_segment.len() <= at {
+                self.by_segment.resize_with(at + 1, Vec::new);
+            }
+            self.by_segment[at].push(docs);
+        }
+        self.words += 1;
+    }
+
+    /// The share of the words `doc`'s title or headings hold.
+    #[inline]
+    fn share(&self, segment: SegmentOrdinal, doc: DocId) -> f32 {
+        if self.words == 0 {
+            return 0.0;
+        }
+        let Some(sets) = self.by_segment.get(segment as usize) else {
+            return 0.0;
+        };
+        let held = sets.iter().filter(|docs| docs.contains(doc)).count();
+        held as f32 / self.words as f32
+    }
+}
+
+/// Collects the documents a query finds as one bit set per segment.
+pub struct AboutCollector;
+
+pub struct AboutSegmentCollector {
+    segment: SegmentOrdinal,
+    docs: BitSet,
+}
+
+impl Collector for AboutCollector {
+    type Fruit = Vec<(SegmentOrdinal, BitSet)>;
+    type Child = AboutSegmentCollector;
+
+    fn for_segment(
+        &self,
+        segment_local_id: SegmentOrdinal,
+        segment: &SegmentReader,
+    ) -> tantivy::Result<AboutSegmentCollector> {
+        Ok(AboutSegmentCollector {
+            segment: segment_local_id,
+            docs: BitSet::with_max_value(segment.max_doc()),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        false
+    }
+
+    fn merge_fruits(
+        &self,
+        fruits: Vec<(SegmentOrdinal, BitSet)>,
+    ) -> tantivy::Result<Vec<(SegmentOrdinal, BitSet)>> {
+        Ok(fruits)
+    }
+}
+
+impl SegmentCollector for AboutSegmentCollector {
+    type Fruit = (SegmentOrdinal, BitSet);
+
+    fn collect(&mut self, doc: DocId, _score: Score) {
+        self.docs.insert(doc);
+    }
+
+    fn harvest(self) -> (SegmentOrdinal, BitSet) {
+        (self.segment, self.docs)
+    }
+}
+
 /// Collects all matching documents as [`Hit`]s.
 pub struct HitCollector {
     /// `Some(boost)` ranks by replication.
     pub replication_boost: Option<f32>,
+    /// The documents about the query.
+    pub about: Arc<About>,
 }
 
 pub struct HitSegmentCollector {
@@ -69,6 +252,8 @@ struct Columns {
     lineage_copy: Arc<dyn ColumnValues<u64>>,
     replication: Arc<dyn ColumnValues<u64>>,
     host: Arc<dyn ColumnValues<u64>>,
+    kind: Arc<dyn ColumnValues<u64>>,
+    about: Arc<About>,
     boost: Option<f32>,
 }
 
@@ -77,6 +262,7 @@ impl Columns {
         segment_ord: SegmentOrdinal,
         segment: &SegmentReader,
         boost: Option<f32>,
+        about: &Arc<About>,
     ) -> tantivy::Result<Columns> {
         Ok(Columns {
             segment: segment_ord,
@@ -87,12 +273,17 @@ impl Columns {
             lineage_copy: column(segment, IndexField::LineageCopy, 0)?,
             replication: column(segment, IndexField::Replication, 1)?,
             host: column(segment, IndexField::HostId, 0)?,
+            kind: column(segment, IndexField::Kind, 0)?,
+            about: Arc::clone(about),
             boost,
         })
     }
 
+    /// The score of `doc`, weighed by its kind and whether it is about the
+    /// query ([`weigh`]), and by replication when asked.
     #[inline]
     fn score(&self, doc: DocId, score: Score) -> Score {
+        let score = self.about.weigh(self.segment, doc, score, self.kind(doc));
         match self.boost {
             Some(boost) => replication_boost(score, self.replication.get_val(doc), boost),
             None => score,
@@ -123,6 +314,11 @@ impl Columns {
     }
 
     #[inline]
+    fn kind(&self, doc: DocId) -> PageKind {
+        PageKind::from_u64(self.kind.get_val(doc))
+    }
+
+    #[inline]
     fn host(&self, doc: DocId) -> u32 {
         self.host.get_val(doc) as u32
     }
@@ -136,6 +332,7 @@ impl Columns {
             cluster: self.cluster(doc),
             lineage: self.lineage(doc),
             host: self.host(doc),
+            listing: self.kind(doc).is_listing(),
             doc: DocAddress::new(self.segment, doc),
         }
     }
@@ -170,7 +367,12 @@ impl Collector for HitCollector {
         segment: &SegmentReader,
     ) -> tantivy::Result<HitSegmentCollector> {
         Ok(HitSegmentCollector {
-            columns: Columns::open(segment_local_id, segment, self.replication_boost)?,
+            columns: Columns::open(
+                segment_local_id,
+                segment,
+                self.replication_boost,
+                &self.about,
+            )?,
             hits: Vec::new(),
         })
     }
@@ -206,6 +408,8 @@ pub struct FoldCollector {
     pub collections: usize,
     /// Which pages each entry is shown from.
     pub principals: Arc<Principals>,
+    /// The documents about the query.
+    pub about: Arc<About>,
 }
 
 pub struct FoldSegmentCollector {
@@ -224,7 +428,12 @@ impl Collector for FoldCollector {
         segment: &SegmentReader,
     ) -> tantivy::Result<FoldSegmentCollector> {
         Ok(FoldSegmentCollector {
-            columns: Columns::open(segment_local_id, segment, self.replication_boost)?,
+            columns: Columns::open(
+                segment_local_id,
+                segment,
+                self.replication_boost,
+                &self.about,
+            )?,
             principals: Arc::clone(&self.principals),
             fold: Fold::new(self.wanted, self.collections),
         })
@@ -258,12 +467,14 @@ impl SegmentCollector for FoldSegmentCollector {
         let cluster = columns.cluster(doc);
         let lineage = columns.lineage(doc);
         let collection = cluster.and_then(|_| columns.collection(doc));
+        let listing = columns.kind(doc).is_listing();
         let principals = &self.principals;
         self.fold.add_lazily(
             score,
             super::rollup::entry_key(lineage, cluster),
             collection,
             lineage,
+            listing,
             || columns.host(doc),
             || Hit {
                 score,
@@ -272,6 +483,7 @@ impl SegmentCollector for FoldSegmentCollector {
                 cluster,
                 lineage,
                 host: columns.host(doc),
+                listing,
                 doc: DocAddress::new(columns.segment, doc),
             },
             |key| principals.of(key),
@@ -286,6 +498,28 @@ impl SegmentCollector for FoldSegmentCollector {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_about_the_query_rises_and_a_listing_that_is_not_sinks() {
+        assert_eq!(weigh(2.0, PageKind::Prose, 0.0, false), 2.0);
+        assert_eq!(weigh(2.0, PageKind::Prose, 1.0, false), 2.0 * ABOUT);
+        assert_eq!(
+            weigh(2.0, PageKind::Prose, 0.5, false),
+            2.0 * (1.0 + (ABOUT - 1.0) / 2.0)
+        );
+        assert_eq!(weigh(2.0, PageKind::Prose, 1.0, true), 2.0 * ABOUT * NAMED);
+        assert_eq!(
+            weigh(2.0, PageKind::Front, 1.0, false),
+            2.0 * ABOUT * FRONT_NAMED
+        );
+        assert_eq!(weigh(2.0, PageKind::Front, 0.0, false), 2.0);
+        assert_eq!(weigh(2.0, PageKind::Listing, 0.0, false), 2.0 * LISTING);
+        assert_eq!(weigh(2.0, PageKind::Listing, 0.5, false), 2.0 * LISTING);
+        // A listing the query is about or names ("concept index") is what
+        // was asked.
+        assert_eq!(weigh(2.0, PageKind::Listing, 1.0, false), 2.0);
+        assert_eq!(weigh(2.0, PageKind::Listing, 1.0, true), 2.0 * NAMED);
+    }
 
     #[test]
     fn one_copy_keeps_the_score_and_more_copies_raise_it() {

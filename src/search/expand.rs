@@ -503,6 +503,7 @@ impl Engine {
                 &filtered,
                 &HitCollector {
                     replication_boost: None,
+                    about: std::sync::Arc::default(),
                 },
             )?;
             let mut counts: HashMap<CollectionId, u32> = HashMap::new();

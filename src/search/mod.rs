@@ -49,7 +49,8 @@ pub use host::{is_host_name, HostMirrorView, HostView, TestView};
 pub use page::{CopyEvidence, PageView};
 use view::Snippets;
 pub use view::{
-    followable, CollectionLink, PageLink, ReplicaLink, ResultGroup, Results, SiteLink, SnippetPart,
+    followable, CollectionLink, PageLink, ReplicaLink, ResultGroup, Results, SiteLink, Sitelink,
+    SnippetPart,
 };
 
 /// Result groups per page of results.
@@ -557,6 +558,7 @@ impl Engine {
         offset: usize,
     ) -> Result<Found> {
         let boost = (request.rank == Rank::Replication).then_some(self.config.replication_boost);
+        let about = Arc::new(self.about(searcher, &request.query)?);
         if request.rollup {
             let principals = collector::Principals {
                 clusters: Arc::clone(&self.principals),
@@ -570,18 +572,33 @@ impl Engine {
                         wanted: offset + GROUPS_PER_PAGE,
                         collections: self.collections.collections.len(),
                         principals: Arc::new(principals),
+                        about,
                     },
                 )?
                 .finish();
             return Ok(Found::Folded(folded));
         }
         let top = TopDocs::with_limit(GROUPS_PER_PAGE).and_offset(offset);
-        let (count, hits) = searcher.search(query, &(Count, top.tweak_score(flat_order(boost))))?;
+        let (count, hits) =
+            searcher.search(query, &(Count, top.tweak_score(flat_order(boost, about))))?;
         let hits = hits
             .into_iter()
             .map(|((score, _), address)| (score, address))
             .collect();
         Ok(Found::Flat(count, hits))
+    }
+
+    /// The documents about `query`: their title or headings hold its
+    /// words ([`SearchIndex::about_query`]).
+    fn about(&self, searcher: &Searcher, query: &str) -> Result<collector::About> {
+        let mut about = collector::About::new(searcher);
+        for word in self.index.about_queries(query) {
+            about.add_word(searcher.search(&*word, &collector::AboutCollector)?);
+        }
+        if let Some(named) = self.index.name_query(query) {
+            about.set_named(searcher.search(&named, &collector::AboutCollector)?);
+        }
+        Ok(about)
     }
 
     /// The manuals a query names a version of, and the copy of that version
@@ -678,14 +695,16 @@ impl Engine {
     }
 }
 
-/// The flat list's score tweak for `rank=replication`.
-/// The flat list's order: the higher score first (with the replication
-/// boost when asked for), then the lower page id, as in the roll-up
-/// (`rollup.rs`), so that equal scores come in the same order whichever
-/// segments the index's pages were written to.
+/// The flat list's order: the higher score first, weighed as the roll-up
+/// weighs it (the page's kind and what it is about,
+/// [`collector::weigh`]; the replication boost when asked for), then the
+/// lower page id, as in the roll-up (`rollup.rs`), so that equal scores
+/// come in the same order whichever segments the index's pages were
+/// written to.
 #[allow(clippy::type_complexity)]
 fn flat_order(
     boost: Option<f32>,
+    about: Arc<collector::About>,
 ) -> impl Fn(&SegmentReader) -> Box<dyn Fn(tantivy::DocId, Score) -> (Score, Reverse<u64>)>
        + Send
        + Sync
@@ -699,7 +718,17 @@ fn flat_order(
         };
         let copies = boost.and(column(IndexField::Replication, 1));
         let pages = column(IndexField::PageId, u64::MAX);
+        let kinds = column(IndexField::Kind, 0);
+        let ordinal = about.ordinal_of(segment.segment_id());
+        let about = Arc::clone(&about);
         Box::new(move |doc, score| {
+            let kind = crate::index::kind::PageKind::from_u64(
+                kinds.as_ref().map_or(0, |kinds| kinds.get_val(doc)),
+            );
+            let score = match ordinal {
+                Some(ordinal) => about.weigh(ordinal, doc, score, kind),
+                None => collector::weigh(score, kind, 0.0, false),
+            };
             let score = match (&copies, boost) {
                 (Some(copies), Some(boost)) => replication_boost(score, copies.get_val(doc), boost),
                 _ => score,

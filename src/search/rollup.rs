@@ -38,6 +38,10 @@ pub struct Hit {
     pub lineage: Option<LineagePlace>,
     /// The page's host id.
     pub host: u32,
+    /// A source listing, a generated index or a search page
+    /// ([`crate::index::kind::PageKind::Listing`]): never an entry's page
+    /// where a page of prose of it matches.
+    pub listing: bool,
     pub doc: DocAddress,
 }
 
@@ -95,6 +99,20 @@ impl Shown {
 /// site"), as web search engines crowd a host.
 pub const ENTRIES_PER_HOST: usize = 1;
 
+/// Other pages of an entry shown under it as title links ("sitelinks", as
+/// web search engines show a site's best pages under its entry): at most
+/// three, of the pages the entry is shown from.
+pub const SITELINKS: usize = 3;
+
+/// A page is a sitelink when it scores at least this share of the entry's
+/// page: it matches about as well (a page that only mentions the words
+/// scores far below one about them).
+pub const SITELINK_SHARE: f32 = 0.5;
+
+/// The best pages an entry is shown from kept while folding: its page and
+/// its sitelinks.
+const KEPT: usize = 1 + SITELINKS;
+
 impl Hit {
     /// Higher score first; among equal scores, the lower page id (URL order),
     /// so that results never depend on segment order.
@@ -104,6 +122,75 @@ impl Hit {
             std::cmp::Ordering::Less => false,
             std::cmp::Ordering::Equal => self.page < other.page,
         }
+    }
+
+    /// Whether this hit is rather an entry's page than `other`: a page of
+    /// prose before a listing, then the better score.
+    fn preferred(&self, other: &Hit) -> bool {
+        match (self.listing, other.listing) {
+            (false, true) => true,
+            (true, false) => false,
+            _ => self.beats(other),
+        }
+    }
+}
+
+/// The best `KEPT` hits offered, preferred first ([`Hit::preferred`]).
+#[derive(Debug, Clone, Copy, Default)]
+struct Kept([Option<Hit>; KEPT]);
+
+impl Kept {
+    /// Whether a hit of this score and kind may be kept.
+    #[inline]
+    fn may_enter(&self, score: f32, listing: bool) -> bool {
+        match self.0[KEPT - 1] {
+            None => true,
+            Some(last) => match (listing, last.listing) {
+                (false, true) => true,
+                (true, false) => false,
+                _ => score.total_cmp(&last.score).is_ge(),
+            },
+        }
+    }
+
+    fn offer(&mut self, hit: Hit) {
+        let mut carried = hit;
+        for slot in self.0.iter_mut() {
+            match slot {
+                None => {
+                    *slot = Some(carried);
+                    return;
+                }
+                Some(kept) => {
+                    if kept.page == carried.page {
+                        return;
+                    }
+                    if carried.preferred(kept) {
+                        std::mem::swap(kept, &mut carried);
+                    }
+                }
+            }
+        }
+    }
+
+    fn first(&self) -> Option<Hit> {
+        self.0[0]
+    }
+
+    /// The kept hits after the first `skip` that match about as well as
+    /// `shown`.
+    fn sitelinks(&self, skip: usize, shown: &Hit) -> Vec<Hit> {
+        Kept::sitelinks_of(&self.0[skip.min(KEPT)..], shown)
+    }
+
+    /// Of `hits`, those that match about as well as `shown`
+    /// ([`SITELINK_SHARE`]), listings left out.
+    fn sitelinks_of(hits: &[Option<Hit>], shown: &Hit) -> Vec<Hit> {
+        hits.iter()
+            .flatten()
+            .filter(|hit| !hit.listing && hit.score >= SITELINK_SHARE * shown.score)
+            .copied()
+            .collect()
     }
 }
 
@@ -124,6 +211,9 @@ pub struct Group {
     pub site_more: u32,
     /// On that entry: the pages the host's entries show.
     pub site_shown: Vec<PageId>,
+    /// Other pages of what the entry is shown from that match about as
+    /// well, best first ([`SITELINKS`]).
+    pub sitelinks: Vec<Hit>,
 }
 
 /// One entry's hits so far.
@@ -132,7 +222,8 @@ struct Accumulator {
     /// The pages it is shown from.
     principal: Shown,
     best: Hit,
-    best_of_principal: Option<Hit>,
+    /// The best pages of those it is shown from.
+    of_principal: Kept,
     hits: u32,
 }
 
@@ -141,7 +232,7 @@ impl Accumulator {
         Accumulator {
             principal,
             best: hit,
-            best_of_principal: None,
+            of_principal: Kept::default(),
             hits: 0,
         }
     }
@@ -152,13 +243,7 @@ impl Accumulator {
             self.best = hit;
         }
         if self.principal.holds(hit.collection, hit.lineage) {
-            self.offer_principal(hit);
-        }
-    }
-
-    fn offer_principal(&mut self, hit: Hit) {
-        if self.best_of_principal.is_none_or(|best| hit.beats(&best)) {
-            self.best_of_principal = Some(hit);
+            self.of_principal.offer(hit);
         }
     }
 
@@ -167,8 +252,8 @@ impl Accumulator {
         if other.best.beats(&self.best) {
             self.best = other.best;
         }
-        if let Some(hit) = other.best_of_principal {
-            self.offer_principal(hit);
+        for hit in other.of_principal.0.into_iter().flatten() {
+            self.of_principal.offer(hit);
         }
     }
 }
@@ -214,24 +299,29 @@ pub struct Fold {
 #[derive(Debug, Clone, Copy)]
 struct Site {
     count: u32,
-    /// The best of them, best first.
-    top: [Option<Hit>; ENTRIES_PER_HOST],
+    /// The best of them, preferred first: its entries, then the last
+    /// entry's sitelinks.
+    top: [Option<Hit>; ENTRIES_PER_HOST + SITELINKS],
 }
 
 impl Site {
     fn new() -> Site {
         Site {
             count: 0,
-            top: [None; ENTRIES_PER_HOST],
+            top: [None; ENTRIES_PER_HOST + SITELINKS],
         }
     }
 
-    /// Whether a hit of this score may be among the best.
+    /// Whether a hit of this score and kind may be among the best.
     #[inline]
-    fn may_enter(&self, score: f32) -> bool {
-        match self.top[ENTRIES_PER_HOST - 1] {
+    fn may_enter(&self, score: f32, listing: bool) -> bool {
+        match self.top[ENTRIES_PER_HOST + SITELINKS - 1] {
             None => true,
-            Some(last) => score.total_cmp(&last.score).is_ge(),
+            Some(last) => match (listing, last.listing) {
+                (false, true) => true,
+                (true, false) => false,
+                _ => score.total_cmp(&last.score).is_ge(),
+            },
         }
     }
 
@@ -244,12 +334,17 @@ impl Site {
                     return;
                 }
                 Some(kept) => {
-                    if carried.beats(kept) {
+                    if carried.preferred(kept) {
                         std::mem::swap(kept, &mut carried);
                     }
                 }
             }
         }
+    }
+
+    /// The entries' hits.
+    fn entries(&self) -> impl Iterator<Item = &Hit> {
+        self.top[..ENTRIES_PER_HOST].iter().flatten()
     }
 
     fn merge(&mut self, other: Site) {
@@ -260,7 +355,7 @@ impl Site {
     }
 
     fn shown(&self) -> usize {
-        self.top.iter().flatten().count()
+        self.entries().count()
     }
 }
 
@@ -300,6 +395,7 @@ impl Fold {
             hit.entry(),
             hit.collection,
             hit.lineage,
+            hit.listing,
             || hit.host,
             || hit,
             principal,
@@ -319,6 +415,7 @@ impl Fold {
         entry: Option<EntryKey>,
         collection: Option<CollectionId>,
         place: Option<LineagePlace>,
+        listing: bool,
         host: impl FnOnce() -> u32,
         hit: impl FnOnce() -> Hit,
         principal: impl FnOnce(EntryKey) -> Shown,
@@ -347,10 +444,7 @@ impl Fold {
                 let accumulator = &mut self.clusters[slot as usize].1;
                 let of_principal = accumulator.principal.holds(collection, place);
                 if not_below(&accumulator.best)
-                    || (of_principal
-                        && accumulator
-                            .best_of_principal
-                            .is_none_or(|best| not_below(&best)))
+                    || (of_principal && accumulator.of_principal.may_enter(score, listing))
                 {
                     accumulator.add(hit());
                 } else {
@@ -373,7 +467,7 @@ impl Fold {
                 };
                 let site = &mut self.sites[slot as usize];
                 site.count += 1;
-                if site.may_enter(score) {
+                if site.may_enter(score, listing) {
                     site.offer(hit());
                 }
             }
@@ -431,7 +525,10 @@ impl Fold {
                 .map_or(1, |&count| count.max(1))
         };
         let clustered = self.clusters.iter().map(|(_, accumulator)| {
-            let shown = accumulator.best_of_principal.unwrap_or(accumulator.best);
+            let (shown, sitelinks) = match accumulator.of_principal.first() {
+                Some(shown) => (shown, accumulator.of_principal.sitelinks(1, &shown)),
+                None => (accumulator.best, Vec::new()),
+            };
             let group = Group {
                 shown,
                 score: accumulator.best.score,
@@ -439,33 +536,35 @@ impl Fold {
                 collection_hits: collection_hits(&shown),
                 site_more: 0,
                 site_shown: Vec::new(),
+                sitelinks,
             };
             (accumulator.best, group)
         });
         let singles = self.sites.iter().flat_map(|site| {
             let shown = site.shown();
             let more = site.count - shown as u32;
-            site.top
-                .iter()
-                .flatten()
-                .enumerate()
-                .map(move |(place, &hit)| {
-                    let last = place + 1 == shown;
-                    let site_more = if last { more } else { 0 };
-                    let group = Group {
-                        shown: hit,
-                        score: hit.score,
-                        hits: 1 + site_more,
-                        collection_hits: 1,
-                        site_more,
-                        site_shown: if last && more > 0 {
-                            site.top.iter().flatten().map(|hit| hit.page).collect()
-                        } else {
-                            Vec::new()
-                        },
-                    };
-                    (hit, group)
-                })
+            site.entries().enumerate().map(move |(place, &hit)| {
+                let last = place + 1 == shown;
+                let site_more = if last { more } else { 0 };
+                let group = Group {
+                    shown: hit,
+                    score: hit.score,
+                    hits: 1 + site_more,
+                    collection_hits: 1,
+                    site_more,
+                    site_shown: if last && more > 0 {
+                        site.entries().map(|hit| hit.page).collect()
+                    } else {
+                        Vec::new()
+                    },
+                    sitelinks: if last {
+                        Kept::sitelinks_of(&site.top[ENTRIES_PER_HOST..], &hit)
+                    } else {
+                        Vec::new()
+                    },
+                };
+                (hit, group)
+            })
         });
         let single_groups: u64 = self.sites.iter().map(|site| site.shown() as u64).sum();
         let mut ranked: Vec<(Hit, Group)> = clustered.chain(singles).collect();
@@ -516,6 +615,7 @@ mod tests {
             cluster: cluster.map(ClusterId),
             lineage: None,
             host: page,
+            listing: false,
             doc: DocAddress::new(0, page),
         }
     }
@@ -583,6 +683,47 @@ mod tests {
     }
 
     #[test]
+    fn an_entry_is_shown_from_prose_with_its_close_pages_as_sitelinks() {
+        // One cluster, its principal collection 1: a listing scoring best,
+        // three prose pages close to the best prose page, one far below,
+        // and a page of the other collection.
+        let listing = Hit {
+            listing: true,
+            ..hit(9.0, 1, Some(1), Some(0))
+        };
+        let hits = [
+            listing,
+            hit(4.0, 2, Some(1), Some(0)),
+            hit(3.0, 3, Some(1), Some(0)),
+            hit(2.5, 4, Some(1), Some(0)),
+            hit(1.0, 5, Some(1), Some(0)),
+            hit(8.0, 6, Some(0), Some(0)),
+        ];
+        let groups = fold(&hits, by_cluster(|_| Some(CollectionId(1))));
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].shown.page, PageId(2));
+        let sitelinks: Vec<u32> = groups[0].sitelinks.iter().map(|hit| hit.page.0).collect();
+        // Page 5 scores under half of page 2's; the listing is never one.
+        assert_eq!(sitelinks, [3, 4]);
+        assert_eq!(groups[0].score, 9.0);
+    }
+
+    #[test]
+    fn a_site_entry_has_its_next_pages_as_sitelinks() {
+        let hits = [
+            hit(4.0, 1, None, None),
+            hit(3.0, 2, None, None),
+            hit(1.0, 3, None, None),
+        ]
+        .map(|hit| on(7, hit));
+        let groups = fold(&hits, by_cluster(|_| None));
+        assert_eq!(groups.len(), 1);
+        assert_eq!(groups[0].site_more, 2);
+        let sitelinks: Vec<u32> = groups[0].sitelinks.iter().map(|hit| hit.page.0).collect();
+        assert_eq!(sitelinks, [2]);
+    }
+
+    #[test]
     fn ties_are_broken_by_page_id_whatever_the_input_order() {
         let mut hits = vec![
             hit(1.0, 5, None, None),
@@ -607,8 +748,28 @@ mod tests {
     /// A group of the reference fold so far.
     struct Sofar {
         best: Hit,
-        best_of_principal: Option<Hit>,
+        of_principal: Vec<Hit>,
         hits: u32,
+    }
+
+    /// Preferred first ([`Hit::preferred`]).
+    fn by_preference(first: &Hit, second: &Hit) -> std::cmp::Ordering {
+        if first.preferred(second) {
+            std::cmp::Ordering::Less
+        } else if second.preferred(first) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    }
+
+    /// Of `hits` (preferred first), the sitelinks of `shown`.
+    fn reference_sitelinks(hits: &[Hit], shown: &Hit) -> Vec<Hit> {
+        hits.iter()
+            .take(SITELINKS)
+            .filter(|hit| !hit.listing && hit.score >= SITELINK_SHARE * shown.score)
+            .copied()
+            .collect()
     }
 
     /// The fold as it was first written, kept as the reference the bounded
@@ -631,25 +792,31 @@ mod tests {
                 .is_some_and(|entry| principal(entry).holds(hit.collection, hit.lineage));
             let sofar = groups.entry(key).or_insert(Sofar {
                 best: *hit,
-                best_of_principal: None,
+                of_principal: Vec::new(),
                 hits: 0,
             });
             sofar.hits += 1;
             if hit.beats(&sofar.best) {
                 sofar.best = *hit;
             }
-            if of_principal && sofar.best_of_principal.is_none_or(|best| hit.beats(&best)) {
-                sofar.best_of_principal = Some(*hit);
+            if of_principal {
+                sofar.of_principal.push(*hit);
             }
         }
         let mut folded: Vec<(Hit, Group)> = Vec::new();
         let mut sites: HashMap<u32, Vec<Hit>> = HashMap::new();
-        for (key, sofar) in groups {
+        for (key, mut sofar) in groups {
             if let Key::Page(_) = key {
                 sites.entry(sofar.best.host).or_default().push(sofar.best);
                 continue;
             }
-            let shown = sofar.best_of_principal.unwrap_or(sofar.best);
+            sofar.of_principal.sort_by(by_preference);
+            let shown = sofar.of_principal.first().copied().unwrap_or(sofar.best);
+            let sitelinks = if sofar.of_principal.is_empty() {
+                Vec::new()
+            } else {
+                reference_sitelinks(&sofar.of_principal[1..], &shown)
+            };
             let collection_hits = shown
                 .collection
                 .and_then(|collection| per_collection.get(&collection).copied())
@@ -661,15 +828,16 @@ mod tests {
                 collection_hits,
                 site_more: 0,
                 site_shown: Vec::new(),
+                sitelinks,
             };
             folded.push((sofar.best, group));
         }
         for mut pages in sites.into_values() {
-            pages.sort_by(rank);
+            pages.sort_by(by_preference);
             let kept = pages.len().min(ENTRIES_PER_HOST);
             let more = (pages.len() - kept) as u32;
             let shown_pages: Vec<PageId> = pages.iter().take(kept).map(|hit| hit.page).collect();
-            for (place, hit) in pages.into_iter().take(kept).enumerate() {
+            for (place, &hit) in pages.iter().take(kept).enumerate() {
                 let last = place + 1 == kept;
                 let site_more = if last { more } else { 0 };
                 let group = Group {
@@ -680,6 +848,11 @@ mod tests {
                     site_more,
                     site_shown: if last && more > 0 {
                         shown_pages.clone()
+                    } else {
+                        Vec::new()
+                    },
+                    sitelinks: if last {
+                        reference_sitelinks(&pages[kept..], &hit)
                     } else {
                         Vec::new()
                     },
@@ -720,14 +893,22 @@ mod tests {
             .map(|page| {
                 let cluster = (page % 3 != 0).then_some(page % 11);
                 let collection = cluster.map(|cluster| cluster * 2 + page % 2);
-                on(
-                    page / 10,
-                    hit(((page * 7919) % 23) as f32, page, collection, cluster),
-                )
+                // Every seventh page a listing.
+                Hit {
+                    listing: page % 7 == 0,
+                    ..on(
+                        page / 10,
+                        hit(((page * 7919) % 23) as f32, page, collection, cluster),
+                    )
+                }
             })
             .collect();
         let principal = by_cluster(|cluster: ClusterId| Some(CollectionId(cluster.0 * 2 + 1)));
         let whole = reference_fold(&hits, &principal);
+        assert!(whole.iter().any(|group| !group.sitelinks.is_empty()));
+        assert!(whole
+            .iter()
+            .all(|group| group.sitelinks.iter().all(|hit| !hit.listing)));
         // 134 pages in no cluster, 3 or 4 on each host: one entry a host.
         assert_eq!(whole.len(), 40 * ENTRIES_PER_HOST + 11);
         for segments in [1, 3] {

@@ -100,6 +100,45 @@ pub struct ResultGroup {
     /// cluster when it has more that match.
     #[serde(skip)]
     pub site: Option<SiteLink>,
+    /// Other pages of the entry that match about as well, best first: title
+    /// links under it.
+    pub sitelinks: Vec<Sitelink>,
+}
+
+/// A page of an entry shown under it as a title link.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sitelink {
+    pub url: String,
+    pub title: String,
+    #[serde(serialize_with = "as_text")]
+    pub page_id: PageId,
+    /// The URL, when it is one a browser may follow (http or https).
+    #[serde(skip)]
+    pub link: Option<String>,
+    /// Its title without the ending it shares with the entry's (the
+    /// manual's name: "Session Basics", not "Session Basics — SQLAlchemy
+    /// 1.4 Documentation").
+    #[serde(skip)]
+    pub label: String,
+}
+
+/// `title` without the part after its first separator (` — `, ` - `,
+/// ` | `, ` · `, ` : `) that `other` ends with too: the site's or manual's
+/// name two pages of one manual share.
+pub fn without_shared_ending(title: &str, other: &str) -> String {
+    const SEPARATORS: [&str; 5] = [" — ", " - ", " | ", " · ", " : "];
+    let cut = SEPARATORS
+        .iter()
+        .filter_map(|separator| {
+            let at = title.find(separator)?;
+            let ending = &title[at..];
+            (at > 0 && other.ends_with(ending) && other.len() > ending.len()).then_some(at)
+        })
+        .min();
+    match cut {
+        Some(at) => title[..at].trim().to_string(),
+        None => title.to_string(),
+    }
 }
 
 /// The "more from this site" link of an entry. (The site builds its URL:
@@ -327,15 +366,86 @@ impl Snippets {
         }
     }
 
-    /// The snippet of `text`, and where in `text` its ranges start.
-    fn of(&self, text: &str) -> (Snippet, usize) {
+    /// The snippet of `text`, and the text it was made from: the
+    /// sentences of its window ([`readable_lines`]) where they hold a query
+    /// word, else all its lines, permalink marks and repeated lines left
+    /// out either way.
+    fn of(&self, text: &str) -> (Snippet, String) {
+        let window = snippet_window(text, &self.terms, &mut self.analyzer.clone());
+        let (sentences, lines) = readable_lines(&text[window]);
         if Instant::now() >= self.until {
             self.cut.set(true);
-            return (Snippet::empty(), 0);
+            return (Snippet::empty(), lines);
         }
-        let window = snippet_window(text, &self.terms, &mut self.analyzer.clone());
-        (self.generator.snippet(&text[window.clone()]), window.start)
+        let snippet = self.generator.snippet(&sentences);
+        if !snippet.highlighted().is_empty() {
+            return (snippet, sentences);
+        }
+        let snippet = self.generator.snippet(&lines);
+        if !snippet.highlighted().is_empty() || sentences.is_empty() {
+            return (snippet, lines);
+        }
+        // No word of the query in the text (a title or URL match): the
+        // start of its sentences.
+        (Snippet::empty(), sentences)
     }
+}
+
+/// Marks a page's headings carry as links to themselves (Sphinx's and
+/// MkDocs' `¶`, link symbols): never words of a snippet.
+const PERMALINK_MARKS: [char; 3] = ['\u{b6}', '\u{1f517}', '\u{f0c1}'];
+
+/// A line of this many words or more is a sentence (of a snippet), as is
+/// a line of three words or more that ends as a sentence ends; a shorter
+/// line is a heading, a menu's or a table of contents' entry.
+const SENTENCE_WORDS: usize = 12;
+
+/// What a line of navigation says ("Next: Introduction, Previous: Top,
+/// Up: (dir)"; "Previous topic … Next topic").
+const NAVIGATION: [&str; 4] = ["next:", "previous:", "prev:", "up:"];
+
+/// The lines of a page's text a snippet reads, twice: its sentences only
+/// ([`SENTENCE_WORDS`]), and all its lines. Either way without permalink marks
+/// ([`PERMALINK_MARKS`]), without a line said before (a title repeated as
+/// its heading), and without a "Previous … Next" line of navigation:
+/// around a match a searcher wants sentences, not headings, menus and
+/// tables of contents.
+pub(super) fn readable_lines(text: &str) -> (String, String) {
+    let mut seen = rustc_hash::FxHashSet::default();
+    let (mut sentences, mut lines) = (String::new(), String::new());
+    for line in text.lines() {
+        let line: String = line
+            .chars()
+            .filter(|c| !PERMALINK_MARKS.contains(c))
+            .collect();
+        let line = line.trim();
+        if line.is_empty() || !seen.insert(line.to_string()) {
+            continue;
+        }
+        let lower = line.to_lowercase();
+        let words = line.split_whitespace().count();
+        let ends_sentence = line.ends_with(['.', '!', '?', ':']);
+        let navigation = NAVIGATION.iter().any(|said| lower.contains(said))
+            || (lower.contains("previous") && lower.contains("next"));
+        if navigation && words <= SENTENCE_WORDS && !ends_sentence {
+            continue;
+        }
+        for (kept, wanted) in [
+            (
+                &mut sentences,
+                words >= SENTENCE_WORDS || (words >= 3 && ends_sentence),
+            ),
+            (&mut lines, true),
+        ] {
+            if wanted {
+                if !kept.is_empty() {
+                    kept.push('\n');
+                }
+                kept.push_str(line);
+            }
+        }
+    }
+    (sentences, lines)
 }
 
 /// Where in `text` to look for a snippet: all of a short text; of a long one,
@@ -430,7 +540,7 @@ impl Engine {
         let document = self.stored(searcher, address)?;
         let fields = self.index.fields();
         let body = stored_text(&document, fields.get(IndexField::Body));
-        let (snippet, offset) = snippets.of(body);
+        let (snippet, source) = snippets.of(body);
         let url = stored_text(&document, fields.get(IndexField::Url)).to_string();
         let title = match stored_text(&document, fields.get(IndexField::Title)).trim() {
             "" => url.clone(),
@@ -441,7 +551,7 @@ impl Engine {
             title,
             host: stored_text(&document, fields.get(IndexField::Host)).to_string(),
             url,
-            parts: snippet_parts((&snippet, offset), body, self.config.snippet_chars),
+            parts: snippet_parts((&snippet, 0), &source, self.config.snippet_chars),
         })
     }
 
@@ -471,6 +581,7 @@ impl Engine {
         let mut entry =
             self.result_group(shown, group.score, group.hits, hit, collection, replicas);
         entry.site = site;
+        entry.sitelinks = self.sitelinks(&entry.title, &group.sitelinks);
         if let Some(place) = hit.lineage {
             let lineage = self.collections.lineages.lineage(place.lineage);
             entry.version = lineage
@@ -533,7 +644,33 @@ impl Engine {
             collection,
             replicas,
             site: None,
+            sitelinks: Vec::new(),
         }
+    }
+
+    /// The sitelinks of an entry titled `title`: each title once, and not
+    /// the entry's own.
+    fn sitelinks(&self, title: &str, hits: &[Hit]) -> Vec<Sitelink> {
+        let mut titles = vec![title.trim().to_string()];
+        let mut sitelinks = Vec::new();
+        for hit in hits {
+            let Some(page) = self.table.page(hit.page) else {
+                continue;
+            };
+            let title = page.title.trim();
+            if title.is_empty() || titles.iter().any(|seen| seen == title) {
+                continue;
+            }
+            titles.push(title.to_string());
+            sitelinks.push(Sitelink {
+                url: page.url.clone(),
+                label: without_shared_ending(title, &titles[0]),
+                title: title.to_string(),
+                page_id: hit.page,
+                link: followable(&page.url),
+            });
+        }
+        sitelinks
     }
 
     /// The Replica link of an entry: its page's cluster's, every copy of
@@ -604,6 +741,10 @@ pub(super) fn hit_at(searcher: &Searcher, address: DocAddress, score: Score) -> 
             copy: copy.min(u64::from(u16::MAX)) as u16,
         }),
         host: value(IndexField::HostId)?.unwrap_or_default() as u32,
+        listing: crate::index::kind::PageKind::from_u64(
+            value(IndexField::Kind)?.unwrap_or_default(),
+        )
+        .is_listing(),
         doc: address,
     })
 }
@@ -618,6 +759,43 @@ fn first_token(analyzer: &mut TextAnalyzer, text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_snippet_reads_sentences_without_permalinks_repeats_or_navigation() {
+        let text = "MemorySSA\nMemorySSA\u{b6}\nIntroduction\u{b6}\n\
+                    MemorySSA is an analysis that reasons about memory operations.\n\
+                    Previous topic Next topic\nNext: Introduction, Up: (dir) [Contents]\n\
+                    Virtual Hosts (An IP address for each web site)\nSee also:\nShort line";
+        let (sentences, lines) = readable_lines(text);
+        assert_eq!(
+            sentences,
+            "MemorySSA is an analysis that reasons about memory operations."
+        );
+        assert_eq!(
+            lines,
+            "MemorySSA\nIntroduction\nMemorySSA is an analysis that reasons about memory operations.\n\
+             Virtual Hosts (An IP address for each web site)\nSee also:\nShort line"
+        );
+    }
+
+    #[test]
+    fn a_sitelink_drops_the_manual_name_its_entry_carries_too() {
+        assert_eq!(
+            without_shared_ending(
+                "Session Basics — SQLAlchemy 1.4 Documentation",
+                "Using the Session — SQLAlchemy 1.4 Documentation"
+            ),
+            "Session Basics"
+        );
+        assert_eq!(
+            without_shared_ending("mod_lua - Apache HTTP Server Version 2.4", "Apache Tomcat"),
+            "mod_lua - Apache HTTP Server Version 2.4"
+        );
+        assert_eq!(
+            without_shared_ending("Quickstart | Flask", "Flask"),
+            "Quickstart | Flask"
+        );
+    }
 
     #[test]
     fn a_long_texts_snippet_is_looked_for_where_the_words_are() {

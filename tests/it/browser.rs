@@ -392,6 +392,69 @@ fn expand_in_place(browser: &Browser, base: &str, width: u32) {
         );
     }
 
+    // Sitelinks: the manual's other pages that match as well, one line of
+    // title links under the entry, without the manual's name they share.
+    browser.go(&format!("{base}/search?q=flask+blueprint"));
+    let sitelinks = browser.run(
+        "return [...document.querySelectorAll('li.result:first-child ul.sitelinks a.sitelink')]
+                 .map(a => [a.textContent, a.href, a.title]);",
+    );
+    let sitelinks = sitelinks.as_array().unwrap();
+    assert!(sitelinks.len() >= 2, "{sitelinks:?}");
+    for sitelink in sitelinks {
+        let label = sitelink[0].as_str().unwrap();
+        assert!(
+            !label.is_empty() && !label.contains("Flask Documentation"),
+            "{sitelink}"
+        );
+        assert!(sitelink[1]
+            .as_str()
+            .unwrap()
+            .starts_with("http://www.flask-framework.example/"));
+        assert!(sitelink[2].as_str().unwrap().starts_with(label));
+    }
+    browser.screenshot(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("target/browser-artifacts/sitelinks-{width}.png")),
+    );
+
+    // A misspelling that finds nothing shows its correction's results; a
+    // long question no page holds every word of finds the pages holding
+    // most.
+    browser.go(&format!("{base}/search?q=virtual+hsot"));
+    let corrected = browser.run(
+        "return [document.querySelector('.suggestion.correction') !== null,
+                 document.querySelectorAll('li.result').length];",
+    );
+    assert_eq!(corrected[0], json!(true), "{corrected}");
+    assert!(corrected[1].as_u64().unwrap() > 0, "{corrected}");
+    browser.go(&format!(
+        "{base}/search?q=how+can+I+get+apache+to+serve+several+different+websites+from+one+single+machine+please"
+    ));
+    let answered = browser.run("return document.querySelectorAll('li.result').length;");
+    assert!(
+        answered.as_u64().unwrap() > 0,
+        "no result for a long question"
+    );
+
+    // The page view links the original and says why the page is grouped
+    // in a sentence.
+    browser.go(&format!("{base}/search?q=virtual+host"));
+    browser.click("li.result a.stored");
+    browser.wait_for(
+        "the page view",
+        "return document.querySelector('a.original-link') !== null;",
+    );
+    let said = browser.run(
+        "return [document.querySelector('a.original-link').href,
+                 document.querySelector('.grouping .summary').textContent];",
+    );
+    assert!(said[0].as_str().unwrap().starts_with("http://"), "{said}");
+    assert!(
+        said[1].as_str().unwrap().starts_with("A page of "),
+        "{said}"
+    );
+
     // A query that is not valid syntax is searched all the same.
     browser.go(&format!("{base}/search?q=std%3A%3Avector+%22virtual"));
     browser.wait_for(
@@ -508,9 +571,15 @@ fn every_kind_of_page_passes_axe_core() {
     let host = browser.run("return document.querySelector('main a[href^=\"/host/\"]').href;");
     pages.push(host.as_str().unwrap().to_string());
     pages.extend(
-        ["/", "/stats", "/search?q=virtual+hsot", "/no/such/page"]
-            .iter()
-            .map(|path| format!("{base}{path}")),
+        [
+            "/",
+            "/stats",
+            "/search?q=virtual+hsot",
+            "/search?q=flask+blueprint",
+            "/no/such/page",
+        ]
+        .iter()
+        .map(|path| format!("{base}{path}")),
     );
 
     let mut violations = Vec::new();
