@@ -216,6 +216,7 @@ pub fn measure(data: &Path, queries: &[String], seconds: f64) {
                     rollup,
                     rank: Rank::Relevance,
                     as_typed: false,
+                    filters: Default::default(),
                 };
                 let begin = Instant::now();
                 let results = engine.search(&request).expect("search");
@@ -239,6 +240,7 @@ pub fn measure(data: &Path, queries: &[String], seconds: f64) {
                 rollup,
                 rank: Rank::Relevance,
                 as_typed: false,
+                filters: Default::default(),
             };
             let mut times = Vec::new();
             let mut results = None;

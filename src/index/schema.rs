@@ -56,7 +56,8 @@ pub enum IndexField {
     /// The manual the page is a page of, in any version, or [`NONE`] (fast,
     /// indexed: results show a manual once).
     LineageId,
-    /// Its copy's position in its manual's copies, 0 the principal (fast).
+    /// Its copy's position in its manual's copies, 0 the principal (fast,
+    /// indexed: the version facet filters on it).
     LineageCopy,
     /// Its [`super::kind::PageKind`]: prose, front page or listing (fast:
     /// the roll-up weighs listings down).
@@ -208,11 +209,11 @@ pub fn build() -> (Schema, Fields) {
             IndexField::PageId
             | IndexField::CollectionId
             | IndexField::ClusterId
-            | IndexField::LineageId => builder.add_u64_field(name, FAST | INDEXED),
+            | IndexField::LineageId
+            | IndexField::LineageCopy => builder.add_u64_field(name, FAST | INDEXED),
             IndexField::Replication
             | IndexField::InlinksFromOtherHosts
             | IndexField::HostId
-            | IndexField::LineageCopy
             | IndexField::Kind
             | IndexField::ManualPage => builder.add_u64_field(name, FAST),
             // Positions everywhere: phrase queries search every default field.

@@ -35,7 +35,7 @@ impl Principals {
                 .clusters
                 .get(&cluster)
                 .map_or(Shown::Best, |&collection| Shown::Collection(collection)),
-            EntryKey::Lineage(lineage) => {
+            EntryKey::Lineage(lineage) | EntryKey::ManualPage(lineage, _) => {
                 Shown::Copy(self.copies.get(&lineage).copied().unwrap_or(0))
             }
         }
@@ -253,6 +253,7 @@ struct Columns {
     replication: Arc<dyn ColumnValues<u64>>,
     host: Arc<dyn ColumnValues<u64>>,
     kind: Arc<dyn ColumnValues<u64>>,
+    manual_page: Arc<dyn ColumnValues<u64>>,
     about: Arc<About>,
     boost: Option<f32>,
 }
@@ -274,6 +275,7 @@ impl Columns {
             replication: column(segment, IndexField::Replication, 1)?,
             host: column(segment, IndexField::HostId, 0)?,
             kind: column(segment, IndexField::Kind, 0)?,
+            manual_page: column(segment, IndexField::ManualPage, NONE)?,
             about: Arc::clone(about),
             boost,
         })
@@ -410,12 +412,16 @@ pub struct FoldCollector {
     pub principals: Arc<Principals>,
     /// The documents about the query.
     pub about: Arc<About>,
+    /// A search within one manual: each of its pages (in all its copies
+    /// and versions) is an entry.
+    pub by_page: bool,
 }
 
 pub struct FoldSegmentCollector {
     columns: Columns,
     principals: Arc<Principals>,
     fold: Fold,
+    by_page: bool,
 }
 
 impl Collector for FoldCollector {
@@ -436,6 +442,7 @@ impl Collector for FoldCollector {
             )?,
             principals: Arc::clone(&self.principals),
             fold: Fold::new(self.wanted, self.collections),
+            by_page: self.by_page,
         })
     }
 
@@ -468,14 +475,22 @@ impl SegmentCollector for FoldSegmentCollector {
         let lineage = columns.lineage(doc);
         let collection = cluster.and_then(|_| columns.collection(doc));
         let listing = columns.kind(doc).is_listing();
+        let manual_page = match lineage {
+            Some(_) => columns.manual_page.get_val(doc),
+            None => NONE,
+        };
+        let entry = match lineage {
+            Some(place) if self.by_page => Some(EntryKey::ManualPage(place.lineage, manual_page)),
+            _ => super::rollup::entry_key(lineage, cluster),
+        };
         let principals = &self.principals;
         self.fold.add_lazily(
             score,
-            super::rollup::entry_key(lineage, cluster),
+            entry,
             collection,
             lineage,
             listing,
-            || columns.host(doc),
+            (columns.host(doc), manual_page),
             || Hit {
                 score,
                 page: columns.page(doc),

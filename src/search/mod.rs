@@ -49,8 +49,8 @@ pub use host::{is_host_name, HostMirrorView, HostView, TestView};
 pub use page::{CopyEvidence, PageView};
 use view::Snippets;
 pub use view::{
-    followable, CollectionLink, PageLink, ReplicaLink, ResultGroup, Results, SiteLink, Sitelink,
-    SnippetPart,
+    followable, CollectionLink, FacetValue, Facets, PageLink, ReplicaLink, ResultGroup, Results,
+    SiteLink, Sitelink, SnippetPart,
 };
 
 /// Result groups per page of results.
@@ -176,6 +176,26 @@ pub enum Rank {
     Replication,
 }
 
+/// The facets' values a search is narrowed to.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct Filters {
+    /// A manual (its lineage): each of its pages is an entry.
+    pub manual: Option<LineageId>,
+    /// A release (`3.1.x`): the pages of the copies of that version.
+    pub version: Option<String>,
+    /// A host, by name.
+    pub host: Option<String>,
+}
+
+impl Filters {
+    pub fn is_empty(&self) -> bool {
+        self.manual.is_none() && self.version.is_none() && self.host.is_none()
+    }
+}
+
+/// Most values a facet lists (the values applied always listed).
+pub const FACET_VALUES: usize = 10;
+
 /// A search as asked.
 #[derive(Debug, Clone)]
 pub struct SearchRequest {
@@ -187,6 +207,7 @@ pub struct SearchRequest {
     /// Search these very words: a query that finds nothing is not
     /// corrected (the "search instead for" link).
     pub as_typed: bool,
+    pub filters: Filters,
 }
 
 /// Errors of searching.
@@ -232,6 +253,93 @@ pub struct Engine {
     config: SearchConfig,
     /// Results of recent searches, whole (none cut short by the budget).
     recent: Mutex<Option<LruCache<SearchKey, Results>>>,
+    /// Each manual's name, as the manual facet shows it.
+    manual_labels: FxHashMap<LineageId, String>,
+}
+
+/// Pages of a manual's principal copy whose titles name the manual.
+const LABEL_SAMPLE: usize = 200;
+
+/// Each manual's name: the part of its pages' titles that most of them
+/// share ("SQLAlchemy 1.4 Documentation" of "Session Basics — SQLAlchemy
+/// 1.4 Documentation"), without a version in parentheses (the manual is
+/// every version); else its front page's title; else its folder.
+fn manual_labels(table: &PageTable, collections: &Collections) -> FxHashMap<LineageId, String> {
+    const SEPARATORS: [&str; 5] = [" — ", " – ", " - ", " | ", " · "];
+    let mut labels = FxHashMap::default();
+    for lineage in &collections.lineages.lineages {
+        let copy = lineage.principal();
+        let collection = copy
+            .collection
+            .and_then(|collection| collections.collection(collection));
+        let pages = collection.map_or(&[][..], |collection| &collection.pages[..]);
+        let mut counts: FxHashMap<&str, usize> = FxHashMap::default();
+        let sample = pages.len().min(LABEL_SAMPLE);
+        for &page in &pages[..sample] {
+            let Some(page) = table.page(page) else {
+                continue;
+            };
+            let mut parts = vec![page.title.as_str()];
+            for separator in SEPARATORS {
+                parts = parts
+                    .into_iter()
+                    .flat_map(|part| part.split(separator))
+                    .collect();
+            }
+            parts.sort_unstable();
+            parts.dedup();
+            for part in parts {
+                let part = part.trim();
+                if !part.is_empty() {
+                    *counts.entry(part).or_default() += 1;
+                }
+            }
+        }
+        let front = collection
+            .and_then(|collection| table.page(collection.root))
+            .map(|root| root.title.trim().to_string())
+            .filter(|title| !title.is_empty());
+        let most = |candidates: &mut dyn Iterator<Item = (&str, usize)>| {
+            candidates
+                .max_by(|first, second| first.1.cmp(&second.1).then(second.0.cmp(first.0)))
+                .map(|(part, _)| without_version_note(part))
+        };
+        // The part of the front page's title most pages share, else the
+        // part most pages share.
+        let of_front = front.as_deref().and_then(|front| {
+            let mut parts = counts
+                .iter()
+                .filter(|&(part, &count)| count >= 2 && front.contains(part))
+                .map(|(&part, &count)| (part, count));
+            most(&mut parts)
+        });
+        let shared = of_front.or_else(|| {
+            let mut parts = counts
+                .iter()
+                .filter(|&(_, &count)| count >= 2 && count * 2 >= sample)
+                .map(|(&part, &count)| (part, count));
+            most(&mut parts)
+        });
+        let label = shared
+            .filter(|label| !label.is_empty())
+            .or(front)
+            .unwrap_or_else(|| copy.prefix.clone());
+        labels.insert(lineage.id, label);
+    }
+    labels
+}
+
+/// `name` without a closing parenthesis that holds a version
+/// (`Apache Tomcat 10 (10.1.60)`, `Flask Documentation (3.1.x)`).
+fn without_version_note(name: &str) -> String {
+    let name = name.trim();
+    if let Some(open) = name.rfind(" (") {
+        let note = &name[open + 2..];
+        if note.ends_with(')') && note.chars().any(|c| c.is_ascii_digit()) {
+            return name[..open].trim().to_string();
+        }
+    }
+    name.to_string()
 }
 
 /// A query of this many words or more that finds nothing shows the pages
@@ -265,6 +373,7 @@ struct SearchKey {
     rollup: bool,
     rank: Rank,
     as_typed: bool,
+    filters: Filters,
 }
 
 impl SearchKey {
@@ -275,6 +384,7 @@ impl SearchKey {
             rollup: request.rollup,
             rank: request.rank,
             as_typed: request.as_typed,
+            filters: request.filters.clone(),
         }
     }
 }
@@ -299,6 +409,7 @@ impl Engine {
         let strays = crate::index::stray_clusters(&similarity, &collections);
         let aliases = UrlAliases::find(&table, &similarity);
         let url_names = aliases.groups().into_iter().collect();
+        let manual_labels = manual_labels(&table, &collections);
         let principals = Arc::new(
             collections
                 .clusters
@@ -323,6 +434,7 @@ impl Engine {
             store,
             recent: Mutex::new(NonZeroUsize::new(config.cached_searches).map(LruCache::new)),
             config,
+            manual_labels,
         })
     }
 
@@ -485,6 +597,7 @@ impl Engine {
             searched_words: None,
             lenient: false,
             chrome_searched: false,
+            facets: Facets::default(),
             groups: Vec::new(),
         };
         if query_text.is_empty() {
@@ -522,6 +635,7 @@ impl Engine {
         let snippets = self.snippets(&searcher, &*parsed.query, snippets_until)?;
         match found {
             Found::Folded(folded) => {
+                results.facets = self.facets(&folded.facets, &request.filters);
                 results.total_hits = folded.total_hits;
                 results.total_groups = folded.total_groups;
                 results.pages = folded.total_groups.div_ceil(GROUPS_PER_PAGE as u64) as usize;
@@ -559,6 +673,8 @@ impl Engine {
     ) -> Result<Found> {
         let boost = (request.rank == Rank::Replication).then_some(self.config.replication_boost);
         let about = Arc::new(self.about(searcher, &request.query)?);
+        let filtered = self.narrowed(query, &request.filters);
+        let query: &dyn Query = filtered.as_deref().unwrap_or(query);
         if request.rollup {
             let principals = collector::Principals {
                 clusters: Arc::clone(&self.principals),
@@ -573,6 +689,7 @@ impl Engine {
                         collections: self.collections.collections.len(),
                         principals: Arc::new(principals),
                         about,
+                        by_page: request.filters.manual.is_some(),
                     },
                 )?
                 .finish();
@@ -586,6 +703,180 @@ impl Engine {
             .map(|((score, _), address)| (score, address))
             .collect();
         Ok(Found::Flat(count, hits))
+    }
+
+    /// `query` narrowed to the pages `filters` leave, or `None` when they
+    /// leave every page.
+    fn narrowed(&self, query: &dyn Query, filters: &Filters) -> Option<Box<dyn Query>> {
+        use tantivy::query::{BooleanQuery, EmptyQuery, Occur, TermQuery};
+        use tantivy::schema::IndexRecordOption;
+        use tantivy::Term;
+        if filters.is_empty() {
+            return None;
+        }
+        let fields = self.index.fields();
+        let term = |field: IndexField, value: u64| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_u64(fields.get(field), value),
+                IndexRecordOption::Basic,
+            ))
+        };
+        let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, query.box_clone())];
+        if let Some(manual) = filters.manual {
+            clauses.push((
+                Occur::Must,
+                term(IndexField::LineageId, u64::from(manual.0)),
+            ));
+        }
+        if let Some(host) = &filters.host {
+            clauses.push((
+                Occur::Must,
+                Box::new(TermQuery::new(
+                    Term::from_field_text(fields.get(IndexField::Host), host),
+                    IndexRecordOption::Basic,
+                )),
+            ));
+        }
+        if let Some(version) = &filters.version {
+            let copies: Vec<(Occur, Box<dyn Query>)> = self
+                .copies_of_version(version, filters.manual)
+                .into_iter()
+                .map(|(lineage, copy)| {
+                    let both: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+                        (
+                            Occur::Must,
+                            term(IndexField::LineageId, u64::from(lineage.0)),
+                        ),
+                        (Occur::Must, term(IndexField::LineageCopy, u64::from(copy))),
+                    ]));
+                    (Occur::Should, both)
+                })
+                .collect();
+            let any: Box<dyn Query> = if copies.is_empty() {
+                Box::new(EmptyQuery)
+            } else {
+                Box::new(BooleanQuery::new(copies))
+            };
+            clauses.push((Occur::Must, any));
+        }
+        Some(Box::new(BooleanQuery::new(clauses)))
+    }
+
+    /// The copies (manual, position) whose version is the release
+    /// `version`, of `manual` only when one is given.
+    fn copies_of_version(&self, version: &str, manual: Option<LineageId>) -> Vec<(LineageId, u16)> {
+        let mut copies = Vec::new();
+        for lineage in &self.collections.lineages.lineages {
+            if manual.is_some_and(|manual| manual != lineage.id) {
+                continue;
+            }
+            for (position, copy) in lineage.copies.iter().enumerate() {
+                let same = copy.version.as_deref().is_some_and(|release| {
+                    crate::collections::lineage::same_release(release, version)
+                });
+                if same {
+                    copies.push((lineage.id, position.min(usize::from(u16::MAX)) as u16));
+                }
+            }
+        }
+        copies
+    }
+
+    /// The release a copy's version is listed as: its manual's most
+    /// precise name of it ([`crate::collections::Lineage::versions`]).
+    fn release_of(&self, lineage: LineageId, copy: u16) -> Option<String> {
+        let lineage = self.collections.lineages.lineage(lineage)?;
+        let version = lineage.copies.get(usize::from(copy))?.version.as_deref()?;
+        let release = lineage
+            .versions()
+            .into_iter()
+            .find(|listed| crate::collections::lineage::same_release(listed, version))
+            .unwrap_or(version);
+        Some(release.to_string())
+    }
+
+    /// A manual's name ([`manual_labels`]).
+    pub fn manual_label(&self, lineage: LineageId) -> String {
+        self.manual_labels
+            .get(&lineage)
+            .cloned()
+            .unwrap_or_else(|| format!("manual {lineage}"))
+    }
+
+    /// The facets of a search's entries ([`rollup::FacetCounts`]): each
+    /// value with the entries choosing it leaves, most first, at most
+    /// [`FACET_VALUES`] a facet beside the values applied.
+    fn facets(&self, counts: &rollup::FacetCounts, filters: &Filters) -> Facets {
+        let mut versions: FxHashMap<String, u64> = FxHashMap::default();
+        let mut version_of: FxHashMap<String, Vec<LineageId>> = FxHashMap::default();
+        for (lineage, copies) in &counts.copies {
+            let mut releases: Vec<String> = copies
+                .iter()
+                .filter_map(|&copy| self.release_of(*lineage, copy))
+                .collect();
+            releases.sort_unstable();
+            releases.dedup();
+            for release in releases {
+                let manuals = version_of.entry(release.clone()).or_default();
+                if !manuals.contains(lineage) {
+                    manuals.push(*lineage);
+                }
+                *versions.entry(release).or_default() += 1;
+            }
+        }
+        let manual = counts
+            .manuals
+            .iter()
+            .filter(|(_, &entries)| entries > 0)
+            .map(|(&lineage, &entries)| FacetValue {
+                value: lineage.to_string(),
+                label: self.manual_label(lineage),
+                entries,
+                applied: filters.manual == Some(lineage),
+            })
+            .collect();
+        let version = versions
+            .into_iter()
+            .map(|(release, entries)| {
+                // A release of one manual says which ("Flask Documentation
+                // 2.2.x").
+                let label = match version_of.get(&release).map(Vec::as_slice) {
+                    Some(&[lineage]) => {
+                        let manual = self.manual_label(lineage);
+                        if manual.contains(release.as_str()) {
+                            manual
+                        } else {
+                            format!("{manual} {release}")
+                        }
+                    }
+                    _ => release.clone(),
+                };
+                FacetValue {
+                    applied: filters.version.as_deref() == Some(release.as_str()),
+                    label,
+                    value: release,
+                    entries,
+                }
+            })
+            .collect();
+        let host = counts
+            .hosts
+            .iter()
+            .map(|(&host, &entries)| {
+                let name = self.table.host_name(crate::pages::HostId(host)).to_string();
+                FacetValue {
+                    applied: filters.host.as_deref() == Some(name.as_str()),
+                    label: name.clone(),
+                    value: name,
+                    entries,
+                }
+            })
+            .collect();
+        Facets {
+            manual: most_first(manual),
+            version: most_first(version),
+            host: most_first(host),
+        }
     }
 
     /// The documents about `query`: their title or headings hold its
@@ -739,6 +1030,24 @@ fn flat_order(
     }
 }
 
+/// A facet's values, most entries first (then by label), the first
+/// [`FACET_VALUES`] and those applied.
+fn most_first(mut values: Vec<FacetValue>) -> Vec<FacetValue> {
+    values.sort_by(|first, second| {
+        second
+            .entries
+            .cmp(&first.entries)
+            .then_with(|| first.label.cmp(&second.label))
+            .then_with(|| first.value.cmp(&second.value))
+    });
+    let mut kept = 0;
+    values.retain(|value| {
+        kept += 1;
+        kept <= FACET_VALUES || value.applied
+    });
+    values
+}
+
 /// The pages of each trivial cluster, as offsets into one list.
 fn copies_by_trivial_cluster(similarity: &Similarity) -> (Vec<u32>, Vec<PageId>) {
     let mut offsets = Vec::with_capacity(similarity.trivial_cluster_count() + 1);
@@ -758,6 +1067,23 @@ fn copies_by_trivial_cluster(similarity: &Similarity) -> (Vec<u32>, Vec<PageId>)
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_manual_is_named_without_the_version_of_one_copy() {
+        use super::without_version_note;
+        assert_eq!(
+            without_version_note("Apache Tomcat 10 (10.1.60)"),
+            "Apache Tomcat 10"
+        );
+        assert_eq!(
+            without_version_note("Flask Documentation (3.1.x)"),
+            "Flask Documentation"
+        );
+        assert_eq!(
+            without_version_note("Requests (HTTP for Humans)"),
+            "Requests (HTTP for Humans)"
+        );
+    }
+
     #[test]
     fn only_a_correction_of_long_words_replaces_nothing_found() {
         use super::sure_correction;

@@ -58,6 +58,33 @@ impl Hit {
 pub enum EntryKey {
     Lineage(LineageId),
     Cluster(ClusterId),
+    /// One page of a manual in all its copies and versions (its
+    /// `manual_page` key): the entries of a search within one manual.
+    ManualPage(LineageId, u64),
+}
+
+impl EntryKey {
+    /// The manual the entry is of, or a page of.
+    pub fn lineage(self) -> Option<LineageId> {
+        match self {
+            EntryKey::Lineage(lineage) | EntryKey::ManualPage(lineage, _) => Some(lineage),
+            EntryKey::Cluster(_) => None,
+        }
+    }
+}
+
+/// What the facets count ([`Folded::facets`]): the entries a search shows
+/// by host and by manual, and each manual's entry's copies.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FacetCounts {
+    /// Entries with a matching page on each host.
+    pub hosts: FxHashMap<u32, u64>,
+    /// Entries a search within each manual would show: its matching pages
+    /// (one an entry in all their copies and versions).
+    pub manuals: FxHashMap<LineageId, u64>,
+    /// Each entry of a manual, or of a page of one: its copies with a
+    /// matching page (the version facet counts them by release).
+    pub copies: Vec<(LineageId, Vec<u16>)>,
 }
 
 /// The entry of a page in `lineage` and `cluster`.
@@ -217,7 +244,7 @@ pub struct Group {
 }
 
 /// One entry's hits so far.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 struct Accumulator {
     /// The pages it is shown from.
     principal: Shown,
@@ -225,6 +252,12 @@ struct Accumulator {
     /// The best pages of those it is shown from.
     of_principal: Kept,
     hits: u32,
+    /// Hosts of its matching pages, each once.
+    hosts: Vec<u32>,
+    /// Copies (in its manual) of its matching pages, each once.
+    copies: Vec<u16>,
+    /// The places in its manual of its matching pages (a manual's entry).
+    pages: rustc_hash::FxHashSet<u64>,
 }
 
 impl Accumulator {
@@ -234,6 +267,26 @@ impl Accumulator {
             best: hit,
             of_principal: Kept::default(),
             hits: 0,
+            hosts: Vec::new(),
+            copies: Vec::new(),
+            pages: rustc_hash::FxHashSet::default(),
+        }
+    }
+
+    /// Notes a matching page's host, copy and place in its manual
+    /// (`crate::index::NONE` for none) for the facets.
+    #[inline]
+    fn note(&mut self, host: u32, copy: Option<u16>, manual_page: u64) {
+        if self.hosts.last() != Some(&host) && !self.hosts.contains(&host) {
+            self.hosts.push(host);
+        }
+        if let Some(copy) = copy {
+            if self.copies.last() != Some(&copy) && !self.copies.contains(&copy) {
+                self.copies.push(copy);
+            }
+        }
+        if manual_page != crate::index::NONE {
+            self.pages.insert(manual_page);
         }
     }
 
@@ -255,6 +308,17 @@ impl Accumulator {
         for hit in other.of_principal.0.into_iter().flatten() {
             self.of_principal.offer(hit);
         }
+        for host in other.hosts {
+            if !self.hosts.contains(&host) {
+                self.hosts.push(host);
+            }
+        }
+        for copy in other.copies {
+            if !self.copies.contains(&copy) {
+                self.copies.push(copy);
+            }
+        }
+        self.pages.extend(other.pages);
     }
 }
 
@@ -368,6 +432,8 @@ pub struct Folded {
     pub total_groups: u64,
     /// Matching pages in all.
     pub total_hits: u64,
+    /// What the facets count, over all the groups.
+    pub facets: FacetCounts,
 }
 
 impl Fold {
@@ -396,17 +462,18 @@ impl Fold {
             hit.collection,
             hit.lineage,
             hit.listing,
-            || hit.host,
+            (hit.host, crate::index::NONE),
             || hit,
             principal,
         );
     }
 
-    /// Adds one hit of which only the score, entry, collection and place in
-    /// its manual are known yet; `host` gives its host (asked only for a hit
-    /// in no entry), `hit` the rest, called only when the hit may be a
-    /// group's best (most hits score below their group's best, or below
-    /// their host's best pages in no cluster, and are only counted).
+    /// Adds one hit of which only the score, entry, collection, place in
+    /// its manual, host and place in its manual's pages (`manual_page`,
+    /// `crate::index::NONE` for none) are known yet; `hit` gives the rest,
+    /// called only when the hit may be a group's best (most hits score
+    /// below their group's best, or below their host's best pages in no
+    /// cluster, and are only counted).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     pub fn add_lazily(
@@ -416,7 +483,7 @@ impl Fold {
         collection: Option<CollectionId>,
         place: Option<LineagePlace>,
         listing: bool,
-        host: impl FnOnce() -> u32,
+        (host, manual_page): (u32, u64),
         hit: impl FnOnce() -> Hit,
         principal: impl FnOnce(EntryKey) -> Shown,
     ) {
@@ -433,15 +500,24 @@ impl Fold {
                     Some((last, slot)) if last == entry => Some(slot),
                     _ => self.cluster_slots.get(&entry).copied(),
                 };
+                // A manual's entry counts its pages for the manual facet.
+                let manual_page = match entry {
+                    EntryKey::Lineage(_) => manual_page,
+                    _ => crate::index::NONE,
+                };
+                let copy = place.map(|place| place.copy);
                 let Some(slot) = slot else {
                     let hit = hit();
                     let slot = self.slot(entry, || Accumulator::new(hit, principal(entry)));
-                    self.clusters[slot as usize].1.add(hit);
+                    let accumulator = &mut self.clusters[slot as usize].1;
+                    accumulator.add(hit);
+                    accumulator.note(host, copy, manual_page);
                     self.last = Some((entry, slot));
                     return;
                 };
                 self.last = Some((entry, slot));
                 let accumulator = &mut self.clusters[slot as usize].1;
+                accumulator.note(host, copy, manual_page);
                 let of_principal = accumulator.principal.holds(collection, place);
                 if not_below(&accumulator.best)
                     || (of_principal && accumulator.of_principal.may_enter(score, listing))
@@ -452,7 +528,6 @@ impl Fold {
                 }
             }
             None => {
-                let host = host();
                 let slot = match self.last_site {
                     Some((last, slot)) if last == host => slot,
                     _ => {
@@ -497,10 +572,13 @@ impl Fold {
             *count += other;
         }
         for (cluster, accumulator) in other.clusters {
-            let before = self.clusters.len();
-            let slot = self.slot(cluster, || accumulator);
-            if (slot as usize) < before {
-                self.clusters[slot as usize].1.merge(accumulator);
+            match self.cluster_slots.get(&cluster) {
+                Some(&slot) => self.clusters[slot as usize].1.merge(accumulator),
+                None => {
+                    self.cluster_slots
+                        .insert(cluster, self.clusters.len() as u32);
+                    self.clusters.push((cluster, accumulator));
+                }
             }
         }
         for (host, slot) in other.site_slots {
@@ -567,6 +645,26 @@ impl Fold {
             })
         });
         let single_groups: u64 = self.sites.iter().map(|site| site.shown() as u64).sum();
+        let mut facets = FacetCounts::default();
+        for (key, accumulator) in &self.clusters {
+            for &host in &accumulator.hosts {
+                *facets.hosts.entry(host).or_default() += 1;
+            }
+            match *key {
+                EntryKey::Lineage(lineage) => {
+                    *facets.manuals.entry(lineage).or_default() += accumulator.pages.len() as u64;
+                    facets.copies.push((lineage, accumulator.copies.clone()));
+                }
+                EntryKey::ManualPage(lineage, _) => {
+                    *facets.manuals.entry(lineage).or_default() += 1;
+                    facets.copies.push((lineage, accumulator.copies.clone()));
+                }
+                EntryKey::Cluster(_) => {}
+            }
+        }
+        for (&host, &slot) in &self.site_slots {
+            *facets.hosts.entry(host).or_default() += self.sites[slot as usize].shown() as u64;
+        }
         let mut ranked: Vec<(Hit, Group)> = clustered.chain(singles).collect();
         if ranked.len() > self.wanted {
             if self.wanted == 0 {
@@ -583,6 +681,7 @@ impl Fold {
             groups: ranked.into_iter().map(|(_, group)| group).collect(),
             total_groups: self.clusters.len() as u64 + single_groups,
             total_hits: self.hits,
+            facets,
         }
     }
 }
@@ -627,7 +726,7 @@ mod tests {
     ) -> impl Fn(EntryKey) -> Shown {
         move |key| match key {
             EntryKey::Cluster(cluster) => principal(cluster).map_or(Shown::Best, Shown::Collection),
-            EntryKey::Lineage(_) => Shown::Copy(0),
+            EntryKey::Lineage(_) | EntryKey::ManualPage(..) => Shown::Copy(0),
         }
     }
 
@@ -979,7 +1078,7 @@ mod tests {
         ];
         let principal = |copy: u16| {
             move |key: EntryKey| match key {
-                EntryKey::Lineage(_) => Shown::Copy(copy),
+                EntryKey::Lineage(_) | EntryKey::ManualPage(..) => Shown::Copy(copy),
                 EntryKey::Cluster(_) => Shown::Collection(CollectionId(9)),
             }
         };

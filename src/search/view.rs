@@ -48,7 +48,39 @@ pub struct Results {
     /// Few pages say the words in their own text: site chrome (menus,
     /// sidebars, footers) was searched too, and found more.
     pub chrome_searched: bool,
+    /// The values the entries may be narrowed to, each with the number of
+    /// entries it leaves (rolled up; empty for the flat list).
+    pub facets: Facets,
     pub groups: Vec<ResultGroup>,
+}
+
+/// The facets of a search: by manual (a manual in all its versions), by
+/// version and by host.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Facets {
+    pub manual: Vec<FacetValue>,
+    pub version: Vec<FacetValue>,
+    pub host: Vec<FacetValue>,
+}
+
+impl Facets {
+    pub fn is_empty(&self) -> bool {
+        self.manual.is_empty() && self.version.is_empty() && self.host.is_empty()
+    }
+}
+
+/// A facet's value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FacetValue {
+    /// What the search's parameter takes (`manual=3`, `version=3.1.x`,
+    /// `host=docs.example.org`).
+    pub value: String,
+    /// What a person reads (the manual's name).
+    pub label: String,
+    /// The entries the search shows with this value chosen.
+    pub entries: u64,
+    /// Whether the search is narrowed to it.
+    pub applied: bool,
 }
 
 /// A piece of a snippet: text, highlighted where it matched the query.

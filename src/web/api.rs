@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use super::links;
-use crate::search::{CollectionLink, Rank, ReplicaLink, ResultGroup, Results, SiteLink};
+use crate::search::{CollectionLink, Facets, Rank, ReplicaLink, ResultGroup, Results, SiteLink};
 
 /// A page of results as the API gives it.
 #[derive(Serialize)]
@@ -23,6 +23,7 @@ pub struct ApiResults<'r> {
     searched_words: &'r Option<String>,
     lenient: bool,
     chrome_searched: bool,
+    facets: &'r Facets,
     groups: Vec<ApiGroup<'r>>,
 }
 
@@ -62,6 +63,7 @@ impl<'r> ApiResults<'r> {
             searched_words: &results.searched_words,
             lenient: results.lenient,
             chrome_searched: results.chrome_searched,
+            facets: &results.facets,
             groups: results
                 .groups
                 .iter()

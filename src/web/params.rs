@@ -1,9 +1,9 @@
 //! Query-string parameters, parsed by hand so that every malformed value gets
 //! the site's own 400 page naming it.
 
-use crate::collections::{ClusterId, CollectionId};
+use crate::collections::{ClusterId, CollectionId, LineageId};
 use crate::pages::{HostId, PageId};
-use crate::search::{Rank, SearchRequest};
+use crate::search::{Filters, Rank, SearchRequest};
 
 use super::error::AppError;
 
@@ -106,7 +106,17 @@ pub struct Params {
     pub not: Option<String>,
     /// `as_typed=1`: no correction of a query that finds nothing.
     pub as_typed: bool,
+    /// The facets' values chosen.
+    pub manual: Option<String>,
+    pub version: Option<String>,
+    pub host: Option<String>,
 }
+
+/// Longest version a `version` filter names.
+const LONGEST_VERSION: usize = 64;
+
+/// Longest host name (RFC 1035).
+const LONGEST_HOST: usize = 253;
 
 impl Params {
     /// Reads a query string; unknown parameters are ignored, as browsers
@@ -124,6 +134,9 @@ impl Params {
                 "expand" => params.expand = Some(value),
                 "hit" => params.hit = Some(value),
                 "not" => params.not = Some(value),
+                "manual" => params.manual = Some(value),
+                "version" => params.version = Some(value),
+                "host" => params.host = Some(value),
                 _ => {}
             }
         }
@@ -165,6 +178,41 @@ impl Params {
             rollup,
             rank,
             as_typed: self.as_typed,
+            filters: self.filters()?,
+        })
+    }
+
+    /// The facets' values chosen: a manual by its number, a version and a
+    /// host by name; an empty value is none.
+    fn filters(&self) -> Result<Filters, AppError> {
+        fn given(value: &Option<String>) -> Option<&str> {
+            value.as_deref().map(str::trim).filter(|v| !v.is_empty())
+        }
+        let manual = match given(&self.manual) {
+            None => None,
+            Some(text) => Some(text.parse::<LineageId>().map_err(|_| {
+                AppError::BadRequest(format!("manual must be a manual's number, not {text:?}"))
+            })?),
+        };
+        let version = given(&self.version).map(str::to_string);
+        if version
+            .as_ref()
+            .is_some_and(|version| version.len() > LONGEST_VERSION)
+        {
+            return Err(AppError::BadRequest(format!(
+                "version must be at most {LONGEST_VERSION} bytes"
+            )));
+        }
+        let host = given(&self.host).map(str::to_ascii_lowercase);
+        if host.as_ref().is_some_and(|host| host.len() > LONGEST_HOST) {
+            return Err(AppError::BadRequest(format!(
+                "host must be at most {LONGEST_HOST} bytes"
+            )));
+        }
+        Ok(Filters {
+            manual,
+            version,
+            host,
         })
     }
 

@@ -11,12 +11,12 @@ use super::links;
 use super::params::{Expanded, Params, Target};
 use super::state::AppState;
 use super::views::{
-    CollectionPage, Entry, ErrorPage, Expansion, ExpansionNav, HomePage, HostPage, PagePage, Pager,
-    ReplicasPage, SearchPage, SitePage, StatsPage, Step,
+    CollectionPage, Entry, ErrorPage, Expansion, ExpansionNav, FacetGroup, FacetLink, HomePage,
+    HostPage, PagePage, Pager, ReplicasPage, SearchPage, SitePage, StatsPage, Step,
 };
 use crate::collections::{ClusterId, CollectionId};
 use crate::pages::{HostId, PageId};
-use crate::search::{self, Engine, Paging, Rank, Results, SearchRequest};
+use crate::search::{self, Engine, FacetValue, Filters, Paging, Rank, Results, SearchRequest};
 
 type Html = Result<HttpResponse, AppError>;
 
@@ -67,11 +67,12 @@ fn search_href(
     rank: Rank,
     expand: &[String],
 ) -> String {
-    search_href_for(&request.query, page, rollup, rank, expand)
+    search_href_for(&request.query, &request.filters, page, rollup, rank, expand)
 }
 
 fn search_href_for(
     query: &str,
+    filters: &Filters,
     page: usize,
     rollup: bool,
     rank: Rank,
@@ -79,6 +80,15 @@ fn search_href_for(
 ) -> String {
     let mut serializer = url::form_urlencoded::Serializer::new(String::new());
     serializer.append_pair("q", query);
+    if let Some(manual) = filters.manual {
+        serializer.append_pair("manual", &manual.to_string());
+    }
+    if let Some(version) = &filters.version {
+        serializer.append_pair("version", version);
+    }
+    if let Some(host) = &filters.host {
+        serializer.append_pair("host", host);
+    }
     if page > 1 {
         serializer.append_pair("page", &page.to_string());
     }
@@ -92,6 +102,56 @@ fn search_href_for(
         serializer.append_pair("expand", &expand.join(","));
     }
     format!("/search?{}", serializer.finish())
+}
+
+/// The facets of a results page, each value a link that applies it (or,
+/// applied, removes it); none for the flat list, or when no facet has a
+/// choice to make.
+fn facet_links(request: &SearchRequest, results: &Results) -> Vec<FacetGroup> {
+    if !request.rollup || results.total_groups == 0 {
+        return Vec::new();
+    }
+    let link = |value: &FacetValue, with: &dyn Fn(&mut Filters, Option<String>)| {
+        let mut filters = request.filters.clone();
+        with(&mut filters, (!value.applied).then(|| value.value.clone()));
+        FacetLink {
+            label: value.label.clone(),
+            entries: value.entries,
+            applied: value.applied,
+            href: search_href_for(
+                &request.query,
+                &filters,
+                1,
+                request.rollup,
+                request.rank,
+                &[],
+            ),
+        }
+    };
+    let group = |name: &'static str,
+                 param: &'static str,
+                 values: &[FacetValue],
+                 with: &dyn Fn(&mut Filters, Option<String>)| FacetGroup {
+        name,
+        param,
+        values: values.iter().map(|value| link(value, with)).collect(),
+    };
+    let facets = &results.facets;
+    [
+        group("Manual", "manual", &facets.manual, &|filters, value| {
+            filters.manual = value.and_then(|value| value.parse().ok());
+            filters.version = None;
+        }),
+        group("Version", "version", &facets.version, &|filters, value| {
+            filters.version = value;
+        }),
+        group("Host", "host", &facets.host, &|filters, value| {
+            filters.host = value;
+        }),
+    ]
+    .into_iter()
+    .filter(|group| group.values.len() > 1 || group.values.iter().any(|value| value.applied))
+    .collect()
 }
 
 fn pager(request: &SearchRequest, results: &Results) -> Pager {
@@ -253,7 +313,12 @@ fn entries(
                 .iter()
                 .map(|version| {
                     let asked = asking_for_version(query, version);
-                    let href = search_href_for(&asked, 1, request.rollup, request.rank, &[]);
+                    let filters = Filters {
+                        version: None,
+                        ..request.filters.clone()
+                    };
+                    let href =
+                        search_href_for(&asked, &filters, 1, request.rollup, request.rank, &[]);
                     (version.clone(), href)
                 })
                 .collect(),
@@ -322,14 +387,29 @@ pub async fn search(state: web::Data<AppState>, http: HttpRequest) -> Html {
                     &expand,
                 ),
                 suggestion_href: results.suggestion.as_ref().map(|suggestion| {
-                    search_href_for(suggestion, 1, request.rollup, request.rank, &[])
+                    search_href_for(
+                        suggestion,
+                        &request.filters,
+                        1,
+                        request.rollup,
+                        request.rank,
+                        &[],
+                    )
                 }),
                 as_typed_href: results.showing_for.as_ref().map(|_| {
                     format!(
                         "{}&as_typed=1",
-                        search_href_for(&request.query, 1, request.rollup, request.rank, &[])
+                        search_href_for(
+                            &request.query,
+                            &request.filters,
+                            1,
+                            request.rollup,
+                            request.rank,
+                            &[]
+                        )
                     )
                 }),
+                facets: facet_links(&request, &results),
                 results,
                 entries,
             }))
@@ -356,7 +436,7 @@ pub async fn api_search(
 
 /// The results page an expansion's own page goes back to.
 fn back_to_results(query: &str) -> String {
-    search_href_for(query, 1, true, Rank::Relevance, &[])
+    search_href_for(query, &Filters::default(), 1, true, Rank::Relevance, &[])
 }
 
 /// A route's `{name}` segment as sent (still percent-encoded): a malformed

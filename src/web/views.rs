@@ -135,6 +135,43 @@ pub struct SearchPage {
     pub suggestion_href: Option<String>,
     /// The query as typed, uncorrected, when the results are a correction's.
     pub as_typed_href: Option<String>,
+    /// The facets the entries may be narrowed by.
+    pub facets: Vec<FacetGroup>,
+}
+
+impl SearchPage {
+    /// The facets' values applied, each with its facet's name.
+    pub fn applied(&self) -> Vec<(&'static str, &FacetLink)> {
+        self.facets
+            .iter()
+            .flat_map(|group| {
+                group
+                    .values
+                    .iter()
+                    .filter(|value| value.applied)
+                    .map(move |value| (group.name, value))
+            })
+            .collect()
+    }
+}
+
+/// A facet of a results page.
+pub struct FacetGroup {
+    /// Its name ("Manual").
+    pub name: &'static str,
+    /// Its parameter ("manual").
+    pub param: &'static str,
+    pub values: Vec<FacetLink>,
+}
+
+/// A facet's value as a link.
+pub struct FacetLink {
+    pub label: String,
+    /// The entries the search shows with it applied.
+    pub entries: u64,
+    pub applied: bool,
+    /// The search with it applied, or, applied, without it.
+    pub href: String,
 }
 
 #[derive(Template)]

@@ -622,6 +622,79 @@ async fn a_long_question_finds_the_pages_with_most_of_its_words() {
     );
 }
 
+/// Issue 31: `/api/search` gives facets by manual, version and host; each
+/// value's count is the number of entries the search shows with it
+/// applied, and removing it gives the search back. The results page links
+/// each value, and says what it is narrowed to.
+#[actix_web::test]
+async fn facets_count_the_entries_they_leave() {
+    let whole = get("/api/search?q=session").await.json();
+    let facets = &whole["facets"];
+    for facet in ["manual", "version", "host"] {
+        let values = facets[facet].as_array().unwrap();
+        assert!(values.len() >= 2, "{facet}: {values:?}");
+        for value in values.iter().take(4) {
+            let parameter = value["value"].as_str().unwrap();
+            let entries = value["entries"].as_u64().unwrap();
+            assert_eq!(value["applied"], false);
+            let narrowed = get(&format!("/api/search?q=session&{facet}={parameter}"))
+                .await
+                .json();
+            assert_eq!(
+                narrowed["total_groups"].as_u64(),
+                Some(entries),
+                "{facet}={parameter}"
+            );
+            let applied: Vec<&Value> = narrowed["facets"][facet]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|value| value["applied"] == true)
+                .collect();
+            assert_eq!(applied.len(), 1, "{facet}={parameter}");
+            assert_eq!(applied[0]["entries"].as_u64(), Some(entries));
+        }
+    }
+    // A manual chosen: each of its pages is an entry, once in all its
+    // copies and versions.
+    let manual = facets["manual"][0]["value"].as_str().unwrap();
+    let within = get(&format!("/api/search?q=session&manual={manual}"))
+        .await
+        .json();
+    let mut urls = BTreeSet::new();
+    for group in within["groups"].as_array().unwrap() {
+        assert!(urls.insert(group["url"].as_str().unwrap().to_string()));
+    }
+    assert!(within["total_hits"].as_u64() <= whole["total_hits"].as_u64());
+
+    // The page: links that apply a value and, applied, remove it.
+    let page = get(&format!("/search?q=session&manual={manual}")).await;
+    assert!(
+        page.body.contains("class=\"note narrowed\""),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("class=\"facet-value applied\""));
+    assert!(
+        page.body.contains("href=\"/search?q=session\""),
+        "the removing link"
+    );
+    let plain = get("/search?q=session").await;
+    assert!(plain
+        .body
+        .contains(&format!("href=\"/search?q=session&#38;manual={manual}\"")));
+
+    // The flat list has no facets; a bad value is refused.
+    let flat = get("/api/search?q=session&rollup=off").await.json();
+    assert!(flat["facets"]["manual"].as_array().unwrap().is_empty());
+    assert_eq!(
+        get("/api/search?q=session&manual=x1").await.status,
+        StatusCode::BAD_REQUEST
+    );
+    let nowhere = get("/api/search?q=session&host=no.such.host").await.json();
+    assert_eq!(nowhere["total_groups"], 0);
+}
+
 /// The stored copy is shown as text, with where it was crawled and why it is
 /// grouped; a crawled page's markup never reaches the browser as markup.
 #[actix_web::test]
