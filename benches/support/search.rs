@@ -190,9 +190,29 @@ pub fn load(
     (latencies.len() as f64 / elapsed, latencies)
 }
 
+/// Turns the engine's cache of recent searches off in `data`'s settings
+/// (`search.cached_searches` 0), so that every measured search runs: the
+/// bench measures searching, not the cache. `SEARCH_BENCH_CACHE=on` keeps
+/// the settings as they are.
+pub fn uncached(data: &Path) {
+    if std::env::var("SEARCH_BENCH_CACHE").is_ok_and(|value| value == "on") {
+        println!("searches asked again come from the cache (SEARCH_BENCH_CACHE=on)");
+        return;
+    }
+    let path = data.join("config.json");
+    let mut config: serde_json::Value = std::fs::read(&path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_else(|| serde_json::json!({}));
+    config["search"]["cached_searches"] = serde_json::json!(0);
+    std::fs::write(&path, serde_json::to_vec_pretty(&config).unwrap()).unwrap();
+    println!("every search runs: the cache of recent searches is off");
+}
+
 /// Runs every measurement on `data`, cycling through `queries`; each
 /// throughput run lasts `seconds`.
 pub fn measure(data: &Path, queries: &[String], seconds: f64) {
+    uncached(data);
     // In process: the engine alone.
     let before = resident_mb();
     let opened = Instant::now();

@@ -383,6 +383,18 @@ pub struct PairReport {
     pub clustered_pages: (u32, u32),
 }
 
+impl PairReport {
+    /// Whether the pair is two names of one server ([`Mirrors::aliases`]).
+    pub fn is_alias(&self) -> bool {
+        self.shared_ip.is_some()
+            && matches!(
+                self.level,
+                Level::One | Level::Two | Level::Three | Level::Four
+            )
+            && self.subtrees.iter().all(|subtree| subtree.a == subtree.b)
+    }
+}
+
 /// Counts shown by `index` and kept in the manifest.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct MirrorCounts {
@@ -770,6 +782,23 @@ impl Mirrors {
             .binary_search_by(|report| report.pair.cmp(&pair))
             .ok()
             .map(|index| &self.pairs[index])
+    }
+
+    /// Host aliases: two names of one server, crawled from one address, the
+    /// mirrors stage finding copies under the same paths (levels 1 to 4,
+    /// every subtree at the same path on both).
+    pub fn aliases(&self) -> Vec<(HostId, HostId)> {
+        self.pairs
+            .iter()
+            .filter(|report| report.is_alias())
+            .map(|report| (report.pair.a, report.pair.b))
+            .collect()
+    }
+
+    /// Whether `first` and `second` are two names of one server
+    /// ([`Mirrors::aliases`]).
+    pub fn are_aliases(&self, first: HostId, second: HostId) -> bool {
+        first != second && self.pair(first, second).is_some_and(PairReport::is_alias)
     }
 
     /// The ranked pairs of one host: mirrors first (by level), then the rest.

@@ -56,7 +56,7 @@ use serde::Serialize;
 
 use crate::collections::{ClusterKind, Collections};
 use crate::generation::{Analysis, DataDir, Result};
-use crate::mirrors::{Level, Mirrors};
+use crate::mirrors::Mirrors;
 use crate::pages::host_of_url;
 use crate::pages::{folder_prefix, url_path, HostId, PageId, PageTable};
 use crate::similarity::aliases::{AliasRule, UrlAliases, Variation};
@@ -354,19 +354,7 @@ impl<'a> Plan<'a> {
     /// path on the name kept.
     fn alias_entries(&mut self) -> Vec<AvoidEntry> {
         let (table, collections, mirrors) = (self.table, self.collections, self.mirrors);
-        let aliases: Vec<(HostId, HostId)> = mirrors
-            .pairs
-            .iter()
-            .filter(|report| {
-                report.shared_ip.is_some()
-                    && matches!(
-                        report.level,
-                        Level::One | Level::Two | Level::Three | Level::Four
-                    )
-                    && report.subtrees.iter().all(|subtree| subtree.a == subtree.b)
-            })
-            .map(|report| (report.pair.a, report.pair.b))
-            .collect();
+        let aliases: Vec<(HostId, HostId)> = mirrors.aliases();
         if aliases.is_empty() {
             return Vec::new();
         }

@@ -19,6 +19,7 @@ use super::view::{as_text, plain, PageLink, ReplicaLink, SnippetPart};
 use super::{Engine, Result, SearchError};
 use crate::collections::{Cluster, ClusterId, ClusterKind, Collection, CollectionId, Collections};
 use crate::index::{IndexField, NONE};
+use crate::mirrors::Mirrors;
 use crate::pages::{HostId, PageId};
 
 /// Rows an expansion shows at a time.
@@ -164,6 +165,22 @@ pub struct CopyView {
     pub mirroring: Option<Mirroring>,
     /// The version of the manual its pages name.
     pub version: Option<String>,
+    /// Other names of its server (host aliases) holding the same copy at
+    /// the same paths: one row, "also as …".
+    pub also_as: Vec<String>,
+    /// What kind of copy it is, in plain words ("the original", "exact
+    /// copy", "older version 3.2", "part of the manual: library/ only").
+    pub kind: String,
+    /// For the original: why it is taken as the original.
+    pub why: Option<String>,
+    /// How much of the manual it holds ("all 312 pages", "40% (125 of 312
+    /// pages)").
+    pub share: String,
+    /// When it was crawled, as a person reads a date ("21 Nov 2026").
+    pub crawled_on: String,
+    /// The original URL of its copy of the page, when a browser may follow
+    /// it.
+    pub hit_link: Option<String>,
 }
 
 /// A copy of another version of the manual (or a copy outside the
@@ -213,15 +230,133 @@ pub struct ReplicaView {
 
 /// One copy: its collections (the principal or the largest first, which
 /// names the row) and their pages in all.
-struct CopyRow<'c> {
+pub(super) struct CopyRow<'c> {
     members: Vec<&'c Collection>,
     pages: usize,
+    /// Other names of its server holding the same copy ([`fold_aliases`]).
+    also: Vec<HostId>,
+}
+
+/// `rows` with each copy on a host alias of an earlier row's host, at the
+/// same paths, folded into that row: one server under two names is one
+/// copy.
+pub(super) fn fold_aliases<'c>(rows: Vec<CopyRow<'c>>, mirrors: &Mirrors) -> Vec<CopyRow<'c>> {
+    let path = |row: &CopyRow| -> String {
+        let prefix = &row.members[0].prefix;
+        let after_scheme = prefix
+            .split_once("://")
+            .map_or(prefix.as_str(), |(_, rest)| rest);
+        after_scheme
+            .find('/')
+            .map_or("/", |slash| &after_scheme[slash..])
+            .to_string()
+    };
+    let mut kept: Vec<CopyRow<'c>> = Vec::with_capacity(rows.len());
+    for row in rows {
+        let host = row.members[0].host;
+        let same = kept.iter_mut().find(|kept| {
+            mirrors.are_aliases(kept.members[0].host, host) && path(kept) == path(&row)
+        });
+        match same {
+            Some(kept) => kept.also.push(host),
+            None => kept.push(row),
+        }
+    }
+    kept
+}
+
+/// A crawl date as a person reads it: `2026-11-21T10:22:33Z` is
+/// "21 Nov 2026" (the text as it is when it is no such date).
+pub fn readable_date(date: &str) -> String {
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let day = date.get(..10).unwrap_or_default();
+    let mut parts = day.split('-');
+    let (Some(year), Some(month), Some(day_of_month)) = (parts.next(), parts.next(), parts.next())
+    else {
+        return date.to_string();
+    };
+    let month = month
+        .parse::<usize>()
+        .ok()
+        .and_then(|month| MONTHS.get(month.checked_sub(1)?));
+    match (month, day_of_month.parse::<u32>()) {
+        (Some(month), Ok(day_of_month)) if year.len() == 4 => {
+            format!("{day_of_month} {month} {year}")
+        }
+        _ => date.to_string(),
+    }
+}
+
+/// How one copy's page relates to the original's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PageRelation {
+    /// The same bytes.
+    Exact,
+    /// The same text, other markup.
+    SameText,
+    /// Similar text.
+    Changed,
+}
+
+/// What kind of copy a row is, in plain words: the original; another
+/// version; a part of the manual (the folder it holds, when it holds one);
+/// else what its copy of the page (or, without one, the mirror level of
+/// its host) says of its text.
+pub fn copy_kind(
+    principal: bool,
+    (version, original_version): (Option<&str>, Option<&str>),
+    (complete, part): (bool, Option<&str>),
+    relation: Option<PageRelation>,
+    level: Option<crate::mirrors::Level>,
+) -> String {
+    use crate::collections::lineage::{compare_versions, same_release};
+    use crate::mirrors::Level;
+    if principal {
+        return "the original".into();
+    }
+    if let (Some(version), Some(original)) = (version, original_version) {
+        if !same_release(version, original) {
+            return match compare_versions(version, original) {
+                std::cmp::Ordering::Greater => format!("newer version {version}"),
+                _ => format!("older version {version}"),
+            };
+        }
+    }
+    if !complete {
+        return match part {
+            Some(folder) => format!("part of the manual: {folder} only"),
+            None => "part of the manual".into(),
+        };
+    }
+    match (relation, level) {
+        (Some(PageRelation::Exact), _) | (None, Some(Level::One)) => "exact copy".into(),
+        (Some(PageRelation::SameText), _) | (None, Some(Level::Two)) => {
+            "same text, other markup (such as rewritten links)".into()
+        }
+        (Some(PageRelation::Changed), _) | (None, Some(Level::Three)) => {
+            "copy with changes (such as a banner)".into()
+        }
+        (None, Some(Level::Four)) => "copy with some pages under other paths".into(),
+        (None, Some(Level::Five)) => "related text (such as a translation)".into(),
+        _ => "copy".into(),
+    }
+}
+
+/// How much of a manual of `size` pages a copy of `pages` holds.
+pub fn share_of(pages: usize, size: usize) -> String {
+    if pages >= size {
+        return format!("all {}", crate::web::plural(size as u64, "page", "pages"));
+    }
+    let percent = (pages * 100).checked_div(size).unwrap_or(0).max(1);
+    format!("{percent}% ({pages} of {size} pages)")
 }
 
 /// A cluster's collections grouped into copies: by host, and on one host
 /// by folder (a collection under another's folder is a fragment of it); the
 /// principal copy first, then the larger ones.
-fn copy_rows<'c>(collections: &'c Collections, cluster: &Cluster) -> Vec<CopyRow<'c>> {
+pub(super) fn copy_rows<'c>(collections: &'c Collections, cluster: &Cluster) -> Vec<CopyRow<'c>> {
     let mut members: Vec<&Collection> = cluster
         .collections
         .iter()
@@ -249,6 +384,7 @@ fn copy_rows<'c>(collections: &'c Collections, cluster: &Cluster) -> Vec<CopyRow
             None => rows.push(CopyRow {
                 members: vec![member],
                 pages: member.pages.len(),
+                also: Vec::new(),
             }),
         }
     }
@@ -528,8 +664,17 @@ impl Engine {
             .collections
             .collection(cluster.principal())
             .map(|collection| collection.host);
-        let rows = copy_rows(&self.collections, cluster);
+        let rows = fold_aliases(copy_rows(&self.collections, cluster), self.mirrors());
         let paging = Paging::of(rows.len(), page);
+        let principal_collection = self.collections.collection(cluster.principal());
+        let original_version = self.version_of(cluster.principal());
+        // The original's copy of the page, which the others are compared with.
+        let original_hit = hit.and_then(|page| {
+            let principal = principal_collection?;
+            std::iter::once(page)
+                .chain(self.copies_of(page).iter().copied())
+                .find(|copy| principal.pages.binary_search(copy).is_ok())
+        });
         let mut listed: Vec<PageId> = Vec::new();
         let mut copies = Vec::new();
         for row in rows.iter().skip(paging.skip()).take(EXPANSION_ROWS) {
@@ -575,6 +720,26 @@ impl Engine {
                 });
             let hit_copy = copy_of_hit.or(same_place);
             listed.extend(hit_copy);
+            let relation = copy_of_hit
+                .zip(original_hit)
+                .map(|(copy, original)| self.page_relation(copy, original));
+            let is_principal = named.id == cluster.principal();
+            let complete = row.pages >= cluster.size as usize;
+            let part = (!complete && !is_principal)
+                .then(|| self.folder_in_original(named.root, principal_collection?))
+                .flatten();
+            let version = self.version_of(named.id);
+            let level = principal_host
+                .filter(|&principal| principal != named.host)
+                .and_then(|principal| self.mirrors().pair(named.host, principal))
+                .map(|report| report.level);
+            let kind = copy_kind(
+                is_principal,
+                (version.as_deref(), original_version.as_deref()),
+                (complete, part.as_deref()),
+                relation,
+                level,
+            );
             let matching_pages = matching.as_ref().map(|counts| {
                 members
                     .iter()
@@ -582,6 +747,13 @@ impl Engine {
                     .sum::<u32>()
             });
             let pages = row.pages;
+            let crawled = members
+                .iter()
+                .flat_map(|member| member.pages.iter())
+                .filter_map(|&page| self.table.page(page).map(|row| row.date.as_str()))
+                .max()
+                .unwrap_or_default()
+                .to_string();
             copies.push(CopyView {
                 collection: named.id,
                 host: host_name.to_string(),
@@ -593,21 +765,27 @@ impl Engine {
                 prefix: named.prefix.clone(),
                 pages,
                 parts: members.len(),
-                principal: named.id == cluster.principal(),
-                complete: pages >= cluster.size as usize,
-                crawled: members
-                    .iter()
-                    .flat_map(|member| member.pages.iter())
-                    .filter_map(|&page| self.table.page(page).map(|row| row.date.as_str()))
-                    .max()
-                    .unwrap_or_default()
-                    .to_string(),
+                principal: is_principal,
+                complete,
+                crawled_on: readable_date(&crawled),
+                crawled,
                 expandable: cluster.kind == ClusterKind::Collection && matching_pages != Some(0),
                 matching_pages,
+                hit_link: hit_copy
+                    .and_then(|page| self.table.page(page))
+                    .and_then(|page| super::view::followable(&page.url)),
                 hit_copy: hit_copy.and_then(|page| self.page_link(page)),
                 hit_is_copy: copy_of_hit.is_some(),
                 mirroring,
-                version: self.version_of(named.id),
+                version,
+                also_as: row
+                    .also
+                    .iter()
+                    .map(|&host| self.table.host_name(host).to_string())
+                    .collect(),
+                kind,
+                why: is_principal.then(|| cluster.principal_evidence.sentence().to_string()),
+                share: share_of(pages, cluster.size as usize),
             });
         }
         let other_copies = hit_copies
@@ -639,6 +817,35 @@ impl Engine {
     }
 
     /// The version collection `id` is of, where its pages name one.
+    /// How page `copy` relates to page `original` ([`PageRelation`]).
+    fn page_relation(&self, copy: PageId, original: PageId) -> PageRelation {
+        let (Some(copy_page), Some(original_page)) =
+            (self.table.page(copy), self.table.page(original))
+        else {
+            return PageRelation::Changed;
+        };
+        if copy_page.content_key.is_some() && copy_page.content_key == original_page.content_key {
+            return PageRelation::Exact;
+        }
+        if self.copies_of(original).contains(&copy) {
+            return PageRelation::SameText;
+        }
+        PageRelation::Changed
+    }
+
+    /// The folder of the original `principal` where the copy of page
+    /// `root` is (`library/`): the part of the manual a partial copy rooted
+    /// at `root` holds; `None` at the original's top.
+    fn folder_in_original(&self, root: PageId, principal: &Collection) -> Option<String> {
+        let twin = std::iter::once(root)
+            .chain(self.copies_of(root).iter().copied())
+            .find(|page| principal.pages.binary_search(page).is_ok())?;
+        let url = &self.table.page(twin)?.url;
+        let below = url.strip_prefix(principal.prefix.as_str())?;
+        let (folder, _) = below.rsplit_once('/')?;
+        (!folder.is_empty()).then(|| format!("{folder}/"))
+    }
+
     fn version_of(&self, id: CollectionId) -> Option<String> {
         self.collections
             .lineages
@@ -689,5 +896,62 @@ impl Engine {
                     .and_then(|page| self.page_link(page)),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_is_said_in_plain_words() {
+        use crate::mirrors::Level;
+        assert_eq!(
+            copy_kind(true, (None, None), (true, None), None, None),
+            "the original"
+        );
+        assert_eq!(
+            copy_kind(false, (Some("3.2"), Some("3.12")), (true, None), None, None),
+            "older version 3.2"
+        );
+        assert_eq!(
+            copy_kind(
+                false,
+                (Some("3.1.x"), Some("3.1.2")),
+                (true, None),
+                Some(PageRelation::Exact),
+                None
+            ),
+            "exact copy"
+        );
+        assert_eq!(
+            copy_kind(
+                false,
+                (None, None),
+                (false, Some("library/")),
+                None,
+                Some(Level::One)
+            ),
+            "part of the manual: library/ only"
+        );
+        assert_eq!(
+            copy_kind(
+                false,
+                (None, None),
+                (true, None),
+                Some(PageRelation::Changed),
+                Some(Level::One)
+            ),
+            "copy with changes (such as a banner)"
+        );
+        assert_eq!(
+            copy_kind(false, (None, None), (true, None), None, Some(Level::Two)),
+            "same text, other markup (such as rewritten links)"
+        );
+        assert_eq!(share_of(312, 312), "all 312 pages");
+        assert_eq!(share_of(125, 312), "40% (125 of 312 pages)");
+        assert_eq!(readable_date("2026-11-21T10:22:33Z"), "21 Nov 2026");
+        assert_eq!(readable_date("2026-01-05"), "5 Jan 2026");
+        assert_eq!(readable_date("yesterday"), "yesterday");
     }
 }

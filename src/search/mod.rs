@@ -255,6 +255,37 @@ pub struct Engine {
     recent: Mutex<Option<LruCache<SearchKey, Results>>>,
     /// Each manual's name, as the manual facet shows it.
     manual_labels: FxHashMap<LineageId, String>,
+    /// Each manual's copies' releases ([`copy_releases`]).
+    copy_releases: FxHashMap<LineageId, Vec<Option<String>>>,
+}
+
+/// For each manual, the release each copy's version is listed as: its
+/// manual's most precise name of it
+/// ([`crate::collections::Lineage::versions`]: `10.1` is `10.1.60` where
+/// a copy says so).
+fn copy_releases(collections: &Collections) -> FxHashMap<LineageId, Vec<Option<String>>> {
+    collections
+        .lineages
+        .lineages
+        .iter()
+        .map(|lineage| {
+            let listed = lineage.versions();
+            let releases = lineage
+                .copies
+                .iter()
+                .map(|copy| {
+                    let version = copy.version.as_deref()?;
+                    let release = listed
+                        .iter()
+                        .find(|listed| crate::collections::lineage::same_release(listed, version))
+                        .copied()
+                        .unwrap_or(version);
+                    Some(release.to_string())
+                })
+                .collect();
+            (lineage.id, releases)
+        })
+        .collect()
 }
 
 /// Pages of a manual's principal copy whose titles name the manual.
@@ -410,6 +441,7 @@ impl Engine {
         let aliases = UrlAliases::find(&table, &similarity);
         let url_names = aliases.groups().into_iter().collect();
         let manual_labels = manual_labels(&table, &collections);
+        let copy_releases = copy_releases(&collections);
         let principals = Arc::new(
             collections
                 .clusters
@@ -435,6 +467,7 @@ impl Engine {
             recent: Mutex::new(NonZeroUsize::new(config.cached_searches).map(LruCache::new)),
             config,
             manual_labels,
+            copy_releases,
         })
     }
 
@@ -782,17 +815,12 @@ impl Engine {
         copies
     }
 
-    /// The release a copy's version is listed as: its manual's most
-    /// precise name of it ([`crate::collections::Lineage::versions`]).
-    fn release_of(&self, lineage: LineageId, copy: u16) -> Option<String> {
-        let lineage = self.collections.lineages.lineage(lineage)?;
-        let version = lineage.copies.get(usize::from(copy))?.version.as_deref()?;
-        let release = lineage
-            .versions()
-            .into_iter()
-            .find(|listed| crate::collections::lineage::same_release(listed, version))
-            .unwrap_or(version);
-        Some(release.to_string())
+    /// The release a copy's version is listed as ([`copy_releases`]).
+    fn release_of(&self, lineage: LineageId, copy: u16) -> Option<&str> {
+        self.copy_releases
+            .get(&lineage)?
+            .get(usize::from(copy))?
+            .as_deref()
     }
 
     /// A manual's name ([`manual_labels`]).
@@ -810,18 +838,18 @@ impl Engine {
         let mut versions: FxHashMap<String, u64> = FxHashMap::default();
         let mut version_of: FxHashMap<String, Vec<LineageId>> = FxHashMap::default();
         for (lineage, copies) in &counts.copies {
-            let mut releases: Vec<String> = copies
+            let mut releases: Vec<&str> = copies
                 .iter()
                 .filter_map(|&copy| self.release_of(*lineage, copy))
                 .collect();
             releases.sort_unstable();
             releases.dedup();
             for release in releases {
-                let manuals = version_of.entry(release.clone()).or_default();
+                let manuals = version_of.entry(release.to_string()).or_default();
                 if !manuals.contains(lineage) {
                     manuals.push(*lineage);
                 }
-                *versions.entry(release).or_default() += 1;
+                *versions.entry(release.to_string()).or_default() += 1;
             }
         }
         let manual = counts

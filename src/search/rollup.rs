@@ -258,6 +258,8 @@ struct Accumulator {
     copies: Vec<u16>,
     /// The places in its manual of its matching pages (a manual's entry).
     pages: rustc_hash::FxHashSet<u64>,
+    /// The place last noted: a page's copies come one after another.
+    last_page: u64,
 }
 
 impl Accumulator {
@@ -270,6 +272,7 @@ impl Accumulator {
             hosts: Vec::new(),
             copies: Vec::new(),
             pages: rustc_hash::FxHashSet::default(),
+            last_page: crate::index::NONE,
         }
     }
 
@@ -285,8 +288,9 @@ impl Accumulator {
                 self.copies.push(copy);
             }
         }
-        if manual_page != crate::index::NONE {
+        if manual_page != crate::index::NONE && manual_page != self.last_page {
             self.pages.insert(manual_page);
+            self.last_page = manual_page;
         }
     }
 

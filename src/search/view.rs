@@ -409,9 +409,14 @@ impl Snippets {
             self.cut.set(true);
             return (Snippet::empty(), lines);
         }
-        let snippet = self.generator.snippet(&sentences);
-        if !snippet.highlighted().is_empty() {
-            return (snippet, sentences);
+        // The generator reads (and stems) all the text it is given: the
+        // sentences only when a word of the query may be in them.
+        let lower = sentences.to_ascii_lowercase();
+        if self.terms.iter().any(|term| lower.contains(term.as_str())) {
+            let snippet = self.generator.snippet(&sentences);
+            if !snippet.highlighted().is_empty() {
+                return (snippet, sentences);
+            }
         }
         let snippet = self.generator.snippet(&lines);
         if !snippet.highlighted().is_empty() || sentences.is_empty() {
@@ -436,6 +441,14 @@ const SENTENCE_WORDS: usize = 12;
 /// Up: (dir)"; "Previous topic … Next topic").
 const NAVIGATION: [&str; 4] = ["next:", "previous:", "prev:", "up:"];
 
+/// Whether a short line is navigation ([`NAVIGATION`], or "previous" and
+/// "next" together), in any case.
+fn is_navigation(line: &str) -> bool {
+    let lower = line.to_ascii_lowercase();
+    NAVIGATION.iter().any(|said| lower.contains(said))
+        || (lower.contains("previous") && lower.contains("next"))
+}
+
 /// The lines of a page's text a snippet reads, twice: its sentences only
 /// ([`SENTENCE_WORDS`]), and all its lines. Either way without permalink marks
 /// ([`PERMALINK_MARKS`]), without a line said before (a title repeated as
@@ -443,23 +456,27 @@ const NAVIGATION: [&str; 4] = ["next:", "previous:", "prev:", "up:"];
 /// around a match a searcher wants sentences, not headings, menus and
 /// tables of contents.
 pub(super) fn readable_lines(text: &str) -> (String, String) {
-    let mut seen = rustc_hash::FxHashSet::default();
+    let mut seen: rustc_hash::FxHashSet<std::borrow::Cow<'_, str>> =
+        rustc_hash::FxHashSet::default();
     let (mut sentences, mut lines) = (String::new(), String::new());
     for line in text.lines() {
-        let line: String = line
-            .chars()
-            .filter(|c| !PERMALINK_MARKS.contains(c))
-            .collect();
-        let line = line.trim();
-        if line.is_empty() || !seen.insert(line.to_string()) {
+        let line: std::borrow::Cow<'_, str> = if line.contains(PERMALINK_MARKS) {
+            line.chars()
+                .filter(|c| !PERMALINK_MARKS.contains(c))
+                .collect::<String>()
+                .trim()
+                .to_string()
+                .into()
+        } else {
+            line.trim().into()
+        };
+        if line.is_empty() || !seen.insert(line.clone()) {
             continue;
         }
-        let lower = line.to_lowercase();
+        let line = line.as_ref();
         let words = line.split_whitespace().count();
         let ends_sentence = line.ends_with(['.', '!', '?', ':']);
-        let navigation = NAVIGATION.iter().any(|said| lower.contains(said))
-            || (lower.contains("previous") && lower.contains("next"));
-        if navigation && words <= SENTENCE_WORDS && !ends_sentence {
+        if words <= SENTENCE_WORDS && !ends_sentence && is_navigation(line) {
             continue;
         }
         for (kept, wanted) in [
@@ -729,9 +746,15 @@ impl Engine {
     /// has copies.
     pub(super) fn replica_link(&self, id: ClusterId, page: PageId) -> Option<ReplicaLink> {
         let cluster = self.collections.cluster(id)?;
-        (cluster.cardinality() > 1).then(|| ReplicaLink {
+        // The rows the Replica list shows: a server under two names is one.
+        let copies = super::expand::fold_aliases(
+            super::expand::copy_rows(&self.collections, cluster),
+            &self.mirrors,
+        )
+        .len();
+        (cluster.cardinality() > 1).then_some(ReplicaLink {
             cluster: id,
-            copies: cluster.cardinality(),
+            copies,
             hit: page,
         })
     }

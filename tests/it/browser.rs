@@ -418,6 +418,37 @@ fn expand_in_place(browser: &Browser, base: &str, width: u32) {
             .join(format!("target/browser-artifacts/sitelinks-{width}.png")),
     );
 
+    // Facets: a manual applied, its count the entries then shown, and
+    // removed again; kept in the URL.
+    browser.go(&format!("{base}/search?q=session"));
+    browser.click("details.facets > summary");
+    let value = browser.run(
+        "const a = document.querySelector('.facet[data-facet=manual] a.facet-value');
+         return [a.href, Number(a.dataset.entries), a.getBoundingClientRect().height > 0];",
+    );
+    assert_eq!(value[2], json!(true), "the facets open: {value}");
+    browser.click(".facet[data-facet=manual] a.facet-value");
+    browser.wait_for(
+        "the narrowed results",
+        "return document.querySelector('.note.narrowed') !== null
+             && /[?&]manual=\\d+/.test(location.href);",
+    );
+    let shown = browser.run(
+        "const counts = document.querySelector('p.counts').textContent;
+         return Number(counts.match(/^([\\d,]+) entr/)[1].replace(/,/g, ''));",
+    );
+    assert_eq!(shown, value[1], "the count is the entries shown");
+    browser.screenshot(
+        &Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join(format!("target/browser-artifacts/facet-{width}.png")),
+    );
+    browser.click(".note.narrowed a.facet-remove");
+    browser.wait_for(
+        "the facet removed",
+        "return document.querySelector('.note.narrowed') === null
+             && !/manual=/.test(location.href);",
+    );
+
     // A misspelling that finds nothing shows its correction's results; a
     // long question no page holds every word of finds the pages holding
     // most.
@@ -576,6 +607,7 @@ fn every_kind_of_page_passes_axe_core() {
             "/stats",
             "/search?q=virtual+hsot",
             "/search?q=flask+blueprint",
+            "/search?q=session&manual=1",
             "/no/such/page",
         ]
         .iter()

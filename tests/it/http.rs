@@ -319,7 +319,14 @@ async fn the_expansions_list_what_their_links_promise() {
     let copies = group["replicas"]["copies"].as_u64().unwrap() as usize;
     assert_eq!(count(&replicas.body, "<li class=\"copy"), copies);
     assert_eq!(
-        count(&replicas.body, "<span class=\"badge\">principal</span>"),
+        count(
+            &replicas.body,
+            "<span class=\"badge original\">the original</span>"
+        ),
+        1
+    );
+    assert_eq!(
+        count(&replicas.body, "<p class=\"why\">Taken as the original: "),
         1
     );
     // The hit page on its own host, and a copy of it on most others.
@@ -334,8 +341,17 @@ async fn the_expansions_list_what_their_links_promise() {
         .filter_map(|rest| rest.split('"').next())
         .collect();
     assert_eq!(hosts.len(), copies, "one copy per host: {hosts:?}");
-    // Every copy but the principal says how it mirrors the principal.
-    assert_eq!(count(&replicas.body, "mirror level "), copies - 1);
+    // Every copy says in plain words what it is, how much of the manual it
+    // holds and when it was crawled; none speaks of mirror levels.
+    assert_eq!(count(&replicas.body, "<p class=\"copy-kind\">"), copies);
+    assert_eq!(
+        count(&replicas.body, " · crawled <time datetime=\""),
+        copies
+    );
+    assert!(!replicas.body.contains("mirror level"));
+    // This page on each host links its original URL, its stored copy apart.
+    assert!(count(&replicas.body, "class=\"copy-original\" href=\"http") >= copies - 1);
+    assert!(count(&replicas.body, "class=\"copy-stored\" href=\"/page/") >= copies - 1);
 }
 
 /// `/host/{name}`: the host's mirrors with level and evidence, pairs that
@@ -428,9 +444,19 @@ async fn the_host_page_lists_mirrors_with_levels_and_evidence() {
         .split("<li class=\"copy")
         .find(|copy| copy.contains("apache.mirror.nordu.example"))
         .unwrap();
-    // One level everywhere: the badge gives the level the host page gives
-    // the pair of the copy's host and the principal copy's.
-    assert!(nordu.contains("mirror level 4"), "{nordu}");
+    // The copy says what it is in plain words; the host page gives the
+    // pair's level.
+    assert!(
+        [
+            "exact copy",
+            "same text",
+            "copy with changes",
+            "part of the manual"
+        ]
+        .iter()
+        .any(|kind| nordu.contains(kind)),
+        "{nordu}"
+    );
     let host = get("/host/apache.mirror.nordu.example").await;
     assert!(
         host.body
