@@ -344,6 +344,15 @@ pub fn copy_kind(
     }
 }
 
+/// The folder of the original a partial copy holds, from one page's path
+/// below the original's folder and its copy's path below the copy's
+/// (`library/os.html` and `os.html`: `library/`); `None` when the copy's
+/// folder is the original's top.
+pub fn part_folder(in_original: &str, in_copy: &str) -> Option<String> {
+    let folder = in_original.strip_suffix(in_copy)?;
+    (!folder.is_empty() && folder.ends_with('/')).then(|| folder.to_string())
+}
+
 /// How much of a manual of `size` pages a copy of `pages` holds.
 pub fn share_of(pages: usize, size: usize) -> String {
     if pages >= size {
@@ -726,7 +735,9 @@ impl Engine {
             let is_principal = named.id == cluster.principal();
             let complete = row.pages >= cluster.size as usize;
             let part = (!complete && !is_principal)
-                .then(|| self.folder_in_original(named.root, principal_collection?))
+                .then(|| {
+                    self.folder_in_original((named.root, &named.prefix), principal_collection?)
+                })
                 .flatten();
             let version = self.version_of(named.id);
             let level = principal_host
@@ -833,17 +844,27 @@ impl Engine {
         PageRelation::Changed
     }
 
-    /// The folder of the original `principal` where the copy of page
-    /// `root` is (`library/`): the part of the manual a partial copy rooted
-    /// at `root` holds; `None` at the original's top.
-    fn folder_in_original(&self, root: PageId, principal: &Collection) -> Option<String> {
+    /// The folder of the original `principal` that a copy's folder
+    /// `prefix` holds (`library/`), found by the copy's page `root` and its
+    /// twin in the original: the twin's path below the original's folder
+    /// ends with the page's path below the copy's, and what comes before is
+    /// that folder. `None` when the copy's folder is the original's top (a
+    /// copy missing pages here and there, not a part).
+    fn folder_in_original(
+        &self,
+        (root, prefix): (PageId, &str),
+        principal: &Collection,
+    ) -> Option<String> {
         let twin = std::iter::once(root)
             .chain(self.copies_of(root).iter().copied())
             .find(|page| principal.pages.binary_search(page).is_ok())?;
-        let url = &self.table.page(twin)?.url;
-        let below = url.strip_prefix(principal.prefix.as_str())?;
-        let (folder, _) = below.rsplit_once('/')?;
-        (!folder.is_empty()).then(|| format!("{folder}/"))
+        let in_original = self
+            .table
+            .page(twin)?
+            .url
+            .strip_prefix(principal.prefix.as_str())?;
+        let in_copy = self.table.page(root)?.url.strip_prefix(prefix)?;
+        part_folder(in_original, in_copy)
     }
 
     fn version_of(&self, id: CollectionId) -> Option<String> {
@@ -948,6 +969,12 @@ mod tests {
             copy_kind(false, (None, None), (true, None), None, Some(Level::Two)),
             "same text, other markup (such as rewritten links)"
         );
+        assert_eq!(
+            part_folder("library/os.html", "os.html").as_deref(),
+            Some("library/")
+        );
+        assert_eq!(part_folder("io/index.html", "io/index.html"), None);
+        assert_eq!(part_folder("library/os.html", "s.html"), None);
         assert_eq!(share_of(312, 312), "all 312 pages");
         assert_eq!(share_of(125, 312), "40% (125 of 312 pages)");
         assert_eq!(readable_date("2026-11-21T10:22:33Z"), "21 Nov 2026");
