@@ -162,15 +162,26 @@ impl Hit {
     }
 }
 
-/// The best `KEPT` hits offered, preferred first ([`Hit::preferred`]).
-#[derive(Debug, Clone, Copy, Default)]
-struct Kept([Option<Hit>; KEPT]);
+/// A host's pages in no cluster kept while folding: its entries and the
+/// last one's sitelinks.
+const SITE_KEPT: usize = ENTRIES_PER_HOST + SITELINKS;
 
-impl Kept {
+/// The best `N` hits offered, preferred first ([`Hit::preferred`]), each
+/// page once.
+#[derive(Debug, Clone, Copy)]
+struct Kept<const N: usize>([Option<Hit>; N]);
+
+impl<const N: usize> Default for Kept<N> {
+    fn default() -> Self {
+        Kept([None; N])
+    }
+}
+
+impl<const N: usize> Kept<N> {
     /// Whether a hit of this score and kind may be kept.
     #[inline]
     fn may_enter(&self, score: f32, listing: bool) -> bool {
-        match self.0[KEPT - 1] {
+        match self.0[N - 1] {
             None => true,
             Some(last) => match (listing, last.listing) {
                 (false, true) => true,
@@ -207,7 +218,7 @@ impl Kept {
     /// The kept hits after the first `skip` that match about as well as
     /// `shown`.
     fn sitelinks(&self, skip: usize, shown: &Hit) -> Vec<Hit> {
-        Kept::sitelinks_of(&self.0[skip.min(KEPT)..], shown)
+        Kept::<N>::sitelinks_of(&self.0[skip.min(N)..], shown)
     }
 
     /// Of `hits`, those that match about as well as `shown`
@@ -250,7 +261,7 @@ struct Accumulator {
     principal: Shown,
     best: Hit,
     /// The best pages of those it is shown from.
-    of_principal: Kept,
+    of_principal: Kept<KEPT>,
     hits: u32,
     /// Hosts of its matching pages, each once.
     hosts: Vec<u32>,
@@ -369,56 +380,26 @@ struct Site {
     count: u32,
     /// The best of them, preferred first: its entries, then the last
     /// entry's sitelinks.
-    top: [Option<Hit>; ENTRIES_PER_HOST + SITELINKS],
+    top: Kept<SITE_KEPT>,
 }
 
 impl Site {
     fn new() -> Site {
         Site {
             count: 0,
-            top: [None; ENTRIES_PER_HOST + SITELINKS],
-        }
-    }
-
-    /// Whether a hit of this score and kind may be among the best.
-    #[inline]
-    fn may_enter(&self, score: f32, listing: bool) -> bool {
-        match self.top[ENTRIES_PER_HOST + SITELINKS - 1] {
-            None => true,
-            Some(last) => match (listing, last.listing) {
-                (false, true) => true,
-                (true, false) => false,
-                _ => score.total_cmp(&last.score).is_ge(),
-            },
-        }
-    }
-
-    fn offer(&mut self, hit: Hit) {
-        let mut carried = hit;
-        for slot in self.top.iter_mut() {
-            match slot {
-                None => {
-                    *slot = Some(carried);
-                    return;
-                }
-                Some(kept) => {
-                    if carried.preferred(kept) {
-                        std::mem::swap(kept, &mut carried);
-                    }
-                }
-            }
+            top: Kept::default(),
         }
     }
 
     /// The entries' hits.
     fn entries(&self) -> impl Iterator<Item = &Hit> {
-        self.top[..ENTRIES_PER_HOST].iter().flatten()
+        self.top.0[..ENTRIES_PER_HOST].iter().flatten()
     }
 
     fn merge(&mut self, other: Site) {
         self.count += other.count;
-        for hit in other.top.into_iter().flatten() {
-            self.offer(hit);
+        for hit in other.top.0.into_iter().flatten() {
+            self.top.offer(hit);
         }
     }
 
@@ -546,8 +527,8 @@ impl Fold {
                 };
                 let site = &mut self.sites[slot as usize];
                 site.count += 1;
-                if site.may_enter(score, listing) {
-                    site.offer(hit());
+                if site.top.may_enter(score, listing) {
+                    site.top.offer(hit());
                 }
             }
         }
@@ -640,7 +621,7 @@ impl Fold {
                         Vec::new()
                     },
                     sitelinks: if last {
-                        Kept::sitelinks_of(&site.top[ENTRIES_PER_HOST..], &hit)
+                        Kept::<SITE_KEPT>::sitelinks_of(&site.top.0[ENTRIES_PER_HOST..], &hit)
                     } else {
                         Vec::new()
                     },

@@ -343,6 +343,37 @@ fn expand_in_place(browser: &Browser, base: &str, width: u32) {
         "return document.querySelectorAll('li.result .replica-expansion .hit-copy a').length;",
     );
     assert!(with_copy.as_u64().unwrap() >= 1);
+    // Each row in plain words: the original first, with why; what kind of
+    // copy, how much of the manual, the day it was crawled; this page
+    // linked to its original URL, its stored copy apart.
+    let rows = browser.run(
+        "return [...document.querySelectorAll('li.result .replica-expansion li.copy')].map(row => [
+             row.querySelector('.copy-kind .badge').textContent,
+             row.querySelector('.copy-kind').textContent,
+             row.querySelector('.copy-kind time') !== null,
+             row.querySelector('.why') !== null,
+             row.querySelector('a.copy-original') ? row.querySelector('a.copy-original').href : '',
+             row.querySelector('a.copy-stored') ? row.querySelector('a.copy-stored').href : '']);",
+    );
+    let rows = rows.as_array().unwrap();
+    assert_eq!(rows[0][0], json!("the original"), "{rows:?}");
+    assert_eq!(rows[0][3], json!(true), "the original says why: {rows:?}");
+    for row in rows {
+        let said = row[1].as_str().unwrap();
+        assert!(
+            said.contains("pages") && said.contains(" · crawled "),
+            "{row}"
+        );
+        assert_eq!(row[2], json!(true), "{row}");
+        assert!(!said.contains("mirror level"), "{row}");
+        if let (Some(original), Some(stored)) = (row[4].as_str(), row[5].as_str()) {
+            if !original.is_empty() {
+                assert!(original.starts_with("http") && !original.contains("/page/"));
+                assert!(stored.contains("/page/"), "{row}");
+            }
+        }
+    }
+    assert!(rows[1..].iter().all(|row| row[0] != json!("the original")));
     assert_eq!(
         browser.run(
             "return document.querySelectorAll('.collection-link[aria-expanded=\"true\"]').length;"
