@@ -356,7 +356,10 @@ pub fn part_folder(in_original: &str, in_copy: &str) -> Option<String> {
 /// How much of a manual of `size` pages a copy of `pages` holds.
 pub fn share_of(pages: usize, size: usize) -> String {
     if pages >= size {
-        return format!("all {}", crate::web::plural(size as u64, "page", "pages"));
+        return match size {
+            1 => "all of its one page".into(),
+            _ => format!("all {size} pages"),
+        };
     }
     let percent = (pages * 100).checked_div(size).unwrap_or(0).max(1);
     format!("{percent}% ({pages} of {size} pages)")

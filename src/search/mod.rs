@@ -288,7 +288,7 @@ fn copy_releases(collections: &Collections) -> FxHashMap<LineageId, Vec<Option<S
         .collect()
 }
 
-/// Pages of a manual's principal copy whose titles name the manual.
+/// Pages of a manual's principal copy whose titles are read to name it.
 const LABEL_SAMPLE: usize = 200;
 
 /// Each manual's name: the part of its pages' titles that most of them
@@ -869,6 +869,8 @@ impl Engine {
                 // A release of one manual says which ("Flask Documentation
                 // 2.2.x").
                 let label = match version_of.get(&release).map(Vec::as_slice) {
+                    // Within one manual, its releases need no name.
+                    _ if filters.manual.is_some() => release.clone(),
                     Some(&[lineage]) => {
                         let manual = self.manual_label(lineage);
                         if manual.contains(release.as_str()) {
