@@ -651,10 +651,12 @@ impl Engine {
             None => self.parse(query_text, scope),
         };
         let mut parsed = parse(Scope::OwnText);
-        let mut found = self.find(&searcher, request, &*parsed.query, offset)?;
+        // The pages about the query, looked up once for both scopes.
+        let about = Arc::new(self.about(&searcher, &request.query)?);
+        let mut found = self.find(&searcher, request, &*parsed.query, offset, &about)?;
         if found.total_hits() < CHROME_BELOW {
             let wider = parse(Scope::WithChrome);
-            let more = self.find(&searcher, request, &*wider.query, offset)?;
+            let more = self.find(&searcher, request, &*wider.query, offset, &about)?;
             if more.total_hits() > found.total_hits() {
                 (parsed, found) = (wider, more);
                 results.chrome_searched = true;
@@ -696,16 +698,18 @@ impl Engine {
     }
 
     /// The groups up to the page asked for (rolled up), or the page's hits
-    /// and their count (flat).
+    /// and their count (flat); `about`, the pages about the query
+    /// ([`Engine::about`]), weighs their scores.
     fn find(
         &self,
         searcher: &Searcher,
         request: &SearchRequest,
         query: &dyn Query,
         offset: usize,
+        about: &Arc<collector::About>,
     ) -> Result<Found> {
         let boost = (request.rank == Rank::Replication).then_some(self.config.replication_boost);
-        let about = Arc::new(self.about(searcher, &request.query)?);
+        let about = Arc::clone(about);
         let filtered = self.narrowed(query, &request.filters);
         let query: &dyn Query = filtered.as_deref().unwrap_or(query);
         if request.rollup {
