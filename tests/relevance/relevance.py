@@ -8,7 +8,11 @@ development crawls' queries.tsv, or tests/relevance/*.tsv); TRUTH a truth.tsv
 (`url collection replica page`). A query is answered when the page it was made
 from, or the same page of another copy or version (the same `collection` and
 `page` in TRUTH; a URL outside TRUTH is only itself), is the first entry's
-page or one of its sitelinks. Prints JSON: queries, first (the first entry's
+page or one of its sitelinks. Where a `pages.tsv` sits beside TRUTH (as in
+the development crawls), a page is also every URL answered with its very
+bytes (the same `payload_sha1`, status 200): one page under two names, such
+as a manual that publishes `ch48.html` and `ch-message_processing.html`
+alike, is that page whichever name the entry shows. Prints JSON: queries, first (the first entry's
 page), first_or_sitelink, top3 (any of the first three entries' pages or
 sitelinks), their shares, the listing or index pages shown as an entry where
 a prose page of its manual matched (`listing_representatives`), and the
@@ -17,6 +21,7 @@ queries missed.
 import collections
 import csv
 import json
+import os
 import sys
 import urllib.parse
 import urllib.request
@@ -29,11 +34,35 @@ def tsv(path):
         return list(csv.DictReader(f, delimiter='\t', quoting=csv.QUOTE_NONE))
 
 
+def same_bytes(pages_path):
+    """The URLs answered with status 200 and the same bytes, as lists of
+    two or more; none without a pages.tsv."""
+    if not os.path.exists(pages_path):
+        return []
+    by_payload = collections.defaultdict(list)
+    for r in tsv(pages_path):
+        if r.get('status') == '200' and r.get('payload_sha1'):
+            by_payload[r['payload_sha1']].append(r['url'])
+    return [urls for urls in by_payload.values() if len(urls) > 1]
+
+
 def main(argv):
     show = '--show' in argv
     queries, truth_path, base = [a for a in argv if a != '--show']
     truth = {r['url']: (r['collection'], r['page']) for r in tsv(truth_path)}
-    key = lambda url: truth.get(url, ('', url))
+    page = lambda url: truth.get(url, ('', url))
+    parent = {}
+
+    def key(url):
+        k = page(url)
+        while parent.get(k, k) != k:
+            k = parent[k]
+        return k
+
+    for urls in same_bytes(os.path.join(os.path.dirname(truth_path), 'pages.tsv')):
+        roots = sorted({key(url) for url in urls})
+        for other in roots[1:]:
+            parent[other] = roots[0]
     c = collections.Counter()
     missed = []
     for r in tsv(queries):
