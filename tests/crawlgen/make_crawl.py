@@ -67,14 +67,15 @@ DE_SYLLABLES = ["sch", "ung", "keit", "ei", "ach", "über", "zw", "pf", "ß", "h
 class Words:
     """Pseudo-words of one language, drawn without repeating a word."""
 
-    def __init__(self, rng, syllables):
+    def __init__(self, rng, syllables, lengths=(2, 3)):
         self.rng = rng
         self.syllables = syllables
+        self.lengths = lengths
         self.used = set()
 
     def word(self):
         while True:
-            word = "".join(self.rng.choice(self.syllables) for _ in range(self.rng.randint(2, 3)))
+            word = "".join(self.rng.choice(self.syllables) for _ in range(self.rng.randint(*self.lengths)))
             if word not in self.used:
                 self.used.add(word)
                 return word
@@ -83,12 +84,18 @@ class Words:
         return " ".join(self.word() for _ in range(count))
 
 
-def page_html(lang, title, heading, lines, links, theme="manual", charset="utf-8"):
+def page_html(lang, title, heading, lines, links, theme="manual", charset="utf-8",
+              canonical="", banner="", aside=()):
+    """A page; `canonical` a `<link rel="canonical">` URL, `banner` a line
+    above the heading, `aside` lines of a sidebar beside the text."""
     body = "\n".join(f"<p>{line}</p>" for line in lines)
     nav = "\n".join(f'<li><a href="{href}">{text}</a></li>' for href, text in links)
+    head = f'<link rel="canonical" href="{canonical}">' if canonical else ""
+    top = f'<div class="banner">{banner}</div>\n' if banner else ""
+    side = "".join(f"<aside><p>{line}</p></aside>\n" for line in aside)
     return (f'<!DOCTYPE html>\n<html lang="{lang}">\n<head><meta charset="{charset}">'
-            f"<title>{title}</title></head>\n<body class=\"{theme}\">\n"
-            f'<nav><ul>\n{nav}\n</ul></nav>\n<h1>{heading}</h1>\n{body}\n'
+            f"<title>{title}</title>{head}</head>\n<body class=\"{theme}\">\n"
+            f'<nav><ul>\n{nav}\n</ul></nav>\n{top}<h1>{heading}</h1>\n{body}\n{side}'
             f"<footer>Documentation theme {theme}</footer>\n</body>\n</html>\n")
 
 
@@ -151,11 +158,39 @@ class Crawl:
                     "serves", "pages", "other_records", "note"]),
                   ("queries.tsv", self.queries, ["query", "kind", "collection", "source_url",
                                                  "source_title"])]
+        tables.append(("mirrors.tsv", self.mirror_pairs(), ["host_a", "host_b", "relation"]))
         for name, rows, columns in tables:
             with open(os.path.join(crawl, name), "w", encoding="utf-8", newline="") as out:
                 out.write("\t".join(columns) + "\n")
                 for row in rows:
                     out.write("\t".join(row[column] for column in columns) + "\n")
+
+
+    def mirror_pairs(self):
+        """mirrors.tsv as the development crawl's README defines it: a row for
+        every pair of hosts serving one manual (hosts.tsv's `serves`), with
+        the first relation that applies. A host holding single copied pages
+        serves no manual and pairs with none."""
+        served = {}
+        for host, row in self.hosts.items():
+            for part in filter(None, row["serves"].split(";")):
+                family, rest = part.split("=", 1)
+                version, place = rest.split("@", 1)
+                served.setdefault(family, []).append((host, version, place, row))
+        pairs = {}
+        for family, holders in served.items():
+            for index, (first, version_a, place_a, row_a) in enumerate(holders):
+                for second, version_b, place_b, row_b in holders[index + 1:]:
+                    partial = any("+partial" in place or row["crawl_fraction"] != "1.0"
+                                  for place, row in ((place_a, row_a), (place_b, row_b)))
+                    prefix = lambda place: place.split("+")[0]
+                    relation = ("alias" if row_a["ip"] == row_b["ip"] else
+                                "different-prefix" if prefix(place_a) != prefix(place_b) else
+                                "level4" if partial else
+                                "stale" if version_a != version_b else "level1")
+                    pair = tuple(sorted((first, second)))
+                    pairs.setdefault(pair, relation)
+        return [dict(host_a=a, host_b=b, relation=relation) for (a, b), relation in sorted(pairs.items())]
 
 
 def record(kind, url, ip, content_type, payload):
@@ -202,9 +237,11 @@ def shared_lines(first, second):
 
 def publish(crawl, base, name, version, tree, lang="en", fetched=lambda path: True,
             collection=None, variant="original", theme="manual", query_link=None,
-            charset="utf-8", content_encoding="", rename=lambda path: path):
+            charset="utf-8", content_encoding="", rename=lambda path: path,
+            canonical=lambda path: "", banner=""):
     """Serves a manual's pages under `base` (a URL ending in `/`), each path
-    `rename`d (a mirror that drops `.html` or flattens a folder)."""
+    `rename`d (a mirror that drops `.html` or flattens a folder), with the
+    `canonical` URL of each path and a `banner` line."""
     collection = collection or name
     paths = list(tree)
     for path in paths:
@@ -218,7 +255,8 @@ def publish(crawl, base, name, version, tree, lang="en", fetched=lambda path: Tr
         if query_link:
             links += query_link(path)
         title = f"{topic} - {name.capitalize()} {version} Documentation"
-        crawl.serve(base + rename(path), page_html(lang, title, topic, lines, links, theme, charset),
+        crawl.serve(base + rename(path), page_html(lang, title, topic, lines, links, theme, charset,
+                                                   canonical=canonical(path), banner=banner),
                     collection=collection, version=version, path=path, variant=variant,
                     charset=charset, content_encoding=content_encoding)
 
@@ -409,13 +447,72 @@ def main():
         for base, host, _, _, rename in renamings:
             crawl.copy(base + rename(path), "kettle", f"kettle:{host}", path)
 
+    # quill: mirrors that name their original. One, over https and crawled
+    # first, copied the original's pages with their `rel=canonical` (which
+    # names the original) and adds a note saying whose mirror it is; one
+    # names its original only in that note, its canonical URLs rewritten to
+    # its own pages (a canonical that names itself says nothing).
+    # (English words of three and four syllables: the two- and three-syllable
+    # ones are nearly all taken.)
+    en = Words(random.Random(args.seed + 3), EN_SYLLABLES, lengths=(3, 4))
+    quill = manual_tree(en, "quill", ["guide", "ref"], 10)
+    quill_copies = [("https://quill.mirrorhub.test/quill/", "quill.mirrorhub.test", "198.51.100.140", "mirror",
+                     lambda path: f"http://docs.quill.test/manual/{path}",
+                     "This site is a mirror of docs.quill.test, updated daily."),
+                    ("https://quill.rehost.test/docs/", "quill.rehost.test", "198.51.100.141", "mirror",
+                     lambda path: f"https://quill.rehost.test/docs/{path}",
+                     "Mirrored from docs.quill.test by the rehost project."),
+                    ("http://docs.quill.test/manual/", "docs.quill.test", "192.0.2.140", "primary",
+                     lambda path: f"http://docs.quill.test/manual/{path}", "")]
+    for base, host, ip, role, canonical, banner in quill_copies:
+        crawl.host(host, ip, role, f"quill=1.4@/{base.split('/', 3)[3]}", scheme=base.split(":")[0],
+                   note="names its original" if banner else "")
+        publish(crawl, base, "quill", "1.4", quill, canonical=canonical, banner=banner)
+    for path in quill:
+        for base, host, _, _, _, _ in quill_copies:
+            crawl.copy(base + path, "quill", f"quill:{host}", path)
+
+    # A content farm: questions and answers of its own in its own template,
+    # and single pages of manuals copied into it, two of them naming the
+    # page they copied as canonical. Copies of those pages, not a mirror of
+    # any manual (mirrors.tsv pairs no host with it).
+    crawl.host("answers.stackfarm.test", "203.0.113.150", "other", "")
+    farm_links = [("http://answers.stackfarm.test/", "Home"), ("http://answers.stackfarm.test/hot.html", "Hot questions")]
+    chrome = ["Sponsored: fast hosting for your projects.", "Join 40,000 developers asking questions."]
+    for number in range(24):
+        topic = f"{en.word()} {en.word()}"
+        crawl.serve(f"http://answers.stackfarm.test/q/{number}.html",
+                    page_html("en", f"How to {topic}? - StackFarm", f"How to {topic}?",
+                              [en.line() for _ in range(8)],
+                              farm_links + [(f"http://answers.stackfarm.test/q/{(number + step) % 24}.html", "Related")
+                                            for step in (1, 5, 11)],
+                              theme="farm", aside=chrome))
+    farmed = [("widget", "4.2", "http://docs.widget.test/manual/", v42, path) for path in list(v42)[2::9]]
+    farmed += [("kettle", "5.1", "http://docs.kettle.test/", kettle, path) for path in list(kettle)[3::7]]
+    for number, (name, version, base, tree, path) in enumerate(farmed):
+        topic, lines = tree[path]
+        url = f"http://answers.stackfarm.test/copied/{number}.html"
+        crawl.serve(url, page_html("en", f"{topic} explained - StackFarm", topic, lines, farm_links,
+                                   theme="farm", aside=chrome,
+                                   canonical=base + path if number % 3 == 0 else ""),
+                    collection=name, version=version, path=path, variant="farm-copy")
+        replica = f"{name}:{base.split('/')[2]}"
+        held = [row for row in crawl.truth if row["url"] == base + path]
+        page = held[0]["page"] if held else path
+        if not held:
+            crawl.copy(base + path, name, replica, page)
+        crawl.copy(url, name, f"{name}:answers.stackfarm.test", page)
+        crawl.queries.append(dict(query=topic, kind="replicated", collection=name,
+                                  source_url=base + path, source_title=topic))
+
     # Queries: two topic words of pages of each manual, and a manual's name.
     sources = [("widget", "http://docs.widget.test/manual/", v42, "replicated"),
                ("toolkit", "http://docs.toolkit.test/docs/", toolkit, "replicated"),
                ("pytool", "http://www.pytool.test/", pytool, "replicated"),
                ("echo", "http://docs.echo.test/", echo, "noise"),
                ("lumiere", "http://docs.lumiere.test/", lumiere, "replicated"),
-               ("kettle", "http://docs.kettle.test/", kettle, "replicated")]
+               ("kettle", "http://docs.kettle.test/", kettle, "replicated"),
+               ("quill", "http://docs.quill.test/manual/", quill, "replicated")]
     rng = random.Random(args.seed + 99)
     for collection, base, tree, kind in sources:
         for path in rng.sample([path for path in tree if path != "index.html" and tree[path][0] != "Operator"], 5):
