@@ -104,10 +104,11 @@ def analyse(spark, tables, trivial, config):
     position, cluster), and growth's figures as the manifest names them."""
     pages = tables["pages"].select("page", "url", "host", "status", "body_signature", "words")
     graph = web_graph(pages, tables["links"]).localCheckpoint()
-    # Stand-ins are pages of no collection (compared_labels).
+    # Stand-ins and pages copied alone are pages of no collection
+    # (compared_labels).
     labelled = (
         compared_pages(tables["pages"])
-        .where(~F.col("stand_in"))
+        .where(~F.col("stand_in") & ~F.col("copied_alone"))
         .join(trivial, "page")
         .select("page", F.col("cluster").alias("label"), "host")
         .localCheckpoint()

@@ -58,6 +58,7 @@ def compared_pages(pages):
         "text_signature",
         F.coalesce(F.col("language"), F.lit("")).alias("lang"),
         "stand_in",
+        "copied_alone",
     )
 
 

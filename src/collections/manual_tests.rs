@@ -438,3 +438,155 @@ fn why_a_cluster_stays_apart_is_told_by_the_rule_that_kept_it() {
     let why = manuals::why_apart(&collections, first_id, second_id, &folders);
     assert!(why.contains("collections.folders"), "{why}");
 }
+
+#[test]
+fn a_page_a_content_farm_copied_is_a_copy_of_the_page_not_of_the_manual() {
+    // The manual whole on its site and a mirror, and on a partial mirror
+    // that has its front page and one section; an old version of it on a
+    // host of its own, every page but one rewritten since. A Q&A site
+    // copies one page of it into its own template, among questions of its
+    // own that link to one another and to the copy.
+    let manual = tree("farmed", &[("guide", 4), ("api", 4)]);
+    let unchanged = "guide/page3.html";
+    let rewritten: Vec<&str> = manual
+        .pages
+        .iter()
+        .map(|(path, _)| path.as_str())
+        .filter(|path| *path != unchanged)
+        .collect();
+    let mut captures: Vec<Capture> = [
+        Copy::whole("docs.farmed.test", "/manual/", "192.0.2.1"),
+        Copy::whole("mirror.farmed.test", "/farmed/", "192.0.2.2"),
+        Copy {
+            fetched: &|path: &str| path == "index.html" || path.starts_with("guide/"),
+            ..Copy::whole("part.farmed.test", "/f/", "192.0.2.3")
+        },
+        Copy {
+            changed: &rewritten,
+            ..Copy::whole("old.farmed.test", "/old/", "192.0.2.4")
+        },
+    ]
+    .iter()
+    .flat_map(|copy| serve(&manual, copy))
+    .collect();
+    let copied = "guide/page2.html";
+    assert!(manual.pages.iter().any(|(path, _)| path == copied));
+    let question = |n: usize| format!("http://answers.farm.test/q/{n}.html");
+    for n in 0..6 {
+        let lines: Vec<String> = (0..12)
+            .map(|line| format!("Question {n} of the farm asks thing {line} its own way"))
+            .collect();
+        let mut page = capture(&question(n), &lines.join("\n"));
+        page.links = vec![
+            question((n + 1) % 6),
+            "http://answers.farm.test/copied/1.html".to_string(),
+        ];
+        captures.push(page);
+    }
+    // A sibling manual beside it on its site shares one page, under the same
+    // file name, beside its own front page.
+    let sibling = |page: &str| format!("http://docs.farmed.test/sibling/{page}");
+    let shared = "guide/page1.html";
+    let mut front = capture(
+        &sibling("index.html"),
+        "The sibling manual's own front page",
+    );
+    front.links = vec![sibling("page1.html"), sibling("own.html")];
+    let mut own = capture(&sibling("own.html"), "A page the sibling manual has alone");
+    own.links = vec![sibling("index.html")];
+    let mut licence = capture(&sibling("page1.html"), &text("farmed", shared, false, None));
+    licence.links = vec![sibling("index.html")];
+    captures.extend([front, own, licence]);
+    let mut copy = capture(
+        "http://answers.farm.test/copied/1.html",
+        &text(
+            "farmed",
+            copied,
+            false,
+            Some("Sponsored: answers for developers"),
+        ),
+    );
+    copy.links = vec![question(0), question(3)];
+    captures.push(copy);
+
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    let page = |url: &str| table.find_url(url).unwrap();
+    let farm_copy = page("http://answers.farm.test/copied/1.html");
+    let original = page(&format!("http://docs.farmed.test/manual/{copied}"));
+    assert_eq!(
+        similarity.cluster_of(farm_copy),
+        similarity.cluster_of(original),
+        "the farm's page is a copy of the page"
+    );
+    let alone = copied_alone(&table, &similarity);
+    let flagged: Vec<&str> = (0..table.pages.len())
+        .filter(|&index| alone[index])
+        .map(|index| table.pages[index].url.as_str())
+        .collect();
+    // The old version's one unchanged page sits among pages with no copy
+    // too, but where its copies sit (its name, beside its section's index):
+    // a page of that old copy. The sibling's shared page has the name, but
+    // sits beside the sibling's front page.
+    assert_eq!(
+        flagged,
+        [
+            "http://answers.farm.test/copied/1.html",
+            "http://docs.farmed.test/sibling/page1.html"
+        ]
+    );
+    let old_page = page(&format!("http://old.farmed.test/old/{unchanged}"));
+    assert_eq!(
+        similarity.cluster_of(old_page),
+        similarity.cluster_of(page(&format!("http://docs.farmed.test/manual/{unchanged}")))
+    );
+
+    let collections = analyse(&table, &similarity, &CollectionsConfig::default());
+    assert_eq!(collections.cluster_of(farm_copy), None);
+    let found = clusters(&table, &collections);
+    assert_eq!(
+        found[0],
+        (
+            "http://docs.farmed.test/manual/".to_string(),
+            folders(&[
+                "http://docs.farmed.test/manual/",
+                "http://mirror.farmed.test/farmed/",
+                "http://part.farmed.test/f/",
+            ])
+        ),
+        "one manual, its partial mirror included"
+    );
+    assert!(
+        found
+            .iter()
+            .all(|(_, copies)| copies.iter().all(|copy| !copy.contains("farm.test/"))),
+        "no copy on the farm: {found:?}"
+    );
+    // The copied page's copies are in the manual's cluster.
+    let cluster = collections.cluster_of(page("http://docs.farmed.test/manual/index.html"));
+    assert!(cluster.is_some());
+    for base in [
+        "http://docs.farmed.test/manual/",
+        "http://mirror.farmed.test/farmed/",
+        "http://part.farmed.test/f/",
+    ] {
+        assert_eq!(
+            collections.cluster_of(page(&format!("{base}{copied}"))),
+            cluster,
+            "{base}{copied}"
+        );
+    }
+}
+
+#[test]
+fn a_page_is_named_by_its_file_or_its_folder() {
+    assert_eq!(page_name("http://a.example/docs/Guide/Intro.HTML"), "intro");
+    assert_eq!(
+        page_name("http://a.example/docs/guide/intro.html?x=1#top"),
+        "intro"
+    );
+    assert_eq!(page_name("http://a.example/docs/guide/"), "guide");
+    assert_eq!(page_name("http://a.example/docs/guide/index.html"), "guide");
+    assert_eq!(page_name("http://a.example/docs/fn.empty.html"), "fn.empty");
+    assert_eq!(page_name("http://a.example/"), "");
+    assert_eq!(page_name("http://a.example/q/17"), "17");
+}

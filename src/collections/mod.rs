@@ -424,14 +424,17 @@ impl Collections {
 }
 
 /// Each page's trivial cluster, or [`TrivialClusterId::NONE`] for a page
-/// similarity does not compare (not answered 200, or without a word) and
-/// for a stand-in (a soft 404 is no page of any collection): what growth
-/// and the joining of manuals see.
+/// similarity does not compare (not answered 200, or without a word), for
+/// a stand-in (a soft 404 is no page of any collection) and for a page
+/// copied alone ([`copied_alone`]): what growth and the joining of manuals
+/// see.
 pub(crate) fn compared_labels(table: &PageTable, similarity: &Similarity) -> Vec<TrivialClusterId> {
+    let alone = copied_alone(table, similarity);
     (0..table.pages.len())
         .map(|page| {
             if is_compared(table, &similarity.fingerprints, page)
                 && !similarity.is_stand_in(PageId(page as u32))
+                && !alone[page]
             {
                 similarity.trivial[page]
             } else {
@@ -439,6 +442,145 @@ pub(crate) fn compared_labels(table: &PageTable, similarity: &Similarity) -> Vec
             }
         })
         .collect()
+}
+
+/// Pages copied alone: a copy of a page (its trivial cluster holds a page
+/// of another host) that has crawled neighbours, the pages it links to and
+/// those linking to it, none of which has a copy. A content farm or a Q&A
+/// site copies a page of a manual into its own template, among pages of
+/// its own; a mirror copies the pages around it too. A page without a
+/// crawled neighbour (a mirror's page reached by no crawled link) says
+/// nothing either way and is left as it is. So is a page that sits where
+/// one of its copies on another host sits: named as that copy is
+/// ([`page_name`]), beside a page named as one of that copy's neighbours
+/// is. That is a page of a copy of the manual, such as the one page an old
+/// version shares with the new one among pages of its own (cho-2000's link
+/// structure, read by name where the text changed). A site copying a page
+/// names it its own way, and a sibling manual's shared licence page sits
+/// beside its own manual's front page, named after the other manual. cho-2000 grows a
+/// collection along links that its copies share, and such a page shares
+/// none: it is a copy of that page (page pairs, the page view, the
+/// roll-up with its twins) but no copy of the manual, so the collections
+/// stage sees it as a page of its own, and it never places a cluster's
+/// copy on its host (which would pair its host with the manual's).
+pub fn copied_alone(table: &PageTable, similarity: &Similarity) -> Vec<bool> {
+    let pages = table.pages.len();
+    let sizes = similarity.trivial_cluster_sizes();
+    let compared: Vec<bool> = (0..pages)
+        .map(|page| {
+            is_compared(table, &similarity.fingerprints, page)
+                && !similarity.is_stand_in(PageId(page as u32))
+        })
+        .collect();
+    let has_copy = |page: usize| {
+        compared[page]
+            && similarity
+                .trivial
+                .get(page)
+                .is_some_and(|trivial| sizes[trivial.index()] >= 2)
+    };
+    // Pages with a crawled neighbour, and with one that has a copy, by
+    // links both ways.
+    let mut linked = vec![false; pages];
+    let mut linked_to_copy = vec![false; pages];
+    for (page, entry) in table.pages.iter().enumerate() {
+        for target in &entry.outlinks {
+            let target = target.0 as usize;
+            if target == page || target >= pages || !compared[target] || !compared[page] {
+                continue;
+            }
+            linked[page] = true;
+            linked[target] = true;
+            if has_copy(target) {
+                linked_to_copy[page] = true;
+            }
+            if has_copy(page) {
+                linked_to_copy[target] = true;
+            }
+        }
+    }
+    let candidates: Vec<usize> = (0..pages)
+        .filter(|&page| has_copy(page) && linked[page] && !linked_to_copy[page])
+        .collect();
+    let mut alone = vec![false; pages];
+    if candidates.is_empty() {
+        return alone;
+    }
+    // The copies of each candidate's trivial cluster: (page, host, name).
+    let mut wanted: HashMap<u32, Vec<(usize, HostId, String)>> = candidates
+        .iter()
+        .map(|&page| (similarity.trivial[page].0, Vec::new()))
+        .collect();
+    for page in (0..pages).filter(|&page| compared[page]) {
+        if let Some(members) = wanted.get_mut(&similarity.trivial[page].0) {
+            members.push((
+                page,
+                table.pages[page].host,
+                page_name(&table.pages[page].url),
+            ));
+        }
+    }
+    // The names of the crawled neighbours of the candidates and of their
+    // copies, by links both ways.
+    let mut neighbours: HashMap<usize, HashSet<String>> = wanted
+        .values()
+        .flatten()
+        .map(|(page, _, _)| (*page, HashSet::new()))
+        .collect();
+    for (page, entry) in table.pages.iter().enumerate() {
+        for target in &entry.outlinks {
+            let target = target.0 as usize;
+            if target == page || target >= pages {
+                continue;
+            }
+            if let Some(names) = neighbours.get_mut(&page) {
+                names.insert(page_name(&table.pages[target].url));
+            }
+            if let Some(names) = neighbours.get_mut(&target) {
+                names.insert(page_name(&entry.url));
+            }
+        }
+    }
+    for page in candidates {
+        let host = table.pages[page].host;
+        let name = page_name(&table.pages[page].url);
+        let members = &wanted[&similarity.trivial[page].0];
+        let elsewhere = members.iter().any(|(_, other, _)| *other != host);
+        let around = &neighbours[&page];
+        let in_place = members.iter().any(|(twin, other, twin_name)| {
+            *other != host && *twin_name == name && !neighbours[twin].is_disjoint(around)
+        });
+        alone[page] = elsewhere && !in_place;
+    }
+    alone
+}
+
+/// The name a URL gives its page: its last path segment without query or
+/// fragment, lower-cased, without a `.html` or `.htm` ending; for a
+/// folder's index page, the folder's name.
+pub(crate) fn page_name(url: &str) -> String {
+    let path = url.split(['?', '#']).next().unwrap_or(url);
+    let path = path.split_once("://").map_or(path, |(_, rest)| rest);
+    let segments: Vec<&str> = path
+        .split('/')
+        .skip(1)
+        .filter(|segment| !segment.is_empty())
+        .collect();
+    let mut name = segments.last().copied().unwrap_or("").to_ascii_lowercase();
+    if name == "index.html" || name == "index.htm" {
+        name = segments
+            .len()
+            .checked_sub(2)
+            .map_or(String::new(), |parent| {
+                segments[parent].to_ascii_lowercase()
+            });
+    }
+    for ending in [".html", ".htm"] {
+        if let Some(stem) = name.strip_suffix(ending) {
+            return stem.to_string();
+        }
+    }
+    name
 }
 
 /// Runs the stage on a page table and its trivial clusters.

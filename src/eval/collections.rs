@@ -123,18 +123,33 @@ pub fn score(
             None => truth_urls_missing += 1,
         }
     }
-    // A collection the truth holds in one replica is not replicated: its
-    // URLs that are one page (a page under `http:` and `https:`) are page
-    // pairs, not a collection to find. Its pages are not judged here.
-    let mut replicas_of: HashMap<&str, HashSet<&str>> = HashMap::new();
+    // A replica holding one page (however many URLs it has) is a copy of a
+    // page, not of a collection: a page copied into another site's template
+    // by a content farm, a page a sibling manual shares. cho-2000's
+    // collections are linked pages; its copies are judged as page pairs,
+    // not here. A collection the truth holds in one replica (of more pages)
+    // is not replicated: its URLs that are one page (a page under `http:`
+    // and `https:`) are page pairs, not a collection to find. The pages of
+    // either are not judged here.
+    let mut pages_of_replica: HashMap<(&str, &str), HashSet<&str>> = HashMap::new();
     for row in truth.rows.values() {
-        replicas_of
-            .entry(row.collection.as_str())
+        pages_of_replica
+            .entry((row.collection.as_str(), row.replica.as_str()))
             .or_default()
-            .insert(row.replica.as_str());
+            .insert(row.page.as_str());
+    }
+    let collection_replica = |key: &(&str, &str)| pages_of_replica[key].len() >= 2;
+    let mut replicas_of: HashMap<&str, HashSet<&str>> = HashMap::new();
+    for key in pages_of_replica
+        .keys()
+        .filter(|key| collection_replica(key))
+    {
+        replicas_of.entry(key.0).or_default().insert(key.1);
     }
     for page_truth in &mut truth_of {
-        if page_truth.is_some_and(|(collection, _)| replicas_of[collection].len() < 2) {
+        if page_truth.is_some_and(|key| {
+            !collection_replica(&key) || replicas_of.get(key.0).is_none_or(|set| set.len() < 2)
+        }) {
             *page_truth = None;
         }
     }

@@ -53,6 +53,9 @@ pub struct MirrorScores {
     pub reported: usize,
     pub reported_correct: usize,
     pub truth_pairs: usize,
+    /// Where the true pairs come from: `mirrors.tsv`, or `collections` (the
+    /// hosts holding copies of one collection).
+    pub truth_pairs_from: &'static str,
     /// Hosts of the truth left out for having too few URLs.
     pub truth_hosts_not_considered: Vec<String>,
     pub cutoffs: Vec<usize>,
@@ -74,8 +77,12 @@ fn name_pair(first: &str, second: &str) -> NamePair {
     }
 }
 
-/// The truth's mirror pairs: hosts holding copies of one collection.
+/// The truth's mirror pairs: those of its `mirrors.tsv`, or else the hosts
+/// holding copies of one collection.
 pub fn truth_pairs(truth: &Truth) -> BTreeSet<NamePair> {
+    if let Some(pairs) = &truth.mirror_pairs {
+        return pairs.clone();
+    }
     let mut hosts: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
     for (url, row) in &truth.rows {
         if let Some((host, _)) = crate::mirrors::split_url(url) {
@@ -117,6 +124,11 @@ fn cutoffs(longest: usize) -> Vec<usize> {
 }
 
 pub fn score(table: &PageTable, mirrors: &Mirrors, truth: &Truth) -> MirrorScores {
+    let truth_pairs_from = if truth.mirror_pairs.is_some() {
+        "mirrors.tsv"
+    } else {
+        "collections"
+    };
     let truth = truth_pairs(truth);
     let names = |ranker: Ranker| -> Vec<NamePair> {
         mirrors.ranking(ranker).map_or_else(Vec::new, |ranking| {
@@ -195,6 +207,7 @@ pub fn score(table: &PageTable, mirrors: &Mirrors, truth: &Truth) -> MirrorScore
         reported: reported.len(),
         reported_correct,
         truth_pairs: truth.len(),
+        truth_pairs_from,
         truth_hosts_not_considered: truth_hosts
             .into_iter()
             .filter(|host| {
@@ -253,8 +266,13 @@ impl fmt::Display for MirrorScores {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(
             formatter,
-            "\nmirrors (host pairs against the truth: {} pairs of hosts holding copies of one collection)",
-            self.truth_pairs
+            "\nmirrors (host pairs against the truth: {} pairs of hosts {})",
+            self.truth_pairs,
+            if self.truth_pairs_from == "mirrors.tsv" {
+                "mirrors.tsv lists"
+            } else {
+                "holding copies of one collection"
+            }
         )?;
         writeln!(
             formatter,

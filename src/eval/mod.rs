@@ -34,7 +34,7 @@ pub use avoid::AvoidScores;
 pub use collections::{Break, CollectionScores, FoundCopy, ProblemCollection, TruthCollection};
 pub use mirrors::{truth_pairs, MirrorScores, RankerScores};
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -106,17 +106,77 @@ pub struct Truth {
     pub rows: HashMap<String, TruthRow>,
     /// Lines that could not be used (skipped with a warning).
     pub bad_lines: u64,
+    /// The mirrored host pairs of a `mirrors.tsv` beside the truth file,
+    /// where there is one ([`Truth::read_mirrors`]).
+    pub mirror_pairs: Option<BTreeSet<(String, String)>>,
 }
+
+/// The header of a `mirrors.tsv` (the development crawls' format).
+pub const MIRRORS_HEADER: [&str; 3] = ["host_a", "host_b", "relation"];
 
 pub const TRUTH_HEADER: [&str; 4] = ["url", "collection", "replica", "page"];
 
 impl Truth {
+    /// Reads a truth file, and the `mirrors.tsv` beside it when there is one.
     pub fn read(path: &Path) -> Result<Truth, EvalError> {
         let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
             path: path.to_path_buf(),
             source,
         })?;
-        Truth::parse(&text, path)
+        let mut truth = Truth::parse(&text, path)?;
+        let mirrors = path.with_file_name("mirrors.tsv");
+        if mirrors.is_file() {
+            truth.read_mirrors(&mirrors)?;
+        }
+        Ok(truth)
+    }
+
+    /// Takes the mirrored host pairs from a `mirrors.tsv` (`host_a host_b
+    /// relation`, a row for every pair of hosts serving one collection, as
+    /// the development crawls write it). Without one, the hosts holding
+    /// copies of one collection are its pairs; a crawl whose truth lists a
+    /// page copied alone (a content farm's copy in its own template) says
+    /// here that its host mirrors nothing. Bad lines are skipped, counted
+    /// in `bad_lines`.
+    pub fn read_mirrors(&mut self, path: &Path) -> Result<(), EvalError> {
+        let text = std::fs::read_to_string(path).map_err(|source| EvalError::Io {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
+        if header != MIRRORS_HEADER {
+            return Err(EvalError::Format {
+                path: path.to_path_buf(),
+                detail: format!(
+                    "line 1: the header must be `{}` (tab-separated)",
+                    MIRRORS_HEADER.join(" ")
+                ),
+            });
+        }
+        let mut pairs = BTreeSet::new();
+        for (index, line) in lines.enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let fields: Vec<&str> = line.split('\t').collect();
+            match fields[..] {
+                [a, b, _] if !a.is_empty() && !b.is_empty() && a != b => {
+                    let (a, b) = (a.to_ascii_lowercase(), b.to_ascii_lowercase());
+                    pairs.insert(if a <= b { (a, b) } else { (b, a) });
+                }
+                _ => {
+                    tracing::warn!(
+                        "{}: line {}: not two hosts and a relation, line skipped",
+                        path.display(),
+                        index + 2
+                    );
+                    self.bad_lines += 1;
+                }
+            }
+        }
+        self.mirror_pairs = Some(pairs);
+        Ok(())
     }
 
     pub fn parse(text: &str, path: &Path) -> Result<Truth, EvalError> {

@@ -33,6 +33,44 @@ fn a_truth_file_needs_its_header_and_bad_lines_are_skipped_and_counted() {
 }
 
 #[test]
+fn a_mirrors_file_beside_the_truth_gives_the_mirrored_pairs() {
+    // The truth holds the manual on a and b, and one page of it copied by a
+    // content farm on f: hosts holding copies of one collection would pair
+    // f with both; mirrors.tsv pairs a and b alone.
+    let dir = tempfile::tempdir().unwrap();
+    let truth_path = dir.path().join("truth.tsv");
+    std::fs::write(
+        &truth_path,
+        format!(
+            "{HEADER}http://a.example/m/x.html\tm\tm:a.example\tx.html\n\
+             http://b.example/m/x.html\tm\tm:b.example\tx.html\n\
+             http://f.example/q/1.html\tm\tm:f.example/q/1.html\tx.html\n"
+        ),
+    )
+    .unwrap();
+    let alone = Truth::read(&truth_path).unwrap();
+    assert!(alone.mirror_pairs.is_none());
+    assert_eq!(mirrors::truth_pairs(&alone).len(), 3);
+
+    std::fs::write(
+        dir.path().join("mirrors.tsv"),
+        "host_a\thost_b\trelation\nB.example\ta.example\tlevel1\nonly-one-host\n",
+    )
+    .unwrap();
+    let truth = Truth::read(&truth_path).unwrap();
+    let pairs: Vec<(String, String)> = mirrors::truth_pairs(&truth).into_iter().collect();
+    assert_eq!(pairs, [("a.example".to_string(), "b.example".to_string())]);
+    assert_eq!(truth.bad_lines, 1, "the line without a pair");
+
+    std::fs::write(dir.path().join("mirrors.tsv"), "a\tb\n").unwrap();
+    let error = Truth::read(&truth_path).unwrap_err().to_string();
+    assert!(
+        error.contains("mirrors.tsv") && error.contains("header"),
+        "{error}"
+    );
+}
+
+#[test]
 fn page_pairs_score_clusters_against_the_truth() {
     let manual_x = lines("x", 10);
     let manual_y = lines("y", 10);
@@ -157,7 +195,9 @@ fn collections_are_matched_scored_and_problems_listed() {
             ));
         }
     }
+    rows.push_str("http://c.example/m/guide.html\tmanual\tmanual@c\tguide.html\n");
     rows.push_str("http://e.example/never-crawled.html\tmanual\tmanual@e\tguide.html\n");
+    rows.push_str("http://e.example/never-crawled/\tmanual\tmanual@e\tindex.html\n");
     // A collection in one replica is not replicated: not judged (its pairs
     // are not counted, it matches no cluster, x/ stays a problem).
     rows.push_str("http://a.example/x/\tsingle\tsingle@a\tindex.html\n");
@@ -171,7 +211,7 @@ fn collections_are_matched_scored_and_problems_listed() {
     assert_eq!(scores.correct_pairs, 11);
     assert_eq!(scores.precision, Some(1.0));
     assert_eq!(scores.unjudged_pairs, 6, "the 4 pages of x/ in one cluster");
-    assert_eq!(scores.truth_urls_missing, 1);
+    assert_eq!(scores.truth_urls_missing, 3, "c's guide, e's pages");
     let manual = &scores.truth_collections[0];
     assert_eq!((manual.copies, manual.pages), (4, 7));
     assert_eq!((manual.copies_found, manual.pages_in_cluster), (3, 5));
@@ -208,6 +248,27 @@ fn collections_are_matched_scored_and_problems_listed() {
         text.contains("problem collections") && text.contains("http://d.example/x/"),
         "{text}"
     );
+
+    // A replica of one page is a copy of a page (a content farm's copy in
+    // its own template), not of the collection: not judged here, whatever
+    // cluster it is in (d's page sits with x/).
+    let farmed =
+        format!("{rows}http://d.example/x/more.html\tmanual\tmanual@d/x/more.html\tguide.html\n");
+    let farmed = Truth::parse(&farmed, Path::new("truth.tsv")).unwrap();
+    let with_farm = collections::score(&table, &similarity, &collections, &farmed);
+    assert_eq!(
+        (
+            with_farm.truth_pairs,
+            with_farm.correct_pairs,
+            with_farm.unjudged_pairs
+        ),
+        (
+            scores.truth_pairs,
+            scores.correct_pairs,
+            scores.unjudged_pairs
+        )
+    );
+    assert_eq!(with_farm.truth_collections[0].copies, 4);
 
     // Joined by folders, the orphans' copies sit in the manual's copies on
     // a and b: one cluster holds the whole manual.

@@ -180,6 +180,7 @@ impl Table {
                 Column::optional("words", Int),
                 Column::optional("language", Text),
                 Column::new("stand_in", Flag),
+                Column::new("copied_alone", Flag),
             ],
             Table::Links => ints(&["src", "dst"]),
             Table::Uncrawled => ints(&["page", "link"]),
@@ -362,6 +363,7 @@ impl Tables {
                 }
             }
             Table::Pages => {
+                let alone = crate::collections::copied_alone(&self.table, &self.similarity);
                 for (id, page) in pages.iter().enumerate() {
                     let fingerprint = fingerprints.get(id).and_then(Option::as_ref);
                     out.int(int(id))?;
@@ -387,6 +389,7 @@ impl Tables {
                     let language = self.similarity.languages.get(id).copied().flatten();
                     out.optional_text(language.as_ref().map(|language| language.code()))?;
                     out.flag(self.similarity.stand_in.get(id).copied().unwrap_or(false))?;
+                    out.flag(alone[id])?;
                     out.end_row()?;
                 }
             }

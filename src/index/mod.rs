@@ -400,6 +400,10 @@ fn with_stored_html<T>(
     read(&html)
 }
 
+/// The `lineage_copy` of a page rolled up in a manual's entry without being
+/// in one of its copies (a stray copy on another host): no copy's position.
+pub const IN_NO_COPY: u64 = u16::MAX as u64;
+
 /// By page id: the collection and cluster ids, replication factor and in-links
 /// the index stores.
 fn page_fields(
@@ -409,6 +413,39 @@ fn page_fields(
 ) -> Vec<PageFields> {
     let copies = similarity.trivial_cluster_sizes();
     let strays = stray_clusters(similarity, collections);
+    let manual_page_of = |index: usize| {
+        let place = collections.lineages.of(PageId(index as u32))?;
+        let copy = collections
+            .lineages
+            .lineage(place.lineage)?
+            .copies
+            .get(usize::from(place.copy))?;
+        Some(kind::manual_page_key(
+            place.lineage.0,
+            &copy.prefix,
+            &table.pages[index].url,
+        ))
+    };
+    // A stray copy's twins in its manual: the manual and place of the
+    // first of them in the cluster it rolls up with.
+    let mut twins: Vec<Option<(u64, u64)>> = vec![None; strays.len()];
+    for (index, trivial) in similarity.trivial.iter().enumerate() {
+        let trivial = trivial.0 as usize;
+        let Some(Some(stray_cluster)) = strays.get(trivial) else {
+            continue;
+        };
+        if twins[trivial].is_some()
+            || collections.cluster_of(PageId(index as u32)) != Some(*stray_cluster)
+        {
+            continue;
+        }
+        if let (Some(place), Some(manual_page)) = (
+            collections.lineages.of(PageId(index as u32)),
+            manual_page_of(index),
+        ) {
+            twins[trivial] = Some((u64::from(place.lineage.0), manual_page));
+        }
+    }
     (0..table.pages.len())
         .map(|index| {
             let page = PageId(index as u32);
@@ -421,25 +458,29 @@ fn page_fields(
             let front = collection
                 .and_then(|id| collections.collection(id))
                 .is_some_and(|collection| collection.root == page);
-            let manual_page = lineage.and_then(|place| {
-                let copy = collections
-                    .lineages
-                    .lineage(place.lineage)?
-                    .copies
-                    .get(usize::from(place.copy))?;
-                Some(kind::manual_page_key(
-                    place.lineage.0,
-                    &copy.prefix,
-                    &table.pages[index].url,
-                ))
-            });
+            // A stray copy outside its manual's copies (a page a content
+            // farm copied) rolls up in the manual's entry, at its twins'
+            // place, in no copy of it.
+            let stray = match (lineage, collections.cluster_of(page)) {
+                (None, None) => twins.get(trivial).copied().flatten(),
+                _ => None,
+            };
             PageFields {
                 front,
-                manual_page: manual_page.unwrap_or(NONE),
+                manual_page: manual_page_of(index)
+                    .or(stray.map(|(_, manual_page)| manual_page))
+                    .unwrap_or(NONE),
                 collection: collection.map_or(NONE, |id| u64::from(id.0)),
                 cluster: cluster.map_or(NONE, |id| u64::from(id.0)),
-                lineage: lineage.map_or(NONE, |place| u64::from(place.lineage.0)),
-                lineage_copy: lineage.map_or(0, |place| u64::from(place.copy)),
+                lineage: lineage
+                    .map(|place| u64::from(place.lineage.0))
+                    .or(stray.map(|(lineage, _)| lineage))
+                    .unwrap_or(NONE),
+                lineage_copy: match (lineage, stray) {
+                    (Some(place), _) => u64::from(place.copy),
+                    (None, Some(_)) => IN_NO_COPY,
+                    (None, None) => 0,
+                },
                 replication: u64::from(copies[trivial]),
                 inlinks_from_other_hosts: u64::from(collections.inlinks_from_other_hosts[index]),
             }

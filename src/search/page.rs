@@ -109,6 +109,10 @@ struct Said<'a> {
     original: Option<(bool, &'a str)>,
     /// Its copy's version and the newest version of the manual crawled.
     versions: (Option<&'a str>, Option<&'a str>),
+    /// For a page in no collection whose copies are pages of a manual (a
+    /// page a content farm copied): that manual's name and its original's
+    /// host.
+    copy_of_a_page_of: Option<(&'a str, &'a str)>,
 }
 
 /// The summary sentence of [`PageView::summary`].
@@ -134,6 +138,14 @@ fn summary(said: &Said<'_>) -> String {
                 None => {}
             }
             text
+        }
+        None if said.copies > 0 && said.copy_of_a_page_of.is_some() => {
+            let (manual, host) = said.copy_of_a_page_of.unwrap_or_default();
+            format!(
+                "A copy of a page of {manual} (the original is on {host}), alone on this host: \
+                 a copy of that page, not a mirror of the manual. The same text is at {}.",
+                others(said.copies)
+            )
         }
         None if said.copies > 0 => format!(
             "The same text is at {}; it is in no manual the crawl holds in several copies.",
@@ -227,6 +239,19 @@ impl Engine {
             });
         let copies_total = copies_all.len().saturating_sub(1);
         let cluster = cluster_id.and_then(|cluster| self.collections.cluster(cluster));
+        let name_of = |collection: &crate::collections::Collection| match self
+            .table
+            .page(collection.root)
+            .map(|root| root.title.trim())
+        {
+            Some(title) if !title.is_empty() => format!("“{title}”"),
+            _ => format!("the manual under {}", collection.prefix),
+        };
+        // A stray copy's manual: its cluster's principal copy.
+        let stray_manual = cluster
+            .filter(|_| collection.is_none())
+            .and_then(|cluster| self.collections.collection(cluster.principal()))
+            .map(name_of);
         let manual_name = collection.map(|collection| {
             match self
                 .table
@@ -264,6 +289,7 @@ impl Engine {
                 .zip(original_host.as_deref())
                 .map(|(grouping, host)| (grouping.principal, host)),
             versions: (version.as_deref(), newest.as_deref()),
+            copy_of_a_page_of: stray_manual.as_deref().zip(original_host.as_deref()),
         });
         Ok(PageView {
             page_id: id.to_string(),
@@ -363,6 +389,7 @@ mod tests {
                 manual,
                 original,
                 versions,
+                copy_of_a_page_of: None,
             })
         };
         assert_eq!(
@@ -372,6 +399,16 @@ mod tests {
         assert_eq!(
             said(1, None, None, (None, None)),
             "The same text is at 1 other URL; it is in no manual the crawl holds in several copies."
+        );
+        assert_eq!(
+            summary(&Said {
+                copies: 3,
+                manual: None,
+                original: None,
+                versions: (None, None),
+                copy_of_a_page_of: Some(("“Widget 4.2 Documentation”", "docs.widget.test")),
+            }),
+            "A copy of a page of “Widget 4.2 Documentation” (the original is on docs.widget.test), alone on this host: a copy of that page, not a mirror of the manual. The same text is at 3 other URLs."
         );
         assert_eq!(
             said(

@@ -351,14 +351,15 @@ def main():
         for base in bases:
             publish(crawl, base, name, version, tree, theme="acme")
         for path in tree:
-            # The shared pages are near-copies of each other in both manuals
-            # (one line differs): copies of a page, not of a manual.
-            if path.split(".")[0] in common:
-                for base in bases:
-                    crawl.copy(base + path, "acme-shared", f"acme-shared:{base}", path)
-            elif name == "alpha":
+            # Alpha's pages are copies on its two hosts. The pages both
+            # manuals share are near-copies (one line differs): beta's are
+            # copies of alpha's page, each a replica of one page (a copy of
+            # a page, not of the manual).
+            if name == "alpha":
                 for base in bases:
                     crawl.copy(base + path, "alpha", f"alpha:{base.split('/')[2]}", path)
+            elif path.split(".")[0] in common:
+                crawl.copy(bases[0] + path, "alpha", f"alpha:{bases[0]}{path}", path)
 
     # pytool: one page under several URLs.
     crawl.host("www.pytool.test", "192.0.2.90", "primary", "pytool=0.9@/")
@@ -461,7 +462,7 @@ def main():
                      "This site is a mirror of docs.quill.test, updated daily."),
                     ("https://quill.rehost.test/docs/", "quill.rehost.test", "198.51.100.141", "mirror",
                      lambda path: f"https://quill.rehost.test/docs/{path}",
-                     "Mirrored from docs.quill.test by the rehost project."),
+                     "A copy of docs.quill.test, kept by the rehost project."),
                     ("http://docs.quill.test/manual/", "docs.quill.test", "192.0.2.140", "primary",
                      lambda path: f"http://docs.quill.test/manual/{path}", "")]
     for base, host, ip, role, canonical, banner in quill_copies:
@@ -485,23 +486,22 @@ def main():
                     page_html("en", f"How to {topic}? - StackFarm", f"How to {topic}?",
                               [en.line() for _ in range(8)],
                               farm_links + [(f"http://answers.stackfarm.test/q/{(number + step) % 24}.html", "Related")
-                                            for step in (1, 5, 11)],
+                                            for step in (1, 5, 11)]
+                              + [(f"http://answers.stackfarm.test/copied/{number % 6}.html", "Explained")],
                               theme="farm", aside=chrome))
     farmed = [("widget", "4.2", "http://docs.widget.test/manual/", v42, path) for path in list(v42)[2::9]]
     farmed += [("kettle", "5.1", "http://docs.kettle.test/", kettle, path) for path in list(kettle)[3::7]]
     for number, (name, version, base, tree, path) in enumerate(farmed):
         topic, lines = tree[path]
         url = f"http://answers.stackfarm.test/copied/{number}.html"
-        crawl.serve(url, page_html("en", f"{topic} explained - StackFarm", topic, lines, farm_links,
+        related = [(f"http://answers.stackfarm.test/q/{(number * 4 + step) % 24}.html", "Related") for step in (0, 1)]
+        crawl.serve(url, page_html("en", f"{topic} explained - StackFarm", topic, lines, farm_links + related,
                                    theme="farm", aside=chrome,
                                    canonical=base + path if number % 3 == 0 else ""),
                     collection=name, version=version, path=path, variant="farm-copy")
-        replica = f"{name}:{base.split('/')[2]}"
-        held = [row for row in crawl.truth if row["url"] == base + path]
-        page = held[0]["page"] if held else path
-        if not held:
-            crawl.copy(base + path, name, replica, page)
-        crawl.copy(url, name, f"{name}:answers.stackfarm.test", page)
+        # A replica of one page: a copy of the page, not of the manual.
+        page = [row for row in crawl.truth if row["url"] == base + path][0]["page"]
+        crawl.copy(url, name, f"{name}:{url}", page)
         crawl.queries.append(dict(query=topic, kind="replicated", collection=name,
                                   source_url=base + path, source_title=topic))
 

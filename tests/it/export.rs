@@ -417,7 +417,7 @@ fn parquet_tables_hold_what_the_tsv_tables_hold_typed() {
             let expected = match column.as_str() {
                 "url" | "name" | "ip" | "date" | "title" | "body_signature" | "text_signature"
                 | "kind" | "prefix" | "level" | "shared_ip" | "language" => "text",
-                "extended" | "small" | "stand_in" => "flag",
+                "extended" | "small" | "stand_in" | "copied_alone" => "flag",
                 _ => "int",
             };
             assert!(
