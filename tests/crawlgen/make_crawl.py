@@ -5,7 +5,7 @@
 
 Writes DIR/crawl1/ as `../shared/devcrawl/build.sh` writes a crawl: WARC files
 (`crawl.warc.gz`, one gzip member per record) and truth.tsv, pages.tsv,
-hosts.tsv, queries.tsv in the same columns, so that `mirrorscope eval --truth`
+hosts.tsv, queries.tsv, mirrors.tsv in the same columns, so that `mirrorscope eval --truth`
 and `../shared/devcrawl/checks.py` read it. Python 3.8+, standard library
 only; the same seed gives the same bytes.
 
@@ -33,6 +33,11 @@ Each manual is a mechanism of its own (see tests/crawlgen/README.md):
   of that mirror served with `Content-Encoding: gzip`, an older state of it;
 - kettle: a manual mirrored under renamed paths (without `.html` and in
   lower case; with its folders flattened into the names);
+- quill: a manual whose mirrors name their original, by the `rel=canonical`
+  they copied with its pages and by a note, one of them over https and
+  crawled first;
+- StackFarm: a Q&A site copying six single pages of widget and kettle into
+  its own template, among questions of its own;
 - two single manuals nothing copies (noise).
 
 Truth (truth.tsv) lists the pages that are copies of another page: the same
