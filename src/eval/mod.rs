@@ -116,6 +116,21 @@ pub const MIRRORS_HEADER: [&str; 3] = ["host_a", "host_b", "relation"];
 
 pub const TRUTH_HEADER: [&str; 4] = ["url", "collection", "replica", "page"];
 
+/// A tab-separated file's first line must be `expected`.
+fn check_header(line: Option<&str>, expected: &[&str], path: &Path) -> Result<(), EvalError> {
+    let header: Vec<&str> = line.unwrap_or("").split('\t').collect();
+    if header == expected {
+        return Ok(());
+    }
+    Err(EvalError::Format {
+        path: path.to_path_buf(),
+        detail: format!(
+            "line 1: the header must be `{}` (tab-separated)",
+            expected.join(" ")
+        ),
+    })
+}
+
 impl Truth {
     /// Reads a truth file, and the `mirrors.tsv` beside it when there is one.
     pub fn read(path: &Path) -> Result<Truth, EvalError> {
@@ -144,16 +159,7 @@ impl Truth {
             source,
         })?;
         let mut lines = text.lines();
-        let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
-        if header != MIRRORS_HEADER {
-            return Err(EvalError::Format {
-                path: path.to_path_buf(),
-                detail: format!(
-                    "line 1: the header must be `{}` (tab-separated)",
-                    MIRRORS_HEADER.join(" ")
-                ),
-            });
-        }
+        check_header(lines.next(), &MIRRORS_HEADER, path)?;
         let mut pairs = BTreeSet::new();
         for (index, line) in lines.enumerate() {
             if line.trim().is_empty() {
@@ -181,16 +187,7 @@ impl Truth {
 
     pub fn parse(text: &str, path: &Path) -> Result<Truth, EvalError> {
         let mut lines = text.lines();
-        let header: Vec<&str> = lines.next().unwrap_or("").split('\t').collect();
-        if header != TRUTH_HEADER {
-            return Err(EvalError::Format {
-                path: path.to_path_buf(),
-                detail: format!(
-                    "line 1: the header must be `{}` (tab-separated)",
-                    TRUTH_HEADER.join(" ")
-                ),
-            });
-        }
+        check_header(lines.next(), &TRUTH_HEADER, path)?;
         let mut truth = Truth::default();
         for (index, line) in lines.enumerate() {
             let number = index + 2;

@@ -252,16 +252,7 @@ impl Engine {
             .filter(|_| collection.is_none())
             .and_then(|cluster| self.collections.collection(cluster.principal()))
             .map(name_of);
-        let manual_name = collection.map(|collection| {
-            match self
-                .table
-                .page(collection.root)
-                .map(|root| root.title.trim())
-            {
-                Some(title) if !title.is_empty() => format!("“{title}”"),
-                _ => format!("the manual under {}", collection.prefix),
-            }
-        });
+        let manual_name = collection.map(name_of);
         let original_host = cluster
             .and_then(|cluster| self.collections.collection(cluster.principal()))
             .and_then(|principal| self.table.page(principal.root))
