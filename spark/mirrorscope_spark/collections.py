@@ -5,8 +5,9 @@ stage of src/collections/ grows them, over exported tables:
 1. the web graph (`WebGraph::from_table`): links between crawled pages, a
    link to a redirect followed (up to 5 hops) to the page it leads to, a
    redirect's own links dropped, self-links and repeats dropped;
-2. growth's labels: each compared page's trivial cluster (a stand-in has
-   none: it is no page of any collection); a page that is a
+2. growth's labels: each compared page's trivial cluster (a stand-in and
+   a page copied alone, the `copied_alone` column Rust computed, have none:
+   they are no pages of any collection); a page that is a
    second name of another page of its host (the same trivial cluster and
    the same links) takes no part, and links to it lead to the first name;
 3. virtual links of partly crawled copies: a page of a cluster of copies

@@ -428,8 +428,12 @@ impl Collections {
 /// a stand-in (a soft 404 is no page of any collection) and for a page
 /// copied alone ([`copied_alone`]): what growth and the joining of manuals
 /// see.
-pub(crate) fn compared_labels(table: &PageTable, similarity: &Similarity) -> Vec<TrivialClusterId> {
-    let alone = copied_alone(table, similarity);
+pub(crate) fn compared_labels(
+    table: &PageTable,
+    similarity: &Similarity,
+    graph: &WebGraph,
+) -> Vec<TrivialClusterId> {
+    let alone = copied_alone(table, similarity, graph);
     (0..table.pages.len())
         .map(|page| {
             if is_compared(table, &similarity.fingerprints, page)
@@ -446,111 +450,113 @@ pub(crate) fn compared_labels(table: &PageTable, similarity: &Similarity) -> Vec
 
 /// Pages copied alone: a copy of a page (its trivial cluster holds a page
 /// of another host) that has crawled neighbours, the pages it links to and
-/// those linking to it, none of which has a copy. A content farm or a Q&A
-/// site copies a page of a manual into its own template, among pages of
-/// its own; a mirror copies the pages around it too. A page without a
-/// crawled neighbour (a mirror's page reached by no crawled link) says
-/// nothing either way and is left as it is. So is a page that sits where
-/// one of its copies on another host sits: named as that copy is
-/// ([`page_name`]), beside a page named as one of that copy's neighbours
-/// is. That is a page of a copy of the manual, such as the one page an old
-/// version shares with the new one among pages of its own (cho-2000's link
-/// structure, read by name where the text changed). A site copying a page
-/// names it its own way, and a sibling manual's shared licence page sits
-/// beside its own manual's front page, named after the other manual. cho-2000 grows a
-/// collection along links that its copies share, and such a page shares
-/// none: it is a copy of that page (page pairs, the page view, the
-/// roll-up with its twins) but no copy of the manual, so the collections
-/// stage sees it as a page of its own, and it never places a cluster's
-/// copy on its host (which would pair its host with the manual's).
-pub fn copied_alone(table: &PageTable, similarity: &Similarity) -> Vec<bool> {
+/// those linking to it (in `graph`, through redirects as growth sees them), none of
+/// which has a copy on another host. A content farm or a Q&A site copies a
+/// page of a manual into its own template, among pages of its own; a
+/// mirror copies the pages around it too. cho-2000 grows a collection
+/// along links that its copies share, and such a page shares none: it is
+/// a copy of that page (page pairs, the page view, the roll-up with its
+/// twins) but no copy of the manual, so the collections stage sees it as a
+/// page of its own, and it never places a cluster's copy on its host
+/// (which would pair its host with the manual's). A page without a crawled
+/// neighbour (a mirror's page reached by no crawled link) says nothing
+/// either way and is left as it is. So is a page that sits where one of
+/// its copies on another host sits: named as that copy is ([`page_name`],
+/// a name, not a site's root), beside a page named as one of that copy's
+/// neighbours is, that copy not being alone itself. That is a page of a
+/// copy of the manual, such as the one page an old version shares with the
+/// new one among pages of its own (cho-2000's link structure, read by name
+/// where the text changed). A site copying a page names it its own way,
+/// and a sibling manual's shared licence page sits beside its own manual's
+/// front page, named after the other manual.
+pub fn copied_alone(table: &PageTable, similarity: &Similarity, graph: &WebGraph) -> Vec<bool> {
     let pages = table.pages.len();
-    let sizes = similarity.trivial_cluster_sizes();
     let compared: Vec<bool> = (0..pages)
         .map(|page| {
             is_compared(table, &similarity.fingerprints, page)
                 && !similarity.is_stand_in(PageId(page as u32))
         })
         .collect();
-    let has_copy = |page: usize| {
-        compared[page]
-            && similarity
-                .trivial
-                .get(page)
-                .is_some_and(|trivial| sizes[trivial.index()] >= 2)
-    };
-    // Pages with a crawled neighbour, and with one that has a copy, by
-    // links both ways.
-    let mut linked = vec![false; pages];
-    let mut linked_to_copy = vec![false; pages];
-    for (page, entry) in table.pages.iter().enumerate() {
-        for target in &entry.outlinks {
-            let target = target.0 as usize;
-            if target == page || target >= pages || !compared[target] || !compared[page] {
-                continue;
-            }
-            linked[page] = true;
-            linked[target] = true;
-            if has_copy(target) {
-                linked_to_copy[page] = true;
-            }
-            if has_copy(page) {
-                linked_to_copy[target] = true;
-            }
+    // Trivial clusters whose compared pages are on two hosts or more.
+    let clusters = similarity.trivial_cluster_count();
+    let mut first_host: Vec<Option<HostId>> = vec![None; clusters];
+    let mut across_hosts = vec![false; clusters];
+    for page in (0..pages).filter(|&page| compared[page]) {
+        let cluster = similarity.trivial[page].index();
+        let host = table.pages[page].host;
+        match first_host[cluster] {
+            None => first_host[cluster] = Some(host),
+            Some(first) if first != host => across_hosts[cluster] = true,
+            Some(_) => {}
         }
     }
+    let has_copy = |page: usize| compared[page] && across_hosts[similarity.trivial[page].index()];
+    let is_compared_page: &[bool] = &compared;
+    let neighbours = move |page: usize| {
+        let id = PageId(page as u32);
+        graph
+            .outlinks(id)
+            .chain(graph.inlinks(id))
+            .map(|other| other.0 as usize)
+            .filter(move |&other| other != page && is_compared_page[other])
+    };
     let candidates: Vec<usize> = (0..pages)
-        .filter(|&page| has_copy(page) && linked[page] && !linked_to_copy[page])
+        .filter(|&page| has_copy(page))
+        .filter(|&page| {
+            let mut around = neighbours(page).peekable();
+            around.peek().is_some() && !neighbours(page).any(has_copy)
+        })
         .collect();
     let mut alone = vec![false; pages];
     if candidates.is_empty() {
         return alone;
     }
-    // The copies of each candidate's trivial cluster: (page, host, name).
-    let mut wanted: HashMap<u32, Vec<(usize, HostId, String)>> = candidates
+    let is_candidate: HashSet<usize> = candidates.iter().copied().collect();
+    let name_key = |page: usize| -> Option<u64> {
+        let name = page_name(&table.pages[page].url);
+        (!name.is_empty()).then(|| xxhash_rust::xxh3::xxh3_64(name.as_bytes()))
+    };
+    // For each candidate's (trivial cluster, page name): the hosts where a
+    // page of that cluster under that name, not a candidate itself, has a
+    // neighbour of each name (at most two hosts a name: enough to tell
+    // another host from the candidate's own).
+    let wanted: HashSet<(u32, u64)> = candidates
         .iter()
-        .map(|&page| (similarity.trivial[page].0, Vec::new()))
+        .filter_map(|&page| Some((similarity.trivial[page].0, name_key(page)?)))
         .collect();
-    for page in (0..pages).filter(|&page| compared[page]) {
-        if let Some(members) = wanted.get_mut(&similarity.trivial[page].0) {
-            members.push((
-                page,
-                table.pages[page].host,
-                page_name(&table.pages[page].url),
-            ));
+    let mut placed: HashMap<(u32, u64), HashMap<u64, Vec<HostId>>> = HashMap::new();
+    for page in (0..pages).filter(|&page| compared[page] && !is_candidate.contains(&page)) {
+        let Some(name) = name_key(page) else {
+            continue;
+        };
+        let key = (similarity.trivial[page].0, name);
+        if !wanted.contains(&key) {
+            continue;
         }
-    }
-    // The names of the crawled neighbours of the candidates and of their
-    // copies, by links both ways.
-    let mut neighbours: HashMap<usize, HashSet<String>> = wanted
-        .values()
-        .flatten()
-        .map(|(page, _, _)| (*page, HashSet::new()))
-        .collect();
-    for (page, entry) in table.pages.iter().enumerate() {
-        for target in &entry.outlinks {
-            let target = target.0 as usize;
-            if target == page || target >= pages {
+        let host = table.pages[page].host;
+        let around = placed.entry(key).or_default();
+        for neighbour in neighbours(page) {
+            let Some(neighbour_name) = name_key(neighbour) else {
                 continue;
-            }
-            if let Some(names) = neighbours.get_mut(&page) {
-                names.insert(page_name(&table.pages[target].url));
-            }
-            if let Some(names) = neighbours.get_mut(&target) {
-                names.insert(page_name(&entry.url));
+            };
+            let hosts = around.entry(neighbour_name).or_default();
+            if hosts.len() < 2 && !hosts.contains(&host) {
+                hosts.push(host);
             }
         }
     }
     for page in candidates {
         let host = table.pages[page].host;
-        let name = page_name(&table.pages[page].url);
-        let members = &wanted[&similarity.trivial[page].0];
-        let elsewhere = members.iter().any(|(_, other, _)| *other != host);
-        let around = &neighbours[&page];
-        let in_place = members.iter().any(|(twin, other, twin_name)| {
-            *other != host && *twin_name == name && !neighbours[twin].is_disjoint(around)
-        });
-        alone[page] = elsewhere && !in_place;
+        let in_place = name_key(page)
+            .and_then(|name| placed.get(&(similarity.trivial[page].0, name)))
+            .is_some_and(|around| {
+                neighbours(page).filter_map(name_key).any(|neighbour_name| {
+                    around
+                        .get(&neighbour_name)
+                        .is_some_and(|hosts| hosts.iter().any(|&other| other != host))
+                })
+            });
+        alone[page] = !in_place;
     }
     alone
 }
@@ -631,7 +637,7 @@ fn prepare<'a>(
 ) -> (WebGraph, Vec<TrivialClusterId>, usize, PageFacts<'a>) {
     let started = std::time::Instant::now();
     let graph = WebGraph::from_table(table, config.rules.redirect_hops);
-    let labels = compared_labels(table, similarity);
+    let labels = compared_labels(table, similarity, &graph);
     let trivial_clusters = labels
         .iter()
         .filter(|&&label| label != TrivialClusterId::NONE)

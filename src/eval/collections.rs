@@ -192,7 +192,9 @@ pub fn score(
     let mut truth_collections = Vec::new();
     let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
     let hosts: Vec<HostId> = table.pages.iter().map(|page| page.host).collect();
-    let labels = compared_labels(table, similarity);
+    let graph =
+        crate::collections::WebGraph::from_table(table, collections.config.rules.redirect_hops);
+    let labels = compared_labels(table, similarity, &graph);
     let stand_ins = similarity.stand_ins();
     let folders = PageFolders {
         urls: &urls,

@@ -363,7 +363,11 @@ impl Tables {
                 }
             }
             Table::Pages => {
-                let alone = crate::collections::copied_alone(&self.table, &self.similarity);
+                let graph = crate::collections::WebGraph::from_table(
+                    &self.table,
+                    self.collections.config.rules.redirect_hops,
+                );
+                let alone = crate::collections::copied_alone(&self.table, &self.similarity, &graph);
                 for (id, page) in pages.iter().enumerate() {
                     let fingerprint = fingerprints.get(id).and_then(Option::as_ref);
                     out.int(int(id))?;

@@ -401,7 +401,8 @@ fn with_stored_html<T>(
 }
 
 /// The `lineage_copy` of a page rolled up in a manual's entry without being
-/// in one of its copies (a stray copy on another host): no copy's position.
+/// in one of its copies (a stray copy outside every copy's folder, such as
+/// a page a content farm copied): no copy's position.
 pub const IN_NO_COPY: u64 = u16::MAX as u64;
 
 /// By page id: the collection and cluster ids, replication factor and in-links
@@ -458,13 +459,26 @@ fn page_fields(
             let front = collection
                 .and_then(|id| collections.collection(id))
                 .is_some_and(|collection| collection.root == page);
-            // A stray copy outside its manual's copies (a page a content
-            // farm copied) rolls up in the manual's entry, at its twins'
-            // place, in no copy of it.
+            // A stray copy outside every collection (a page a partial
+            // crawl cut off, a page a content farm copied) rolls up in its
+            // twins' manual's entry, at their place: in the copy whose
+            // folder holds it, or in none.
             let stray = match (lineage, collections.cluster_of(page)) {
                 (None, None) => twins.get(trivial).copied().flatten(),
                 _ => None,
             };
+            let stray_copy = stray.map(|(lineage, _)| {
+                collections
+                    .lineages
+                    .lineage(crate::collections::LineageId(lineage as u32))
+                    .and_then(|lineage| {
+                        lineage
+                            .copies
+                            .iter()
+                            .position(|copy| table.pages[index].url.starts_with(&copy.prefix))
+                    })
+                    .map_or(IN_NO_COPY, |position| position as u64)
+            });
             PageFields {
                 front,
                 manual_page: manual_page_of(index)
@@ -476,9 +490,9 @@ fn page_fields(
                     .map(|place| u64::from(place.lineage.0))
                     .or(stray.map(|(lineage, _)| lineage))
                     .unwrap_or(NONE),
-                lineage_copy: match (lineage, stray) {
+                lineage_copy: match (lineage, stray_copy) {
                     (Some(place), _) => u64::from(place.copy),
-                    (None, Some(_)) => IN_NO_COPY,
+                    (None, Some(copy)) => copy,
                     (None, None) => 0,
                 },
                 replication: u64::from(copies[trivial]),

@@ -247,9 +247,18 @@ impl Engine {
             Some(title) if !title.is_empty() => format!("“{title}”"),
             _ => format!("the manual under {}", collection.prefix),
         };
-        // A stray copy's manual: its cluster's principal copy.
+        // A stray copy on a host where its cluster has no copy (a page a
+        // content farm copied): its manual, the cluster's principal copy.
         let stray_manual = cluster
             .filter(|_| collection.is_none())
+            .filter(|cluster| {
+                !cluster.collections.iter().any(|&other| {
+                    self.collections
+                        .collection(other)
+                        .and_then(|other| self.table.page(other.root))
+                        .is_some_and(|root| root.host == page.host)
+                })
+            })
             .and_then(|cluster| self.collections.collection(cluster.principal()))
             .map(name_of);
         let manual_name = collection.map(name_of);
