@@ -507,7 +507,10 @@ fn a_page_a_content_farm_copied_is_a_copy_of_the_page_not_of_the_manual() {
     section.links = vec![redirected("notes.html")];
     let mut moved = crate::test_support::capture_with_status(&redirected("guide"), "", 301);
     moved.links = vec![redirected("guide/index.html")];
-    let notes = capture(&redirected("notes.html"), "Notes of the redirecting mirror alone");
+    let notes = capture(
+        &redirected("notes.html"),
+        "Notes of the redirecting mirror alone",
+    );
     let mut behind = capture(
         &redirected("guide/page0.html"),
         &text("farmed", "guide/page0.html", false, None),
