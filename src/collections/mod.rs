@@ -433,17 +433,26 @@ pub(crate) fn compared_labels(
     similarity: &Similarity,
     graph: &WebGraph,
 ) -> Vec<TrivialClusterId> {
-    let alone = copied_alone(table, similarity, graph);
+    let documents = documents(table, similarity);
+    let alone = copied_alone_among(table, similarity, graph, &documents);
     (0..table.pages.len())
         .map(|page| {
-            if is_compared(table, &similarity.fingerprints, page)
-                && !similarity.is_stand_in(PageId(page as u32))
-                && !alone[page]
-            {
+            if documents[page] && !alone[page] {
                 similarity.trivial[page]
             } else {
                 TrivialClusterId::NONE
             }
+        })
+        .collect()
+}
+
+/// By page: compared by similarity and no stand-in, a page that may be
+/// one of a collection.
+fn documents(table: &PageTable, similarity: &Similarity) -> Vec<bool> {
+    (0..table.pages.len())
+        .map(|page| {
+            is_compared(table, &similarity.fingerprints, page)
+                && !similarity.is_stand_in(PageId(page as u32))
         })
         .collect()
 }
@@ -470,13 +479,18 @@ pub(crate) fn compared_labels(
 /// and a sibling manual's shared licence page sits beside its own manual's
 /// front page, named after the other manual.
 pub fn copied_alone(table: &PageTable, similarity: &Similarity, graph: &WebGraph) -> Vec<bool> {
+    copied_alone_among(table, similarity, graph, &documents(table, similarity))
+}
+
+/// [`copied_alone`], the pages that may be of a collection (`compared`,
+/// [`documents`]) given.
+fn copied_alone_among(
+    table: &PageTable,
+    similarity: &Similarity,
+    graph: &WebGraph,
+    compared: &[bool],
+) -> Vec<bool> {
     let pages = table.pages.len();
-    let compared: Vec<bool> = (0..pages)
-        .map(|page| {
-            is_compared(table, &similarity.fingerprints, page)
-                && !similarity.is_stand_in(PageId(page as u32))
-        })
-        .collect();
     // Trivial clusters whose compared pages are on two hosts or more.
     let clusters = similarity.trivial_cluster_count();
     let mut first_host: Vec<Option<HostId>> = vec![None; clusters];
@@ -491,7 +505,7 @@ pub fn copied_alone(table: &PageTable, similarity: &Similarity, graph: &WebGraph
         }
     }
     let has_copy = |page: usize| compared[page] && across_hosts[similarity.trivial[page].index()];
-    let is_compared_page: &[bool] = &compared;
+    let is_compared_page: &[bool] = compared;
     let neighbours = move |page: usize| {
         let id = PageId(page as u32);
         graph
