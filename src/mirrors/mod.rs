@@ -41,7 +41,7 @@ use crate::collections::{ClusterKind, CollectionId, Collections};
 use crate::pages::{HostId, PageTable};
 use crate::similarity::Similarity;
 
-pub use classify::{level_of, Outcome, PathTest};
+pub use classify::{level_of, same_name_renamed, Outcome, PathTest};
 pub use hosts::split_url;
 
 /// A way of listing likely mirrored host pairs.

@@ -10,7 +10,8 @@
 //!
 //! - a page is **kept elsewhere** when a page that stays crawled is its copy:
 //!   in the same trivial cluster, at the same place in the manual (the same
-//!   path below the copies' folders), and with the same bytes; or the same
+//!   path below the copies' folders, else the name a mirror renamed it to:
+//!   [`same_name_renamed`]), and with the same bytes; or the same
 //!   own text (a mirror's banner or footer aside), when the two copies hold
 //!   one version of the manual ([`super::versions`]); or, across versions,
 //!   highly similar beyond doubt (bharat-broder-1999 §3.2's resemblance of
@@ -56,7 +57,7 @@ use serde::Serialize;
 
 use crate::collections::{ClusterKind, Collections};
 use crate::generation::{Analysis, DataDir, Result};
-use crate::mirrors::Mirrors;
+use crate::mirrors::{same_name_renamed, Mirrors};
 use crate::pages::host_of_url;
 use crate::pages::{folder_prefix, url_path, HostId, PageId, PageTable};
 use crate::similarity::aliases::{AliasRule, UrlAliases, Variation};
@@ -477,31 +478,71 @@ impl<'a> Plan<'a> {
                         .collect()
                 })
                 .collect();
+            // The places of the principal copy, every tail of each at a
+            // folder boundary: a copy most of whose pages are at none of
+            // them renames its paths.
+            let principal_places: HashSet<&str> = {
+                let collection = &collections.collections[copies[0]];
+                let folder = url_path(&collection.prefix).unwrap_or("/");
+                collection
+                    .pages
+                    .iter()
+                    .flat_map(|&page| {
+                        arc_tails(place(&self.table.pages[page.0 as usize].url, folder))
+                    })
+                    .collect()
+            };
             // Trivial cluster -> kept pages with their place in the manual
             // and the position of their copy.
             let mut kept: HashMap<TrivialClusterId, Vec<(PageId, &str, usize)>> = HashMap::new();
             for (position, &copy) in copies.iter().enumerate() {
                 let collection = &collections.collections[copy];
                 let folder = url_path(&collection.prefix).unwrap_or("/");
+                let renames = renames_paths(
+                    collection
+                        .pages
+                        .iter()
+                        .map(|&page| place(&self.table.pages[page.0 as usize].url, folder)),
+                    &principal_places,
+                );
                 for &page in &collection.pages {
                     let place = place(&self.table.pages[page.0 as usize].url, folder);
                     let label = self.similarity.trivial[page.0 as usize];
                     if self.cover[page.0 as usize].is_some() {
                         continue;
                     }
+                    // A copy at the same place, else under a name a
+                    // mirror renamed it to (`page` for `page.html`, a
+                    // folder level flattened into the name).
                     let cover = (position > 0)
                         .then(|| {
-                            kept.get(&label)?
-                                .iter()
-                                .find(|&&(other, other_place, other_copy)| {
-                                    same_place(place, other_place)
-                                        && self.is_copy(
-                                            page,
-                                            other,
-                                            one_version[position][other_copy],
-                                        )
-                                })
-                                .map(|&(other, _, _)| other)
+                            let candidates = kept.get(&label)?;
+                            let copy_where = |placed: &dyn Fn(&str) -> bool| {
+                                candidates
+                                    .iter()
+                                    .find(|&&(other, other_place, other_copy)| {
+                                        placed(other_place)
+                                            && self.is_copy(
+                                                page,
+                                                other,
+                                                one_version[position][other_copy],
+                                            )
+                                    })
+                                    .map(|&(other, _, _)| other)
+                            };
+                            copy_where(&|other_place| same_place(place, other_place)).or_else(
+                                || {
+                                    // Only a mirror renaming its paths: a
+                                    // page another version moved is
+                                    // another page.
+                                    if !renames {
+                                        return None;
+                                    }
+                                    copy_where(&|other_place| {
+                                        same_name_renamed(&as_page(place), &as_page(other_place))
+                                    })
+                                },
+                            )
                         })
                         .flatten();
                     match cover {
@@ -645,6 +686,40 @@ fn same_place(first: &str, second: &str) -> bool {
         && (long.len() == short.len() || long.as_bytes()[long.len() - short.len() - 1] == b'/')
 }
 
+/// Every tail of a place at a folder boundary, the place included
+/// (`a/b.html`, `b.html`).
+fn arc_tails(place: &str) -> impl Iterator<Item = &str> {
+    std::iter::once(place).chain(
+        place
+            .match_indices('/')
+            .map(move |(slash, _)| &place[slash + 1..])
+            .filter(|tail| !tail.is_empty()),
+    )
+}
+
+/// Whether a copy renames its paths: fewer than half of its pages sit at a
+/// place of the principal copy or end like one at a folder boundary. A mirror that drops `.html` or flattens a
+/// folder renames nearly every page; another version that moved a module
+/// moves a few, and its moved pages are other pages.
+fn renames_paths<'p>(places: impl Iterator<Item = &'p str>, principal: &HashSet<&str>) -> bool {
+    let (mut pages, mut placed) = (0usize, 0usize);
+    for place in places {
+        pages += 1;
+        placed += usize::from(arc_tails(place).any(|tail| principal.contains(tail)));
+    }
+    placed * 2 < pages
+}
+
+/// A place naming a folder (`guide/`, or the copy's own folder: an empty
+/// place) as the folder's index page, which a mirror may serve under either.
+fn as_page(place: &str) -> std::borrow::Cow<'_, str> {
+    if place.is_empty() || place.ends_with('/') {
+        format!("{place}index").into()
+    } else {
+        place.into()
+    }
+}
+
 impl fmt::Display for AvoidList {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         let share = |part: u64, whole: u64| {
@@ -757,10 +832,12 @@ mod tests {
             }
             let name = page.url.rsplit('/').next().unwrap_or("");
             let kept = (0..table.pages.len()).any(|other| {
+                let url = &table.pages[other].url;
                 !skipped[other]
                     && other != index
                     && similarity.trivial[other] == similarity.trivial[index]
-                    && table.pages[other].url.ends_with(&format!("/{name}"))
+                    && (url.ends_with(&format!("/{name}"))
+                        || same_name_renamed(&as_page(url), &as_page(&page.url)))
             });
             assert!(kept, "{} is skipped and kept nowhere", page.url);
         }
@@ -890,6 +967,105 @@ mod tests {
             "{list}"
         );
         assert!(list.avoids("http://other.example.com/docs/"), "{list}");
+    }
+
+    #[test]
+    fn a_mirror_that_renames_paths_is_skipped_by_its_folder() {
+        // One mirror flattens the folders into the names (`api_page1.html`),
+        // one drops `.html`, lower-cases and serves each folder for its
+        // index (`api/` for `api/index.html`): cho-2000 finds the copies by
+        // their text and links, and the list skips them by the same mapping.
+        let manual = manual();
+        let rename =
+            |captures: Vec<Capture>, from: &str, to: &str, renamed: &dyn Fn(&str) -> String| {
+                let moved = |url: &str| match url.strip_prefix(from) {
+                    Some(path) => format!("{to}{}", renamed(path)),
+                    None => url.to_string(),
+                };
+                captures
+                    .into_iter()
+                    .map(|mut page| {
+                        page.info.url = moved(&page.info.url);
+                        page.links = page.links.iter().map(|link| moved(link)).collect();
+                        page
+                    })
+                    .collect::<Vec<Capture>>()
+            };
+        let mut captures = serve(&manual, &copy("www.example.org", "/docs/", &[], &all));
+        captures.extend(rename(
+            serve(&manual, &copy("flat.example.net", "/k/", &[], &all)),
+            "http://flat.example.net/k/",
+            "http://flat.example.net/k/",
+            &|path| path.replace('/', "_"),
+        ));
+        captures.extend(rename(
+            serve(&manual, &copy("plain.example.com", "/docs/", &[], &all)),
+            "http://plain.example.com/docs/",
+            "http://plain.example.com/docs/",
+            &|path| match path.strip_suffix("index.html") {
+                Some(folder) => folder.to_string(),
+                None => path.trim_end_matches(".html").to_lowercase(),
+            },
+        ));
+        let (table, similarity, list) = avoid(&captures);
+        check_invariants(&table, &similarity, &list);
+        // Nothing here tells the original from its copies: one is kept
+        // whole, the two others are skipped whole, by their folders.
+        let folders = [
+            "http://www.example.org/docs/",
+            "http://flat.example.net/k/",
+            "http://plain.example.com/docs/",
+        ];
+        let kept: Vec<&str> = folders
+            .into_iter()
+            .filter(|folder| list.entries.iter().all(|entry| entry.target != *folder))
+            .collect();
+        assert_eq!(kept.len(), 1, "{list}");
+        assert_eq!(list.entries.len(), 2, "{list}");
+        for entry in &list.entries {
+            assert!(folders.contains(&entry.target.as_str()), "{list}");
+            assert_eq!(entry.pages, manual.pages.len() as u64, "{list}");
+            assert_eq!(entry.keep, kept[0], "{list}");
+        }
+    }
+
+    #[test]
+    fn a_page_another_version_moved_is_another_page() {
+        // The old version holds the api pages one folder deeper, the same
+        // text: a release that moved a module, not a mirror renaming its
+        // paths. The moved pages stay crawled, the rest of the copy is
+        // skipped.
+        let manual = manual();
+        let changed = ["guide/page1.html"];
+        let mut captures = serve(&manual, &copy("www.example.org", "/docs/", &[], &all));
+        let moved = |url: &str| url.replace("/docs/api/page", "/docs/api/old/page");
+        captures.extend(
+            serve(&manual, &copy("old.example.net", "/docs/", &changed, &all))
+                .into_iter()
+                .map(|mut page| {
+                    page.info.url = moved(&page.info.url);
+                    page.links = page.links.iter().map(|link| moved(link)).collect();
+                    page
+                }),
+        );
+        let (table, similarity, list) = avoid(&captures);
+        check_invariants(&table, &similarity, &list);
+        // Nothing tells the original here: whichever copy is kept, a moved
+        // page and its twin both stay crawled, and the intro folder, at the
+        // same place in both, is skipped on one host.
+        for n in 0..8 {
+            for url in [
+                format!("http://old.example.net/docs/api/old/page{n}.html"),
+                format!("http://www.example.org/docs/api/page{n}.html"),
+            ] {
+                assert!(!list.avoids(&url), "{url}:\n{list}");
+            }
+        }
+        assert!(
+            list.avoids("http://old.example.net/docs/intro/")
+                || list.avoids("http://www.example.org/docs/intro/"),
+            "{list}"
+        );
     }
 
     #[test]
