@@ -667,6 +667,7 @@ fn prepare<'a>(
         urls: table.pages.iter().map(|page| page.url.as_str()).collect(),
         first_crawl: table.pages.iter().map(|page| page.first_crawl).collect(),
         named_hosts: table.pages.iter().map(|page| &*page.linked_hosts).collect(),
+        text_hosts: table.pages.iter().map(|page| &*page.text_hosts).collect(),
         canonical_hosts: table
             .pages
             .iter()
@@ -701,6 +702,9 @@ pub struct PageFacts<'a> {
     /// Other hosts each page links to ([`crate::pages::Page::linked_hosts`]),
     /// for choosing principal copies (empty when not known).
     pub named_hosts: Vec<&'a [HostId]>,
+    /// Hosts each page's text names, its own included
+    /// ([`crate::pages::Page::text_hosts`]; empty when not known).
+    pub text_hosts: Vec<&'a [HostId]>,
     /// The host of each page's `<link rel="canonical">`, when it is a host
     /// of the crawl (empty when not known).
     pub canonical_hosts: Vec<Option<HostId>>,

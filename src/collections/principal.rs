@@ -10,10 +10,15 @@
 //!
 //! 1. **Named by the other copies**: the number of other copies a quarter of
 //!    whose pages name this copy's host, by a link (a partial mirror links
-//!    the pages it lacks to the original, a banner says "mirror of") or by
-//!    their `<link rel="canonical">`. A copy names its original on page
+//!    the pages it lacks to the original, a banner says "mirror of"), by
+//!    their `<link rel="canonical">`, or in their text (a note "a mirror of
+//!    docs.example.org" without a link). A copy names its original on page
 //!    after page; an original names its mirrors on one page at most (a list
-//!    of mirrors, which its exact copies copy too).
+//!    of mirrors, which its exact copies copy too). A name in the text counts
+//!    only when the copy on the named host does not name itself alike (a
+//!    quarter of its pages): text every copy carries, such as an original's
+//!    footer with its own name or a list of mirrors on every page, is copied
+//!    with the pages and says nothing of who copied whom.
 //! 2. **Agreement**: for each page of the copy, the other copies holding a
 //!    page with the same own text (site chrome such as a mirror's banner set
 //!    aside, see [`crate::similarity::Similarity::own_text_signatures`]),
@@ -57,7 +62,7 @@ pub enum PrincipalEvidence {
     /// The cluster has one copy, or its copies are all on one host.
     #[default]
     Alone,
-    /// More of the other copies name its host (links, canonical URLs).
+    /// More of the other copies name its host (links, canonical URLs, notes).
     NamedByCopies,
     /// More of the other copies hold its pages' own text.
     Agreement,
@@ -79,7 +84,7 @@ impl PrincipalEvidence {
         match self {
             PrincipalEvidence::Alone => "the only copy",
             PrincipalEvidence::NamedByCopies => {
-                "the other copies name it (links to it, canonical URLs)"
+                "the other copies name it (links to it, canonical URLs, a note saying whose copy they are)"
             }
             PrincipalEvidence::Agreement => "the other copies hold its text",
             PrincipalEvidence::Https => "served over https, its copies over http",
@@ -249,6 +254,30 @@ fn named_by_copies(
                 map.entry(host_of(candidate)).or_default().push(position);
                 map
             });
+    // Copies whose own text names their host on a quarter of their pages:
+    // a name every copy carries, which text naming that host repeats.
+    let names_itself: Vec<bool> = candidates
+        .iter()
+        .map(|candidate| {
+            let own = host_of(candidate);
+            let pages = candidate
+                .pages
+                .iter()
+                .filter(|page| {
+                    facts
+                        .text_hosts
+                        .get(page.0 as usize)
+                        .is_some_and(|hosts| hosts.contains(&own))
+                })
+                .count();
+            pages > 0 && pages * NAMING_SHARE >= candidate.pages.len()
+        })
+        .collect();
+    let named_in_text = |host: &HostId| {
+        position_of
+            .get(host)
+            .is_some_and(|positions| positions.iter().all(|&position| !names_itself[position]))
+    };
     for (position, candidate) in candidates.iter().enumerate() {
         let own = host_of(candidate);
         // Pages naming each host: a banner or a canonical URL names the
@@ -260,6 +289,15 @@ fn named_by_copies(
             let mut named_here: HashSet<HostId> = HashSet::new();
             named_here.extend(facts.named_hosts.get(index).copied().unwrap_or(&[]));
             named_here.extend(facts.canonical_hosts.get(index).copied().flatten());
+            named_here.extend(
+                facts
+                    .text_hosts
+                    .get(index)
+                    .copied()
+                    .unwrap_or(&[])
+                    .iter()
+                    .filter(|host| named_in_text(host)),
+            );
             for host in named_here {
                 *pages_naming.entry(host).or_default() += 1;
             }
@@ -396,6 +434,43 @@ mod tests {
                 "docs.widget.example".into(),
                 PrincipalEvidence::NamedByCopies
             )
+        );
+    }
+
+    #[test]
+    fn a_note_naming_the_original_counts_and_a_name_every_copy_carries_does_not() {
+        let manual = manual();
+        let named = |pages: &mut Vec<Capture>, host: &str| {
+            for page in pages {
+                let mut hosts = page.text_hosts.to_vec();
+                hosts.push(host.into());
+                page.text_hosts = hosts.into();
+            }
+        };
+        // The mirror, over https, says in a note on every page whose mirror
+        // it is, without a link: it is the copy.
+        let original = copy(&manual, "http", "docs.widget.example", "192.0.2.10");
+        let mut mirror = copy(&manual, "https", "mirror.example.net", "192.0.2.30");
+        named(&mut mirror, "docs.widget.example");
+        let web: Vec<Capture> = original.iter().chain(&mirror).cloned().collect();
+        assert_eq!(
+            principal(&web),
+            (
+                "docs.widget.example".into(),
+                PrincipalEvidence::NamedByCopies
+            )
+        );
+        // The original's footer names its own host on every page, and the
+        // mirror copied the footer: a name every copy carries tells nothing,
+        // and https decides.
+        let mut original = original;
+        named(&mut original, "docs.widget.example");
+        let mut mirror = copy(&manual, "https", "mirror.example.net", "192.0.2.30");
+        named(&mut mirror, "docs.widget.example");
+        let web: Vec<Capture> = original.iter().chain(&mirror).cloned().collect();
+        assert_eq!(
+            principal(&web),
+            ("mirror.example.net".into(), PrincipalEvidence::Https)
         );
     }
 

@@ -465,6 +465,45 @@ const MAX_ATTRIBUTES: usize = 32;
 /// Version strings kept of a page at most.
 const MAX_VERSIONS: usize = 8;
 
+/// Host names a page's text names at most: a mirror's note ("a mirror of
+/// docs.example.org") is one, and a page listing more is a list, not a note.
+pub const MAX_TEXT_HOSTS: usize = 16;
+
+/// The host names a text names (`docs.example.org`, also inside a URL
+/// written out), in lower case, first occurrence order, unique, at most
+/// [`MAX_TEXT_HOSTS`]: words of dot-separated labels of letters, digits and
+/// hyphens whose last label is two letters or more. A file name
+/// (`index.html`) has that form too; the page table keeps only the names of
+/// the crawl's hosts.
+pub fn host_names(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let words = text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'));
+    for word in words {
+        if names.len() == MAX_TEXT_HOSTS {
+            break;
+        }
+        let word = word.trim_matches(['.', '-']);
+        if !word.contains('.') || word.len() > 253 {
+            continue;
+        }
+        let labels_fit = word.split('.').all(|label| {
+            !label.is_empty()
+                && label.len() <= 63
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        });
+        let last = word.rsplit('.').next().unwrap_or_default();
+        let top_level = last.len() >= 2 && last.bytes().all(|b| b.is_ascii_alphabetic());
+        if labels_fit && top_level {
+            let name = word.to_ascii_lowercase();
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+    }
+    names
+}
+
 /// Whether a link leads to a folder's index page or a site's root (the
 /// "Home" or "Up" link of a manual's pages, whose title names the manual).
 fn links_home(href: &str) -> bool {
@@ -731,6 +770,25 @@ mod tests {
         ] {
             assert_eq!(found(none), Vec::<String>::new(), "{none:?}");
         }
+    }
+
+    #[test]
+    fn a_text_names_hosts_in_notes_and_written_out_urls() {
+        let text = "This site is a mirror of Docs.Quill.test, updated daily. \
+                    See http://docs.quill.test/manual/ or mirror-2.example.org. \
+                    Edit index.html, e.g. version 2.4.1, a-.b, -x.org-";
+        assert_eq!(
+            host_names(text),
+            [
+                "docs.quill.test",
+                "mirror-2.example.org",
+                "index.html",
+                "x.org"
+            ]
+        );
+        let many: String = (0..40).map(|n| format!("host{n}.example.org ")).collect();
+        assert_eq!(host_names(&many).len(), MAX_TEXT_HOSTS);
+        assert!(host_names("no names here, v1.2 and e.g. 3.x").is_empty());
     }
 
     #[test]

@@ -22,7 +22,7 @@ use url::Url;
 pub use canonical::{canonical_url, canonical_url_string};
 pub use html::{
     extract_html, extract_html_text, extract_html_text_and_headings_within,
-    extract_html_text_within, Extracted,
+    extract_html_text_within, host_names, Extracted, MAX_TEXT_HOSTS,
 };
 pub use warc::{RecordProblem, Skip, WarcError, WarcReader, WarcRecord};
 

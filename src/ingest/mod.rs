@@ -472,6 +472,7 @@ fn process_record(
         language: Default::default(),
         canonical: None,
         versions: Box::default(),
+        text_hosts: Box::default(),
     };
     if page.body.is_empty() {
         return Ok(Processed::Capture(Box::new(capture), false, None));
@@ -555,6 +556,10 @@ fn apply_extraction(
         detected,
     );
     capture.canonical = extracted.canonical.map(|url| Box::from(url.as_str()));
+    capture.text_hosts = crate::corpus::host_names(&extracted.text)
+        .into_iter()
+        .map(String::into_boxed_str)
+        .collect();
     capture.versions = extracted
         .versions
         .into_iter()
@@ -664,6 +669,7 @@ fn resolve_each(
             language: Default::default(),
             canonical: None,
             versions: Box::default(),
+            text_hosts: Box::default(),
         };
         let decoded = charset::decode_body(&body, revisit.headers.content_type.as_deref());
         if let Some(problem) = &decoded.malformed {
@@ -705,7 +711,8 @@ fn resolve_each(
 /// Version 4: each page's language, canonical URL and version strings.
 /// Version 5: each fingerprint's echo signature.
 /// Version 6: no HTTP `Content-Type` and `Content-Language` (read at ingest only).
-const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 6\n";
+/// Version 7: the host names each page's text names.
+const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 7\n";
 
 /// True when the captures file at `path` is in the format this build
 /// writes, false when it is readable but not (an older build's).

@@ -41,6 +41,9 @@ pub struct Capture {
     pub canonical: Option<Box<str>>,
     /// Version strings its title, first heading and metadata say.
     pub versions: Box<[Box<str>]>,
+    /// Host names its text names ([`crate::corpus::host_names`]): a
+    /// mirror's note naming its original.
+    pub text_hosts: Box<[Box<str>]>,
 }
 
 /// A page's position in the page table.
@@ -132,6 +135,9 @@ pub struct Page {
     /// Other hosts of the table that its links name, whether or not the
     /// page linked to was crawled: sorted, unique.
     pub linked_hosts: Box<[HostId]>,
+    /// Hosts of the table that its text names, its own included
+    /// ([`Capture::text_hosts`]): sorted, unique.
+    pub text_hosts: Box<[HostId]>,
 }
 
 /// The capture of a URL the page table keeps: the newest (by date, then
@@ -151,6 +157,7 @@ struct Resolved {
     outlinks: Vec<PageId>,
     uncrawled_links: Vec<u64>,
     linked_hosts: Box<[HostId]>,
+    text_hosts: Box<[HostId]>,
 }
 
 /// Every page of a generation and the hosts they are on.
@@ -238,6 +245,7 @@ impl PageTable {
                     versions: capture.versions,
                     first_crawl: resolved.first_crawl,
                     linked_hosts: resolved.linked_hosts,
+                    text_hosts: resolved.text_hosts,
                 });
             }
         }
@@ -350,12 +358,20 @@ impl PageTable {
                     .collect();
                 linked_hosts.sort_unstable();
                 linked_hosts.dedup();
+                let mut text_hosts: Vec<HostId> = capture
+                    .text_hosts
+                    .iter()
+                    .filter_map(|name| host_id.get(&**name).copied())
+                    .collect();
+                text_hosts.sort_unstable();
+                text_hosts.dedup();
                 Resolved {
                     first_crawl,
                     host,
                     outlinks,
                     uncrawled_links,
                     linked_hosts: linked_hosts.into(),
+                    text_hosts: text_hosts.into(),
                 }
             })
             .collect();
@@ -555,6 +571,7 @@ mod tests {
             language: PageLanguage::Unknown,
             canonical: None,
             versions: Box::default(),
+            text_hosts: Box::default(),
         }
     }
 

@@ -38,6 +38,8 @@ Each manual is a mechanism of its own (see tests/crawlgen/README.md):
   crawled first;
 - StackFarm: a Q&A site copying six single pages of widget and kettle into
   its own template, among questions of its own;
+- inkwell: a manual and a mirror over https, crawled first, that names its
+  original only in a note on every page (its canonical URLs name itself);
 - two single manuals nothing copies (noise).
 
 Truth (truth.tsv) lists the pages that are copies of another page: the same
@@ -510,6 +512,21 @@ def main():
         crawl.queries.append(dict(query=topic, kind="replicated", collection=name,
                                   source_url=base + path, source_title=topic))
 
+    # inkwell: a mirror over https, crawled first, that names its original
+    # only in a note on every page (no link to it, its canonical URLs its
+    # own): the note is the one evidence telling the original.
+    inkwell = manual_tree(en, "inkwell", ["guide"], 10)
+    inkwell_copies = [("https://inkwell.mirrorsite.test/inkwell/", "inkwell.mirrorsite.test", "198.51.100.160", "mirror",
+                       "This site mirrors docs.inkwell.test, synchronised every night."),
+                      ("http://docs.inkwell.test/", "docs.inkwell.test", "192.0.2.160", "primary", "")]
+    for base, host, ip, role, banner in inkwell_copies:
+        crawl.host(host, ip, role, f"inkwell=0.7@/{base.split('/', 3)[3]}", scheme=base.split(":")[0],
+                   note="names its original in a note" if banner else "")
+        publish(crawl, base, "inkwell", "0.7", inkwell, canonical=lambda path, base=base: base + path, banner=banner)
+    for path in inkwell:
+        for base, host, _, _, _ in inkwell_copies:
+            crawl.copy(base + path, "inkwell", f"inkwell:{host}", path)
+
     # Queries: two topic words of pages of each manual, and a manual's name.
     sources = [("widget", "http://docs.widget.test/manual/", v42, "replicated"),
                ("toolkit", "http://docs.toolkit.test/docs/", toolkit, "replicated"),
@@ -517,7 +534,8 @@ def main():
                ("echo", "http://docs.echo.test/", echo, "noise"),
                ("lumiere", "http://docs.lumiere.test/", lumiere, "replicated"),
                ("kettle", "http://docs.kettle.test/", kettle, "replicated"),
-               ("quill", "http://docs.quill.test/manual/", quill, "replicated")]
+               ("quill", "http://docs.quill.test/manual/", quill, "replicated"),
+               ("inkwell", "http://docs.inkwell.test/", inkwell, "replicated")]
     rng = random.Random(args.seed + 99)
     for collection, base, tree, kind in sources:
         for path in rng.sample([path for path in tree if path != "index.html" and tree[path][0] != "Operator"], 5):
