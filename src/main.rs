@@ -123,8 +123,13 @@ enum Command {
         #[arg(long, default_value = "data")]
         data: PathBuf,
         /// Print JSON instead of the list.
-        #[arg(long)]
+        #[arg(long, conflicts_with = "format")]
         json: bool,
+        /// The form of the list: `prefix` (one entry a line), `wget` (a
+        /// `--reject-regex` for `--regex-type=pcre`), `browsertrix` (its
+        /// `exclude` list, YAML) or `heritrix` (SURT prefixes to reject).
+        #[arg(long, value_enum, default_value = "prefix")]
+        format: report::AvoidFormat,
     },
     /// How clusters, collections and mirrors changed from the crawl indexed
     /// in one data directory to the crawl indexed in another
@@ -379,10 +384,14 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mirrors = report::MirrorsReport::gather(&data, ranker, top)?;
             print(&mut stdout, json, &mirrors, Text::Ended)?;
         }
-        Command::Avoid { data, json } => {
+        Command::Avoid { data, json, format } => {
             let data = DataDir::open_existing(&data)?;
             let list = report::AvoidList::gather(&data)?;
-            print(&mut stdout, json, &list, Text::Ended)?;
+            if json || format == report::AvoidFormat::Prefix {
+                print(&mut stdout, json, &list, Text::Ended)?;
+            } else {
+                stdout.write_all(list.render(format).as_bytes())?;
+            }
         }
         Command::Evolve { a, b, json, all } => {
             let mut evolution = report::Evolution::gather(

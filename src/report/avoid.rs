@@ -87,6 +87,25 @@ pub struct AvoidEntry {
     pub keep: String,
 }
 
+/// A copy's folder skipped but for the crawled pages under it that stay
+/// crawled: the entries of one copy in one rule, for crawlers that read
+/// exceptions (a regular expression's look-ahead), when most of the
+/// folder's crawled pages are skipped.
+#[derive(Debug, Clone, Serialize)]
+pub struct FolderRule {
+    /// A URL ending in `/`.
+    pub folder: String,
+    /// URLs under the folder that stay crawled, sorted.
+    pub except: Vec<String>,
+    /// Pages of this crawl it covers, and their body bytes.
+    pub pages: u64,
+    pub bytes: u64,
+    /// The entries of the list it stands for.
+    pub entries: usize,
+    /// Where most of the same content stays crawled.
+    pub keep: String,
+}
+
 /// The answer of `avoid`.
 #[derive(Debug, Clone, Serialize)]
 pub struct AvoidList {
@@ -96,6 +115,10 @@ pub struct AvoidList {
     pub pages_saved: u64,
     pub bytes_saved: u64,
     pub entries: Vec<AvoidEntry>,
+    /// The same list with each copy's entries in one rule where that is
+    /// shorter ([`FolderRule`]); the entries no folder rule covers stand as
+    /// they are.
+    pub folders: Vec<FolderRule>,
 }
 
 impl AvoidList {
@@ -133,14 +156,28 @@ impl AvoidList {
         plan.skip_copies();
         entries.extend(plan.prefix_entries());
         entries.sort_by(|x, y| x.kind.cmp(&y.kind).then(x.target.cmp(&y.target)));
-        AvoidList {
+        let mut list = AvoidList {
             generation: generation.to_string(),
             pages: table.pages.len() as u64,
             bytes: table.pages.iter().map(|page| page.body_bytes).sum(),
             pages_saved: entries.iter().map(|entry| entry.pages).sum(),
             bytes_saved: entries.iter().map(|entry| entry.bytes).sum(),
             entries,
-        }
+            folders: Vec::new(),
+        };
+        list.folders = folder_rules(table, &list, &plan.copy_entries);
+        list
+    }
+
+    /// The entries no folder rule covers.
+    pub fn outside_folders(&self) -> impl Iterator<Item = &AvoidEntry> {
+        self.entries.iter().filter(|entry| {
+            entry.kind != AvoidKind::Prefix
+                || !self
+                    .folders
+                    .iter()
+                    .any(|rule| entry.target.starts_with(&rule.folder))
+        })
     }
 
     /// Whether a crawler loading the list skips `url`.
@@ -176,6 +213,73 @@ impl AvoidList {
         }
         skipped
     }
+}
+
+/// Each copy's entries as one folder rule, where most crawled URLs under the
+/// copy's folder are skipped (a folder most of whose pages stay crawled is
+/// not a copy with exceptions, and a page added to it later is more likely
+/// its own than a copy's). The rule
+/// skips exactly what the entries skip among the crawled URLs: every URL
+/// under the folder that no entry skips is an exception. A rule under
+/// another rule's folder is left out (the outer one covers it).
+fn folder_rules(
+    table: &PageTable,
+    list: &AvoidList,
+    copy_entries: &[(String, Vec<String>)],
+) -> Vec<FolderRule> {
+    let skipped = list.skipped(table);
+    let keep_of: HashMap<&str, &str> = list
+        .entries
+        .iter()
+        .map(|entry| (entry.target.as_str(), entry.keep.as_str()))
+        .collect();
+    let mut rules: Vec<FolderRule> = copy_entries
+        .iter()
+        .filter(|(_, targets)| targets.len() >= 2)
+        .filter_map(|(folder, targets)| {
+            let range = under_prefix(table, folder);
+            let except: Vec<String> = range
+                .clone()
+                .filter(|&index| !skipped[index])
+                .map(|index| table.pages[index].url.clone())
+                .collect();
+            // A folder most of whose pages stay crawled is no copy.
+            if except.len() * 2 >= range.len() {
+                return None;
+            }
+            let mut keeps: HashMap<&str, usize> = HashMap::new();
+            for target in targets {
+                if let Some(keep) = keep_of.get(target.as_str()) {
+                    *keeps.entry(keep).or_default() += 1;
+                }
+            }
+            let keep = keeps
+                .into_iter()
+                .max_by_key(|&(keep, count)| (count, std::cmp::Reverse(keep)))
+                .map(|(keep, _)| keep.to_string())
+                .unwrap_or_default();
+            let covered = || range.clone().filter(|&index| skipped[index]);
+            Some(FolderRule {
+                folder: folder.clone(),
+                pages: covered().count() as u64,
+                bytes: covered().map(|index| table.pages[index].body_bytes).sum(),
+                except,
+                entries: targets.len(),
+                keep,
+            })
+        })
+        .collect();
+    rules.sort_by(|x, y| x.folder.cmp(&y.folder));
+    let mut outer: Vec<FolderRule> = Vec::new();
+    for rule in rules {
+        if !outer
+            .iter()
+            .any(|kept| rule.folder.starts_with(&kept.folder))
+        {
+            outer.push(rule);
+        }
+    }
+    outer
 }
 
 /// Whether `entry` covers a URL or URL prefix.
@@ -304,6 +408,9 @@ struct Plan<'a> {
     cover: Vec<Option<PageId>>,
     /// Pages skipped with their whole host.
     on_skipped_host: Vec<bool>,
+    /// Each copy with skipped pages: its folder and the targets of its
+    /// prefix entries.
+    copy_entries: Vec<(String, Vec<String>)>,
 }
 
 impl<'a> Plan<'a> {
@@ -321,6 +428,7 @@ impl<'a> Plan<'a> {
             own_text: similarity.own_text_signatures(),
             cover: vec![None; table.pages.len()],
             on_skipped_host: vec![false; table.pages.len()],
+            copy_entries: Vec::new(),
         }
     }
 
@@ -572,7 +680,15 @@ impl<'a> Plan<'a> {
                     })
                     .collect();
                 if !skipped.is_empty() {
+                    let first = entries.len();
                     self.list(&collection.prefix, &skipped, &mut entries);
+                    let targets = entries[first..]
+                        .iter()
+                        .map(|entry| entry.target.clone())
+                        .collect::<Vec<String>>();
+                    if !targets.is_empty() {
+                        self.copy_entries.push((collection.prefix.clone(), targets));
+                    }
                 }
             }
         }
@@ -1065,6 +1181,76 @@ mod tests {
             list.avoids("http://old.example.net/docs/intro/")
                 || list.avoids("http://www.example.org/docs/intro/"),
             "{list}"
+        );
+    }
+
+    /// Whether the compact form (folder rules, then the entries outside
+    /// them) skips `url`.
+    fn compact_avoids(list: &AvoidList, url: &str) -> bool {
+        let by_folder = list
+            .folders
+            .iter()
+            .any(|rule| url.starts_with(&rule.folder) && !rule.except.iter().any(|e| e == url));
+        by_folder || list.outside_folders().any(|entry| covers(entry, url))
+    }
+
+    #[test]
+    fn an_older_version_is_one_folder_rule_with_its_changed_pages_as_exceptions() {
+        let manual = manual();
+        let changed = ["api/page1.html", "api/page2.html", "guide/page3.html"];
+        let copies = [
+            copy("www.example.org", "/docs/", &[], &all),
+            copy("old.example.net", "/v1/docs/", &changed, &all),
+        ];
+        let mut captures: Vec<Capture> = copies.iter().flat_map(|c| serve(&manual, c)).collect();
+        captures.push(capture(
+            "http://old.example.net/v1/docs/api/removed.html",
+            "A page the newer version no longer has\nIt explains an old feature",
+        ));
+        let (table, similarity, list) = avoid(&captures);
+        check_invariants(&table, &similarity, &list);
+        // The exact list names each skipped page of the mixed folders; the
+        // compact form is one rule, the pages that stay its exceptions.
+        assert!(list.entries.len() > 4, "{list}");
+        assert_eq!(list.folders.len(), 1, "{:?}", list.folders);
+        let rule = &list.folders[0];
+        assert_eq!(rule.folder, "http://old.example.net/v1/docs/");
+        let mut except: Vec<&str> = rule.except.iter().map(String::as_str).collect();
+        except.sort_unstable();
+        assert_eq!(
+            except,
+            [
+                "http://old.example.net/v1/docs/api/page1.html",
+                "http://old.example.net/v1/docs/api/page2.html",
+                "http://old.example.net/v1/docs/api/removed.html",
+                "http://old.example.net/v1/docs/guide/page3.html",
+            ]
+        );
+        assert_eq!(rule.entries, list.entries.len());
+        assert_eq!(list.outside_folders().count(), 0);
+        // It skips what the list skips, no more, no less.
+        for page in &table.pages {
+            assert_eq!(
+                compact_avoids(&list, &page.url),
+                list.avoids(&page.url),
+                "{}",
+                page.url
+            );
+        }
+        assert_eq!(rule.pages, list.pages_saved);
+        // And in the crawlers' forms: one regular expression, its
+        // exceptions a look-ahead; SURT prefixes entry by entry.
+        let regexes = list.regexes();
+        assert_eq!(regexes.len(), 1);
+        assert!(
+            regexes[0].starts_with("^http://old\\.example\\.net/v1/docs/(?!(?:"),
+            "{}",
+            regexes[0]
+        );
+        let heritrix = list.render(crate::report::AvoidFormat::Heritrix);
+        assert!(
+            heritrix.contains("\nhttp://(net,example,old,)/v1/docs/intro/\n"),
+            "{heritrix}"
         );
     }
 

@@ -6,6 +6,7 @@
 
 mod avoid;
 mod clusters;
+mod crawler_rules;
 mod evolve;
 mod evolve_summary;
 mod mirrors;
@@ -14,8 +15,9 @@ mod versions;
 
 use crate::pipeline::{IndexOutcome, RemoveOutcome};
 
-pub use avoid::{AvoidEntry, AvoidKind, AvoidList};
+pub use avoid::{AvoidEntry, AvoidKind, AvoidList, FolderRule};
 pub use clusters::{ClusterEntry, ClusterFilter, ClustersReport, CollectionEntry};
+pub use crawler_rules::AvoidFormat;
 pub use evolve::Evolution;
 pub use mirrors::{MirrorEntry, MirrorsReport, SubtreeEntry};
 pub use similar::{SimilarError, SimilarReport};

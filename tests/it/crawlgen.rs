@@ -117,6 +117,54 @@ fn the_mechanisms_crawl_meets_what_a_person_expects_of_them() {
         ]
     );
 
+    // The crawlers' forms skip what the list skips, URL for URL: the wget
+    // regular expression (read by Python's `re`, which reads look-aheads as
+    // PCRE does) against `AvoidList::avoids` on every crawled URL. Each
+    // copy's entries are one rule, its pages that stay the exceptions, so
+    // the rules are at most a tenth of the pages.
+    let list = mirrorscope::report::AvoidList::gather(
+        &mirrorscope::datadir::DataDir::open_existing(&data).unwrap(),
+    )
+    .unwrap();
+    let wget = mirrorscope(
+        &crate_dir(),
+        &["avoid", "--data", data_arg, "--format", "wget"],
+    );
+    assert!(wget.status.success(), "{}", stderr(&wget));
+    let wget = stdout(&wget);
+    let regex = wget.lines().find(|line| !line.starts_with('#')).unwrap();
+    let urls: Vec<String> = std::fs::read_to_string(crawl.join("pages.tsv"))
+        .unwrap()
+        .lines()
+        .skip(1)
+        .filter_map(|line| mirrorscope::corpus::canonical_url_string(line.split('\t').next()?))
+        .collect();
+    let (regex_file, urls_file) = (dir.path().join("regex.txt"), dir.path().join("urls.txt"));
+    std::fs::write(&regex_file, regex).unwrap();
+    std::fs::write(&urls_file, urls.join("\n")).unwrap();
+    let matched = Command::new("python3")
+        .args([
+            "-c",
+            "import re, sys\n\
+             r = re.compile(open(sys.argv[1]).read().strip())\n\
+             for u in open(sys.argv[2]).read().split('\\n'):\n    \
+                 print(1 if r.search(u) else 0)",
+            regex_file.to_str().unwrap(),
+            urls_file.to_str().unwrap(),
+        ])
+        .output()
+        .expect("python3 reads the regular expression");
+    assert!(matched.status.success(), "{}", stderr(&matched));
+    let matched: Vec<bool> = stdout(&matched).lines().map(|line| line == "1").collect();
+    assert_eq!(matched.len(), urls.len());
+    for (url, matched) in urls.iter().zip(matched) {
+        assert_eq!(matched, list.avoids(url), "{url}");
+    }
+    let rules = list.regexes().len() as u64;
+    let pages = checked["pages"].as_u64().unwrap();
+    assert!(rules * 10 <= pages, "{rules} rules for {pages} pages");
+    assert!(list.entries.len() as u64 > rules, "{}", list.entries.len());
+
     // Page 1: each manual once in any version, from its original, nothing
     // refused.
     let (_server, base) = serve(&data);
