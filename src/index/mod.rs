@@ -135,6 +135,10 @@ struct PageFields {
     front: bool,
     /// [`kind::manual_page_key`], or [`NONE`].
     manual_page: u64,
+    /// In a copy of its cluster other than the principal one: its site
+    /// chrome (a mirror's banner, its own navigation) is the copy's, not
+    /// the manual's, and is not searched.
+    other_copy: bool,
 }
 
 /// Builds the index of a generation into `dir` (which must not exist yet).
@@ -228,6 +232,7 @@ pub fn build(
         for &index in pages.iter() {
             let page = &table.pages[index as usize];
             let fact = &facts[index as usize];
+            let chrome = if fact.other_copy { "" } else { chrome };
             let document = fields.document(&PageDocument {
                 page: PageId(index),
                 collection: fact.collection,
@@ -459,6 +464,12 @@ fn page_fields(
             let front = collection
                 .and_then(|id| collections.collection(id))
                 .is_some_and(|collection| collection.root == page);
+            let other_copy = match (collection, collections.cluster_of(page)) {
+                (Some(collection), Some(cluster)) => collections
+                    .cluster(cluster)
+                    .is_some_and(|cluster| cluster.principal() != collection),
+                _ => false,
+            };
             // A stray copy outside every collection (a page a partial
             // crawl cut off, a page a content farm copied) rolls up in its
             // twins' manual's entry, at their place: in the copy whose
@@ -497,6 +508,7 @@ fn page_fields(
                 },
                 replication: u64::from(copies[trivial]),
                 inlinks_from_other_hosts: u64::from(collections.inlinks_from_other_hosts[index]),
+                other_copy,
             }
         })
         .collect()
