@@ -58,6 +58,7 @@ import hashlib
 import io
 import os
 import random
+import re
 import uuid
 
 DATE = "2026-11-20T10:00:00Z"
@@ -115,14 +116,39 @@ class Crawl:
         self.truth = []    # truth.tsv rows
         self.hosts = {}    # host -> hosts.tsv row
         self.queries = []
+        # The instance being built when the mechanisms are served several
+        # times over (None: once, names as written).
+        self.instance = None
+
+    def rename(self, text):
+        """Host names (`*.test`) of the instance: `docs.widget.test` as
+        `docs.widget-2.test`, in URLs and in pages' text alike."""
+        return text if self.instance is None else re.sub(r"\.test\b", f"-{self.instance}.test", text)
+
+    def name(self, collection):
+        """A manual's name in the instance's truth: `widget` as `widget-2`."""
+        return collection if self.instance is None or not collection else f"{collection}-{self.instance}"
+
+    def address(self, ip):
+        """The instance's address: each of the three test networks of the
+        one-instance crawl becomes a /24 of 10.<instance>.0.0/16."""
+        if self.instance is None:
+            return ip
+        network = ["192.0.2", "198.51.100", "203.0.113"].index(ip.rsplit(".", 1)[0])
+        return f"10.{self.instance}.{network}.{ip.rsplit('.', 1)[1]}"
 
     def host(self, name, ip, role, serves, scheme="http", fraction=1.0, alias_of="", note=""):
+        name, ip, alias_of = self.rename(name), self.address(ip), self.rename(alias_of)
+        serves = ";".join(self.name(part.split("=", 1)[0]) + "=" + part.split("=", 1)[1]
+                          for part in filter(None, serves.split(";")))
         self.hosts[name] = dict(host=name, ip=ip, scheme=scheme, role=role, server="nginx/1.24.0",
                                 crawl_fraction=str(fraction), alias_of=alias_of, serves=serves,
                                 pages="0", other_records="0", note=note)
 
     def serve(self, url, body, collection="", version="", path="", variant="original",
               status=200, location="", charset="utf-8", content_encoding=""):
+        url, body, location = self.rename(url), self.rename(body), self.rename(location)
+        collection = self.name(collection)
         host = url.split("/")[2].split(":")[0]
         # A page labelled ISO-8859-1 is read as windows-1252, as browsers do
         # (the French texts hold an "œ").
@@ -138,7 +164,9 @@ class Crawl:
         self.hosts[host]["pages"] = str(int(self.hosts[host]["pages"]) + 1)
 
     def copy(self, url, collection, replica, page):
-        self.truth.append(dict(url=url, collection=collection, replica=replica, page=page))
+        family, where = replica.split(":", 1)
+        self.truth.append(dict(url=self.rename(url), collection=self.name(collection),
+                               replica=f"{self.name(family)}:{self.rename(where)}", page=page))
 
     def write(self):
         crawl = os.path.join(self.out, "crawl1")
@@ -272,9 +300,31 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", required=True)
     parser.add_argument("--seed", type=int, default=20261125)
+    parser.add_argument("--instances", type=int, default=1,
+                        help="the mechanisms this many times over, each instance's hosts, addresses and "
+                             "manuals named apart (docs.widget-2.test, widget-2) and its words its own")
     args = parser.parse_args()
     crawl = Crawl(args.out, args.seed)
-    en = Words(random.Random(args.seed + 1), EN_SYLLABLES)
+    if args.instances == 1:
+        build(crawl, args.seed)
+    else:
+        for number in range(1, args.instances + 1):
+            crawl.instance = number
+            queries = len(crawl.queries)
+            build(crawl, args.seed + 1000 * (number - 1))
+            for row in crawl.queries[queries:]:
+                row.update(collection=crawl.name(row["collection"]), source_url=crawl.rename(row["source_url"]))
+    # Queries of no manual, once for the crawl.
+    for query in ("widget overview", "gadget", "not mirrored", "page not found", "install", "license"):
+        crawl.queries.append(dict(query=query, kind="noise", collection="", source_url="", source_title=""))
+    crawl.write()
+    print(f"{len(crawl.records)} responses, {len(crawl.truth)} truth rows, {len(crawl.hosts)} hosts, "
+          f"{len(crawl.queries)} queries in {os.path.join(args.out, 'crawl1')}")
+
+
+def build(crawl, seed):
+    """Serves every mechanism once into `crawl`, its words drawn from `seed`."""
+    en = Words(random.Random(seed + 1), EN_SYLLABLES)
 
     # widget: three versions on three hosts, a CDN copy, a partial mirror.
     crawl.host("docs.widget.test", "192.0.2.10", "primary", "widget=4.2@/manual/")
@@ -324,7 +374,7 @@ def main():
     gadget_paths = [f"handbook/{name}.html" for name in ("start", "install", "usage", "config", "faq", "trouble", "commands")]
     for lang, host, syllables, ip in editions:
         crawl.host(host, ip, "primary", f"gadget-{lang}=1.0@/")
-        words = Words(random.Random(args.seed + 7 + len(lang) + ord(lang[0])), syllables)
+        words = Words(random.Random(seed + 7 + len(lang) + ord(lang[0])), syllables)
         tree = {"index.html": (f"Gadget {words.word()}", [words.line() for _ in range(12)])}
         for path in gadget_paths:
             tree[path] = (f"{words.word()} {words.word()}", commands if path.endswith("commands.html") else [words.line() for _ in range(12)])
@@ -334,7 +384,9 @@ def main():
     crawl.host("docs.toolkit.test", "192.0.2.70", "primary", "toolkit=1.0@/docs/")
     crawl.host("toolkit.mirror.test", "198.51.100.70", "mirror", "toolkit=1.0@/toolkit/", fraction=0.8)
     toolkit = manual_tree(en, "toolkit", ["ref"], 20)
-    stub = ["This operator is described in the main reference.", "See the operator table."]
+    # (The manual's name in the stub: another manual's stubs, when the
+    # mechanisms are served several times over, are not these.)
+    stub = [f"This operator is described in the main reference of {crawl.name('toolkit')}.", "See the operator table."]
     for n in range(12):
         toolkit[f"ref/op{n}.html"] = ("Operator", stub)
     skipped = {path for index, path in enumerate(toolkit) if index % 5 == 3}
@@ -423,7 +475,7 @@ def main():
     # lumiere: a French manual, its mirror served in ISO-8859-1, and a mirror
     # of that mirror served with Content-Encoding: gzip, which copied it
     # before it was brought up to date (it lags the mirror it copies).
-    fr = Words(random.Random(args.seed + 7), FR_SYLLABLES)
+    fr = Words(random.Random(seed + 7), FR_SYLLABLES)
     lumiere = manual_tree(fr, "lumiere", ["guide"], 10)
     older = revise(fr, lumiere, 0.1)
     chain = [("http://docs.lumiere.test/", "docs.lumiere.test", "192.0.2.120", "primary", lumiere, "utf-8", ""),
@@ -462,7 +514,7 @@ def main():
     # its own pages (a canonical that names itself says nothing).
     # (English words of three and four syllables: the two- and three-syllable
     # ones are nearly all taken.)
-    en = Words(random.Random(args.seed + 3), EN_SYLLABLES, lengths=(3, 4))
+    en = Words(random.Random(seed + 3), EN_SYLLABLES, lengths=(3, 4))
     quill = manual_tree(en, "quill", ["guide", "ref"], 10)
     quill_copies = [("https://quill.mirrorhub.test/quill/", "quill.mirrorhub.test", "198.51.100.140", "mirror",
                      lambda path: f"http://docs.quill.test/manual/{path}",
@@ -486,28 +538,34 @@ def main():
     # any manual (mirrors.tsv pairs no host with it).
     crawl.host("answers.stackfarm.test", "203.0.113.150", "other", "")
     farm_links = [("http://answers.stackfarm.test/", "Home"), ("http://answers.stackfarm.test/hot.html", "Hot questions")]
-    chrome = ["Sponsored: fast hosting for your projects.", "Join 40,000 developers asking questions."]
+    chrome = ["Sponsored: fast hosting for your projects.",
+              f"Join 40,000 developers asking questions on {crawl.name('StackFarm')}."]
+    # Questions and copies are numbered as a site numbers its posts, from
+    # where its count stood (another site of the same software numbers its
+    # own: same template, other paths).
+    first = random.Random(seed + 11).randrange(10000, 90000)
+    question = lambda number: f"http://answers.stackfarm.test/q/{first + number}.html"
+    copied = lambda number: f"http://answers.stackfarm.test/copied/{first + 24 + number}.html"
     for number in range(24):
         topic = f"{en.word()} {en.word()}"
-        crawl.serve(f"http://answers.stackfarm.test/q/{number}.html",
+        crawl.serve(question(number),
                     page_html("en", f"How to {topic}? - StackFarm", f"How to {topic}?",
                               [en.line() for _ in range(8)],
-                              farm_links + [(f"http://answers.stackfarm.test/q/{(number + step) % 24}.html", "Related")
-                                            for step in (1, 5, 11)]
-                              + [(f"http://answers.stackfarm.test/copied/{number % 6}.html", "Explained")],
+                              farm_links + [(question((number + step) % 24), "Related") for step in (1, 5, 11)]
+                              + [(copied(number % 6), "Explained")],
                               theme="farm", aside=chrome))
     farmed = [("widget", "4.2", "http://docs.widget.test/manual/", v42, path) for path in list(v42)[2::9]]
     farmed += [("kettle", "5.1", "http://docs.kettle.test/", kettle, path) for path in list(kettle)[3::7]]
     for number, (name, version, base, tree, path) in enumerate(farmed):
         topic, lines = tree[path]
-        url = f"http://answers.stackfarm.test/copied/{number}.html"
-        related = [(f"http://answers.stackfarm.test/q/{(number * 4 + step) % 24}.html", "Related") for step in (0, 1)]
+        url = copied(number)
+        related = [(question((number * 4 + step) % 24), "Related") for step in (0, 1)]
         crawl.serve(url, page_html("en", f"{topic} explained - StackFarm", topic, lines, farm_links + related,
                                    theme="farm", aside=chrome,
                                    canonical=base + path if number % 3 == 0 else ""),
                     collection=name, version=version, path=path, variant="farm-copy")
         # A replica of one page: a copy of the page, not of the manual.
-        page = [row for row in crawl.truth if row["url"] == base + path][0]["page"]
+        page = [row for row in crawl.truth if row["url"] == crawl.rename(base + path)][0]["page"]
         crawl.copy(url, name, f"{name}:{url}", page)
         crawl.queries.append(dict(query=topic, kind="replicated", collection=name,
                                   source_url=base + path, source_title=topic))
@@ -536,17 +594,12 @@ def main():
                ("kettle", "http://docs.kettle.test/", kettle, "replicated"),
                ("quill", "http://docs.quill.test/manual/", quill, "replicated"),
                ("inkwell", "http://docs.inkwell.test/", inkwell, "replicated")]
-    rng = random.Random(args.seed + 99)
+    rng = random.Random(seed + 99)
     for collection, base, tree, kind in sources:
         for path in rng.sample([path for path in tree if path != "index.html" and tree[path][0] != "Operator"], 5):
             topic = tree[path][0]
             crawl.queries.append(dict(query=topic, kind=kind, collection=collection,
                                       source_url=base + path, source_title=topic))
-    for query in ("widget overview", "gadget", "not mirrored", "page not found", "install", "license"):
-        crawl.queries.append(dict(query=query, kind="noise", collection="", source_url="", source_title=""))
-    crawl.write()
-    print(f"{len(crawl.records)} responses, {len(crawl.truth)} truth rows, {len(crawl.hosts)} hosts, "
-          f"{len(crawl.queries)} queries in {os.path.join(args.out, 'crawl1')}")
 
 
 if __name__ == "__main__":
