@@ -15,26 +15,35 @@
 
 use crate::common;
 
+use std::path::PathBuf;
 use std::process::Command;
 
 use crate::devcrawl::{run_checks, shared_devcrawl};
 use common::*;
 
-#[test]
-fn the_mechanisms_crawl_meets_what_a_person_expects_of_them() {
-    let Some(checker) = shared_devcrawl("checks.py") else {
-        return;
-    };
+/// The crawl `make_crawl.py ARGS` writes, indexed: its folder (kept while
+/// the returned one lives), the crawl and the data folder.
+fn generated_and_indexed(args: &[&str]) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let built = Command::new("python3")
         .arg(crate_dir().join("tests/crawlgen/make_crawl.py"))
         .args(["--out", dir.path().to_str().unwrap()])
+        .args(args)
         .output()
         .expect("python3 runs make_crawl.py");
     assert!(built.status.success(), "{}", stderr(&built));
     let crawl = dir.path().join("crawl1");
     let data = dir.path().join("data");
     index_into(&crawl, &data);
+    (dir, crawl, data)
+}
+
+#[test]
+fn the_mechanisms_crawl_meets_what_a_person_expects_of_them() {
+    let Some(checker) = shared_devcrawl("checks.py") else {
+        return;
+    };
+    let (dir, crawl, data) = generated_and_indexed(&[]);
     let (crawl_arg, data_arg) = (crawl.to_str().unwrap(), data.to_str().unwrap());
 
     let eval = json(&eval_truth(&crawl.join("truth.tsv"), data_arg, &["--json"]));
@@ -287,16 +296,7 @@ fn the_mixed_crawl_of_four_instances_holds_as_one_does() {
     let Some(checker) = shared_devcrawl("checks.py") else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let built = Command::new("python3")
-        .arg(crate_dir().join("tests/crawlgen/make_crawl.py"))
-        .args(["--out", dir.path().to_str().unwrap(), "--instances", "4"])
-        .output()
-        .expect("python3 runs make_crawl.py");
-    assert!(built.status.success(), "{}", stderr(&built));
-    let crawl = dir.path().join("crawl1");
-    let data = dir.path().join("data");
-    index_into(&crawl, &data);
+    let (dir, crawl, data) = generated_and_indexed(&["--instances", "4"]);
     let (crawl_arg, data_arg) = (crawl.to_str().unwrap(), data.to_str().unwrap());
 
     let eval = json(&eval_truth(&crawl.join("truth.tsv"), data_arg, &["--json"]));
