@@ -126,8 +126,8 @@ enum Command {
         #[arg(long, conflicts_with = "format")]
         json: bool,
         /// The form of the list: `prefix` (one entry a line), `wget` (a
-        /// `--reject-regex` for `--regex-type=pcre`), `browsertrix` (its
-        /// `exclude` list, YAML) or `heritrix` (SURT prefixes to reject).
+        /// `--reject-regex` for `--regex-type=pcre`) or `browsertrix` (its
+        /// `exclude` list, YAML).
         #[arg(long, value_enum, default_value = "prefix")]
         format: report::AvoidFormat,
     },

@@ -465,8 +465,12 @@ const MAX_ATTRIBUTES: usize = 32;
 /// Version strings kept of a page at most.
 const MAX_VERSIONS: usize = 8;
 
-/// Host names a page's text names at most: a mirror's note ("a mirror of
-/// docs.example.org") is one, and a page listing more is a list, not a note.
+/// Host names kept of a page's text at most, the first it names: a mirror's
+/// note ("a mirror of docs.example.org") is near the top or the bottom of a
+/// page. Names of files and modules (`index.html`, `os.path`) have the same
+/// form and count too, so on a page naming many of those first a note at
+/// its end is not read (the other pages of the copy, a quarter of which
+/// suffice, still say it).
 pub const MAX_TEXT_HOSTS: usize = 16;
 
 /// The host names a text names (`docs.example.org`, also inside a URL

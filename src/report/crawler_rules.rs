@@ -5,14 +5,18 @@
 //!   --reject-regex`, each copy's entries one rule with its exceptions as a
 //!   negative look-ahead ([`super::avoid::FolderRule`]);
 //! - `browsertrix`: the same rules as browsertrix-crawler's `exclude` list
-//!   (YAML, one JavaScript regular expression each);
-//! - `heritrix`: SURT prefixes for a Heritrix `SurtPrefixedDecideRule`
-//!   reject file. A SURT prefix holds no exception nor query parameter, so
-//!   it lists the prefix and host entries one by one, and the ways a host
-//!   names a page twice as comments.
+//!   (YAML, one JavaScript regular expression each).
 //!
-//! Every form skips the same crawled URLs: the look-ahead keeps exactly the
-//! URLs of the crawl under a folder that no entry skips.
+//! Both forms skip the same crawled URLs as the list: the look-ahead keeps
+//! exactly the URLs of the crawl under a folder that no entry skips. A URL
+//! the crawl did not see under a folder rule's folder is skipped by the
+//! rule and not by the list's entries (the folder is a copy's; a page added
+//! to it later is most likely the copy's too).
+//!
+//! (Heritrix reads SURT prefixes, which hold no exception, and compares them
+//! with `https` read as `http` and in lower case: a prefix for an https copy
+//! or a case-sensitive path would skip pages the list keeps. Its form waits
+//! for a check of each prefix against the crawl in that reading.)
 
 use std::fmt::Write;
 
@@ -25,7 +29,6 @@ pub enum AvoidFormat {
     Prefix,
     Wget,
     Browsertrix,
-    Heritrix,
 }
 
 impl AvoidList {
@@ -38,6 +41,38 @@ impl AvoidList {
             .map(folder_regex)
             .chain(self.outside_folders().map(entry_regex))
             .collect()
+    }
+
+    /// The list as one regular expression (wget reads one): the rules
+    /// skipping URL prefixes share the prefixes' common folders, so that
+    /// a copy's many single pages cost their names only; an empty list
+    /// matches nothing.
+    pub fn one_regex(&self) -> String {
+        let mut trie = Trie::default();
+        let mut others = Vec::new();
+        for rule in &self.folders {
+            trie.insert(&rule.folder, folder_tail(rule));
+        }
+        for entry in self.outside_folders() {
+            match entry.kind {
+                AvoidKind::Prefix => trie.insert(&entry.target, String::new()),
+                _ => others.push(entry_regex(entry)),
+            }
+        }
+        let mut alternatives: Vec<String> = Vec::new();
+        if !trie.is_empty() {
+            alternatives.push(format!("^{}", trie.render()));
+        }
+        alternatives.extend(others);
+        match alternatives.len() {
+            0 => "(?!)".into(),
+            1 => alternatives.remove(0),
+            _ => alternatives
+                .iter()
+                .map(|alternative| format!("(?:{alternative})"))
+                .collect::<Vec<_>>()
+                .join("|"),
+        }
     }
 
     /// The list in `format`.
@@ -53,8 +88,7 @@ impl AvoidList {
                 out.push_str(
                     "# wget --regex-type=pcre --reject-regex \"$(grep -v '^#' THIS_FILE)\" ...\n",
                 );
-                let joined: Vec<String> = regexes.iter().map(|r| format!("(?:{r})")).collect();
-                out.push_str(&joined.join("|"));
+                out.push_str(&self.one_regex());
                 out.push('\n');
             }
             AvoidFormat::Browsertrix => {
@@ -63,21 +97,15 @@ impl AvoidList {
                 out.push_str(
                     "# browsertrix-crawler --config THIS_FILE (or merge into a crawl config)\n",
                 );
-                out.push_str("exclude:\n");
+                out.push_str(if regexes.is_empty() {
+                    "exclude: []\n"
+                } else {
+                    "exclude:\n"
+                });
                 for regex in regexes {
                     // A single-quoted YAML string: backslashes are literal,
                     // a quote is doubled.
                     let _ = writeln!(out, "  - '{}'", regex.replace('\'', "''"));
-                }
-            }
-            AvoidFormat::Heritrix => {
-                let lines: Vec<String> = self.entries.iter().flat_map(surt_lines).collect();
-                let prefixes = lines.iter().filter(|line| !line.starts_with('#')).count();
-                self.header(&mut out, "#", prefixes);
-                out.push_str("# SURT prefixes to reject (Heritrix SurtPrefixedDecideRule, decision REJECT)\n");
-                for line in lines {
-                    out.push_str(&line);
-                    out.push('\n');
                 }
             }
         }
@@ -99,27 +127,69 @@ impl AvoidList {
 /// A regular expression for a folder rule: the folder, unless the rest of
 /// the URL is one of the exceptions.
 fn folder_regex(rule: &FolderRule) -> String {
-    let mut regex = format!("^{}", escape(&rule.folder));
-    if !rule.except.is_empty() {
-        let rests: Vec<String> = rule
-            .except
-            .iter()
-            .filter_map(|url| url.strip_prefix(&rule.folder))
-            .map(escape)
-            .collect();
-        let _ = write!(regex, "(?!(?:{})$)", rests.join("|"));
-    }
-    regex
+    format!("^{}{}", escape(&rule.folder), folder_tail(rule))
 }
 
-/// The scheme, host and port of a host's URLs.
+/// What follows a folder rule's folder: unless the rest of the URL is one of
+/// the exceptions.
+fn folder_tail(rule: &FolderRule) -> String {
+    if rule.except.is_empty() {
+        return String::new();
+    }
+    let rests: Vec<String> = rule
+        .except
+        .iter()
+        .filter_map(|url| url.strip_prefix(&rule.folder))
+        .map(escape)
+        .collect();
+    format!("(?!(?:{})$)", rests.join("|"))
+}
+
+/// URL prefixes by their segments (each up to and with its `/`), each rule
+/// ending at a node with what follows its prefix (a look-ahead, or nothing:
+/// any rest).
+#[derive(Default)]
+struct Trie {
+    children: std::collections::BTreeMap<String, Trie>,
+    tails: Vec<String>,
+}
+
+impl Trie {
+    fn is_empty(&self) -> bool {
+        self.children.is_empty() && self.tails.is_empty()
+    }
+
+    fn insert(&mut self, prefix: &str, tail: String) {
+        let mut node = self;
+        for segment in prefix.split_inclusive('/') {
+            node = node.children.entry(segment.to_string()).or_default();
+        }
+        node.tails.push(tail);
+    }
+
+    /// The expression matching what follows this node's prefix.
+    fn render(&self) -> String {
+        // A rule skipping every rest covers the others here.
+        if self.tails.iter().any(String::is_empty) {
+            return String::new();
+        }
+        let mut alternatives: Vec<String> = self.tails.clone();
+        alternatives.extend(
+            self.children
+                .iter()
+                .map(|(segment, child)| format!("{}{}", escape(segment), child.render())),
+        );
+        match alternatives.len() {
+            1 => alternatives.remove(0),
+            _ => format!("(?:{})", alternatives.join("|")),
+        }
+    }
+}
+
+/// The scheme and host (with its port, as the list names hosts) of a
+/// host's URLs.
 fn host_regex(host: &str) -> String {
-    let port = if host.contains(':') {
-        ""
-    } else {
-        "(?::[0-9]+)?"
-    };
-    format!("^https?://{}{port}", escape(host))
+    format!("^https?://{}", escape(host))
 }
 
 /// A regular expression matching exactly the URLs an entry covers.
@@ -167,58 +237,43 @@ fn escape(text: &str) -> String {
     escaped
 }
 
-/// The SURT form of a URL prefix: `http://(org,example,www,)/docs/`.
-fn surt(prefix: &str) -> Option<String> {
-    let (scheme, rest) = prefix.split_once("://")?;
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => (host, Some(port)),
-        _ => (authority, None),
-    };
-    let mut surt = format!("{}://(", scheme.to_ascii_lowercase());
-    for label in host.to_ascii_lowercase().split('.').rev() {
-        surt.push_str(label);
-        surt.push(',');
-    }
-    if let Some(port) = port {
-        surt.push(':');
-        surt.push_str(port);
-    }
-    surt.push(')');
-    surt.push_str(path);
-    Some(surt)
-}
-
-/// An entry's lines in a Heritrix SURT-prefix file.
-fn surt_lines(entry: &AvoidEntry) -> Vec<String> {
-    match entry.kind {
-        AvoidKind::Prefix => surt(&entry.target).into_iter().collect(),
-        AvoidKind::Host => ["http", "https"]
-            .iter()
-            .filter_map(|scheme| surt(&format!("{scheme}://{}/", entry.target)))
-            .map(|line| line.trim_end_matches('/').to_string())
-            .collect(),
-        AvoidKind::Alias => vec![format!(
-            "# not a prefix, left to the crawler's URL canonicalization: {} ({})",
-            entry.target, entry.keep
-        )],
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn surt_prefixes_reverse_the_host() {
+    fn an_empty_list_skips_nothing_in_every_form() {
+        let list = AvoidList {
+            generation: "gen-test".into(),
+            pages: 3,
+            bytes: 30,
+            pages_saved: 0,
+            bytes_saved: 0,
+            entries: Vec::new(),
+            folders: Vec::new(),
+        };
+        let wget = list.render(AvoidFormat::Wget);
+        assert_eq!(wget.lines().last(), Some("(?!)"), "{wget}");
+        let browsertrix = list.render(AvoidFormat::Browsertrix);
+        assert!(browsertrix.ends_with("exclude: []\n"), "{browsertrix}");
+    }
+
+    #[test]
+    fn a_host_entry_is_that_host_and_port_only() {
+        let entry = |kind, target: &str| AvoidEntry {
+            kind,
+            target: target.into(),
+            pages: 1,
+            bytes: 1,
+            keep: String::new(),
+        };
         assert_eq!(
-            surt("http://www.Example.org/docs/").as_deref(),
-            Some("http://(org,example,www,)/docs/")
+            entry_regex(&entry(AvoidKind::Host, "www.example.org")),
+            "^https?://www\\.example\\.org(?:[/?#]|$)"
         );
         assert_eq!(
-            surt("https://mirror.example.net:8080/pub/").as_deref(),
-            Some("https://(net,example,mirror,:8080)/pub/")
+            entry_regex(&entry(AvoidKind::Alias, "example.org:8080 ;jsessionid")),
+            "^https?://example\\.org:8080/(?:[^?#]*/)?[^/?#;]*(?:;[^/?#;]*)*;jsessionid(?:=[^/?#;]*)?(?:;[^/?#;]*)*(?:[?#].*)?$"
         );
     }
 

@@ -304,6 +304,8 @@ def main():
                         help="the mechanisms this many times over, each instance's hosts, addresses and "
                              "manuals named apart (docs.widget-2.test, widget-2) and its words its own")
     args = parser.parse_args()
+    if not 1 <= args.instances <= 250:
+        parser.error("--instances is 1 to 250 (each instance's addresses are 10.<instance>.x.y)")
     crawl = Crawl(args.out, args.seed)
     if args.instances == 1:
         build(crawl, args.seed)
