@@ -15,7 +15,7 @@
 
 use crate::common;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::devcrawl::{run_checks, shared_devcrawl};
@@ -36,6 +36,28 @@ fn generated_and_indexed(args: &[&str]) -> (tempfile::TempDir, PathBuf, PathBuf)
     let data = dir.path().join("data");
     index_into(&crawl, &data);
     (dir, crawl, data)
+}
+
+/// The avoid list of `data`, saved in `dir` and read by checks.py against
+/// `crawl`: it loses no distinct page and skips no page without a copy.
+/// Returns the list and checks.py's figures.
+fn avoid_lost_nothing(
+    checker: &Path,
+    dir: &Path,
+    crawl: &Path,
+    data: &Path,
+) -> (String, serde_json::Value) {
+    let avoid = mirrorscope(&crate_dir(), &["avoid", "--data", data.to_str().unwrap()]);
+    assert!(avoid.status.success(), "{}", stderr(&avoid));
+    let list = dir.join("avoid.txt");
+    std::fs::write(&list, stdout(&avoid)).unwrap();
+    let checked = run_checks(
+        checker,
+        &["avoid", crawl.to_str().unwrap(), list.to_str().unwrap()],
+    );
+    assert_eq!(checked["distinct_truth_pages_lost"], 0, "{checked}");
+    assert_eq!(checked["unreplicated_pages_skipped"], 0, "{checked}");
+    (stdout(&avoid), checked)
 }
 
 #[test]
@@ -101,17 +123,10 @@ fn the_mechanisms_crawl_meets_what_a_person_expects_of_them() {
     assert!(recall >= 0.98, "{}", eval["collections"]);
 
     // The avoid list loses nothing.
-    let list = dir.path().join("avoid.txt");
-    let avoid = mirrorscope(&crate_dir(), &["avoid", "--data", data_arg]);
-    assert!(avoid.status.success(), "{}", stderr(&avoid));
-    std::fs::write(&list, stdout(&avoid)).unwrap();
-    let checked = run_checks(&checker, &["avoid", crawl_arg, list.to_str().unwrap()]);
-    assert_eq!(checked["distinct_truth_pages_lost"], 0, "{checked}");
-    assert_eq!(checked["unreplicated_pages_skipped"], 0, "{checked}");
+    let (text, checked) = avoid_lost_nothing(&checker, dir.path(), &crawl, &data);
     // Pytool's tracking parameter, session id and index files are one entry
     // each; `http:` is not skipped, since the change log's parts were
     // crawled under `http:` only, and `?page=` names other pages.
-    let text = stdout(&avoid);
     let pytool: Vec<String> = text
         .lines()
         .filter(|line| line.contains("www.pytool.test"))
@@ -309,13 +324,7 @@ fn the_mixed_crawl_of_four_instances_holds_as_one_does() {
             );
         }
     }
-    let list = dir.path().join("avoid.txt");
-    let avoid = mirrorscope(&crate_dir(), &["avoid", "--data", data_arg]);
-    assert!(avoid.status.success(), "{}", stderr(&avoid));
-    std::fs::write(&list, stdout(&avoid)).unwrap();
-    let checked = run_checks(&checker, &["avoid", crawl_arg, list.to_str().unwrap()]);
-    assert_eq!(checked["distinct_truth_pages_lost"], 0, "{checked}");
-    assert_eq!(checked["unreplicated_pages_skipped"], 0, "{checked}");
+    let (_, checked) = avoid_lost_nothing(&checker, dir.path(), &crawl, &data);
     let wget = mirrorscope(
         &crate_dir(),
         &["avoid", "--data", data_arg, "--format", "wget"],
