@@ -118,9 +118,9 @@ pub struct AvoidList {
     pub pages_saved: u64,
     pub bytes_saved: u64,
     pub entries: Vec<AvoidEntry>,
-    /// The same list with each copy's entries in one rule where that names
-    /// fewer URLs ([`FolderRule`]); the entries no folder rule covers stand
-    /// as they are.
+    /// The same list with each copy's entries in one rule where most of
+    /// its folder is skipped ([`FolderRule`]); the entries no folder rule
+    /// covers stand as they are.
     pub folders: Vec<FolderRule>,
 }
 
@@ -221,9 +221,8 @@ impl AvoidList {
 /// Each copy's entries as one folder rule, where most crawled URLs under the
 /// copy's folder are skipped (a folder most of whose pages stay crawled is
 /// not a copy with exceptions, and a page added to it later is more likely
-/// its own than a copy's) and its exceptions are fewer than the entries
-/// (the rule is never longer than they are). The rule
-/// skips exactly what the entries skip among the crawled URLs: every URL
+/// its own than a copy's): one rule for several entries, naming fewer
+/// URLs than the pages it skips. The rule skips exactly what the entries skip among the crawled URLs: every URL
 /// under the folder that no entry skips is an exception. A rule under
 /// another rule's folder is left out (the outer one covers it).
 fn folder_rules(
@@ -247,9 +246,8 @@ fn folder_rules(
                 .filter(|&index| !skipped[index])
                 .map(|index| table.pages[index].url.clone())
                 .collect();
-            // A folder most of whose pages stay crawled is no copy; and
-            // the rule names fewer URLs than the entries it stands for.
-            if except.len() * 2 >= range.len() || except.len() >= targets.len() {
+            // A folder most of whose pages stay crawled is no copy.
+            if except.len() * 2 >= range.len() {
                 return None;
             }
             let mut keeps: HashMap<&str, usize> = HashMap::new();
@@ -719,40 +717,83 @@ impl<'a> Plan<'a> {
         entries
     }
 
-    /// Lists the skipped pages under `folder` (a URL ending in `/`): the
-    /// folder itself when every page under it is skipped, else its
-    /// sub-folders and its own skipped pages.
+    /// Lists the skipped pages of one copy, under its `folder` (a URL
+    /// ending in `/`), with the fewest prefixes that skip no other crawled
+    /// URL: the folder itself when every page under it is skipped, else one
+    /// entry for each maximal set of skipped pages that some prefix longer
+    /// than the folder names alone. A prefix names a run of the URL order
+    /// (the table is sorted by URL), so each maximal run of skipped pages is
+    /// cut where its first and last URLs stop sharing a prefix that no kept
+    /// URL around the run starts with; each entry is the longest prefix its
+    /// pages share (a single page is its URL). An older version whose
+    /// changed pages lie between unchanged ones is then one entry for each
+    /// stretch of unchanged names, not one for each page.
     fn list(&self, folder: &str, skipped: &[PageId], entries: &mut Vec<AvoidEntry>) {
         let range = under_prefix(self.table, folder);
-        let all_skipped = range
-            .clone()
-            .all(|index| self.cover[index].is_some() && !self.on_skipped_host[index]);
-        if !range.is_empty() && all_skipped {
+        let pure = |index: usize| self.cover[index].is_some() && !self.on_skipped_host[index];
+        if range.is_empty() {
+            return;
+        }
+        if range.clone().all(pure) {
             entries.push(self.entry(folder, range));
             return;
         }
-        let mut below: BTreeMap<&str, Vec<PageId>> = BTreeMap::new();
-        for &page in skipped {
-            let url = self.table.pages[page.0 as usize].url.as_str();
-            let Some(rest) = url.strip_prefix(folder) else {
+        let mine: HashSet<usize> = skipped.iter().map(|page| page.0 as usize).collect();
+        let mut start = range.start;
+        while start < range.end {
+            if !pure(start) {
+                start += 1;
                 continue;
-            };
-            match rest.find('/') {
-                Some(slash) => below
-                    .entry(&url[..folder.len() + slash + 1])
-                    .or_default()
-                    .push(page),
-                None => {
-                    let range = under_prefix(self.table, url);
-                    let alone = range.clone().all(|index| self.cover[index].is_some());
-                    if !rest.is_empty() && alone {
-                        entries.push(self.entry(url, range));
-                    }
-                }
             }
+            let end = (start..range.end)
+                .find(|&index| !pure(index))
+                .unwrap_or(range.end);
+            if (start..end).any(|index| mine.contains(&index)) {
+                self.cover_run(folder, start..end, range.end, entries);
+            }
+            start = end;
         }
-        for (sub, pages) in below {
-            self.list(sub, &pages, entries);
+    }
+
+    /// Entries for the run `run` of skipped pages under `folder`, whose
+    /// neighbours in the URL order (up to `folder_end`) stay crawled.
+    fn cover_run(
+        &self,
+        folder: &str,
+        run: std::ops::Range<usize>,
+        folder_end: usize,
+        entries: &mut Vec<AvoidEntry>,
+    ) {
+        let url = |index: usize| self.table.pages[index].url.as_str();
+        let before = (run.start > 0).then(|| url(run.start - 1));
+        let after = (run.end < folder_end).then(|| url(run.end));
+        let mut index = run.start;
+        while index < run.end {
+            let page = url(index);
+            // The shortest prefix of the page's URL that neither kept
+            // neighbour starts with, and never shorter than the folder.
+            let shared = [before, after]
+                .into_iter()
+                .flatten()
+                .map(|other| common_prefix(page, other).len() + 1)
+                .max()
+                .unwrap_or(0)
+                .max(folder.len());
+            if shared > page.len() {
+                // A kept URL starts with this one (`page.html?print=1`):
+                // no prefix skips the page alone, so it stays crawled.
+                index += 1;
+                continue;
+            }
+            let mut length = shared;
+            while !page.is_char_boundary(length) {
+                length += 1;
+            }
+            let named = under_prefix(self.table, &page[..length]);
+            let last = url(named.end - 1);
+            let target = common_prefix(page, last);
+            entries.push(self.entry(target, named.clone()));
+            index = named.end;
         }
     }
 
@@ -852,6 +893,19 @@ fn as_page(place: &str) -> std::borrow::Cow<'_, str> {
     }
 }
 
+/// The longest prefix two strings share, ending at a character boundary.
+fn common_prefix<'s>(first: &'s str, second: &str) -> &'s str {
+    let mut length = first
+        .bytes()
+        .zip(second.bytes())
+        .take_while(|(a, b)| a == b)
+        .count();
+    while !first.is_char_boundary(length) {
+        length -= 1;
+    }
+    &first[..length]
+}
+
 impl fmt::Display for AvoidList {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         let share = |part: u64, whole: u64| {
@@ -881,11 +935,18 @@ impl fmt::Display for AvoidList {
             .iter()
             .filter(|entry| entry.kind == AvoidKind::Alias)
             .count();
+        let single = self
+            .entries
+            .iter()
+            .filter(|entry| {
+                entry.kind == AvoidKind::Prefix && !entry.target.ends_with('/') && entry.pages == 1
+            })
+            .count();
         writeln!(
             formatter,
-            "# {} entries ({hosts} hosts, {folders} folders, {aliases} ways of naming a page twice, {} single pages); a crawler following them skips {} of {} pages ({:.1}%) and {} of {} body bytes ({:.1}%)",
+            "# {} entries ({hosts} hosts, {folders} folders, {aliases} ways of naming a page twice, {} stretches of names in a folder, {single} single pages); a crawler following them skips {} of {} pages ({:.1}%) and {} of {} body bytes ({:.1}%)",
             self.entries.len(),
-            self.entries.len() - hosts - folders - aliases,
+            self.entries.len() - hosts - folders - aliases - single,
             self.pages_saved,
             self.pages,
             share(self.pages_saved, self.pages),
@@ -895,7 +956,7 @@ impl fmt::Display for AvoidList {
         )?;
         writeln!(
             formatter,
-            "# kind\ttarget\tpages\tbytes\tkeep   (prefix: skip URLs starting with target; host: skip URLs on host target)"
+            "# kind\ttarget\tpages\tbytes\tkeep   (prefix: skip URLs starting with target, a folder, a page or the start of the names of several pages; host: skip URLs on host target)"
         )?;
         writeln!(
             formatter,
@@ -1099,6 +1160,67 @@ mod tests {
             "{list}"
         );
         assert!(list.avoids("http://other.example.com/docs/"), "{list}");
+    }
+
+    #[test]
+    fn an_older_version_names_each_stretch_of_unchanged_pages_once() {
+        // The old version changed `birch` and `dogwood`: between them, the
+        // unchanged names sort together, and a prefix names each stretch
+        // where no kept URL starts with it (`api/a` is alder and aspen; `api/`
+        // would skip birch).
+        let names = [
+            "alder", "aspen", "birch", "cedar", "cherry", "dogwood", "elm", "fir",
+        ];
+        let mut manual = manual();
+        let renamed = |path: &str| {
+            names
+                .iter()
+                .enumerate()
+                .fold(path.to_string(), |path, (n, name)| {
+                    path.replace(&format!("api/page{n}.html"), &format!("api/{name}.html"))
+                })
+        };
+        for (path, links) in &mut manual.pages {
+            *path = renamed(path);
+            for link in links.iter_mut() {
+                *link = renamed(link);
+            }
+        }
+        let changed = ["api/birch.html", "api/dogwood.html"];
+        let copies = [
+            copy("www.example.org", "/docs/", &[], &all),
+            copy("old.example.net", "/v1/docs/", &changed, &all),
+        ];
+        let captures: Vec<Capture> = copies.iter().flat_map(|c| serve(&manual, c)).collect();
+        let (table, similarity, list) = avoid(&captures);
+        check_invariants(&table, &similarity, &list);
+        let api: Vec<&str> = list
+            .entries
+            .iter()
+            .filter_map(|entry| {
+                entry
+                    .target
+                    .strip_prefix("http://old.example.net/v1/docs/api/")
+            })
+            .collect();
+        assert_eq!(
+            api,
+            ["a", "c", "elm.html", "fir.html", "index.html"],
+            "{list}"
+        );
+        for name in names {
+            let url = format!("http://old.example.net/v1/docs/api/{name}.html");
+            let changed = name == "birch" || name == "dogwood";
+            assert_eq!(list.avoids(&url), !changed, "{url}:\n{list}");
+        }
+        // Every unchanged page is still skipped: the list is as long as the
+        // stretches, not the pages.
+        let old_pages = table
+            .pages
+            .iter()
+            .filter(|page| page.url.starts_with("http://old.example.net/"))
+            .count() as u64;
+        assert_eq!(list.pages_saved, old_pages - changed.len() as u64, "{list}");
     }
 
     #[test]
