@@ -130,6 +130,11 @@ enum Command {
         /// `exclude` list, YAML).
         #[arg(long, value_enum, default_value = "prefix")]
         format: report::AvoidFormat,
+        /// An earlier crawl's list (the prefix form): which of its entries
+        /// still hold on this crawl, which come off, which are new, and
+        /// the skipped URLs to fetch again (cho-2000 §5.1's loop).
+        #[arg(long, value_name = "LIST", conflicts_with = "format")]
+        previous: Option<PathBuf>,
     },
     /// How clusters, collections and mirrors changed from the crawl indexed
     /// in one data directory to the crawl indexed in another
@@ -384,13 +389,29 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let mirrors = report::MirrorsReport::gather(&data, ranker, top)?;
             print(&mut stdout, json, &mirrors, Text::Ended)?;
         }
-        Command::Avoid { data, json, format } => {
+        Command::Avoid {
+            data,
+            json,
+            format,
+            previous,
+        } => {
             let data = DataDir::open_existing(&data)?;
-            let list = report::AvoidList::gather(&data)?;
-            if json || format == report::AvoidFormat::Prefix {
-                print(&mut stdout, json, &list, Text::Ended)?;
+            if let Some(previous) = previous {
+                let earlier = report::PreviousList::read(&previous)?;
+                for bad in &earlier.bad_lines {
+                    tracing::warn!("{}: {bad}: line skipped", previous.display());
+                }
+                let (list, table) = report::AvoidList::gather_with_table(&data)?;
+                let answer =
+                    report::AvoidLoop::of(&list, &table, &earlier, &previous.display().to_string());
+                print(&mut stdout, json, &answer, Text::Ended)?;
             } else {
-                stdout.write_all(list.render(format).as_bytes())?;
+                let list = report::AvoidList::gather(&data)?;
+                if json || format == report::AvoidFormat::Prefix {
+                    print(&mut stdout, json, &list, Text::Ended)?;
+                } else {
+                    stdout.write_all(list.render(format).as_bytes())?;
+                }
             }
         }
         Command::Evolve { a, b, json, all } => {

@@ -66,12 +66,30 @@ use crate::union_find::UnionFind;
 
 use super::versions::{same_version, texts_by_place};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum AvoidKind {
     Host,
     Prefix,
     Alias,
+}
+
+impl AvoidKind {
+    /// The kind as the list's first column names it.
+    pub fn name(self) -> &'static str {
+        match self {
+            AvoidKind::Host => "host",
+            AvoidKind::Prefix => "prefix",
+            AvoidKind::Alias => "alias",
+        }
+    }
+
+    /// The kind a list's first column names.
+    pub fn from_name(name: &str) -> Option<AvoidKind> {
+        [AvoidKind::Host, AvoidKind::Prefix, AvoidKind::Alias]
+            .into_iter()
+            .find(|kind| kind.name() == name)
+    }
 }
 
 /// One line of the list.
@@ -85,6 +103,10 @@ pub struct AvoidEntry {
     pub bytes: u64,
     /// Where the same content stays crawled.
     pub keep: String,
+    /// A digest of what it skips (each covered URL, relative to the target,
+    /// with its body's signature): `avoid --previous` tells by it whether
+    /// the copy changed between two crawls.
+    pub digest: String,
 }
 
 /// A copy's folder skipped but for the crawled pages under it that stay
@@ -126,6 +148,11 @@ pub struct AvoidList {
 
 impl AvoidList {
     pub fn gather(data: &DataDir) -> Result<AvoidList> {
+        Ok(AvoidList::gather_with_table(data)?.0)
+    }
+
+    /// The list and the page table it was made from.
+    pub fn gather_with_table(data: &DataDir) -> Result<(AvoidList, PageTable)> {
         let Analysis {
             manifest,
             table,
@@ -134,13 +161,14 @@ impl AvoidList {
             mirrors,
             ..
         } = data.analysis()?;
-        Ok(AvoidList::of(
+        let list = AvoidList::of(
             &manifest.generation,
             &table,
             &similarity,
             &collections,
             &mirrors,
-        ))
+        );
+        Ok((list, table))
     }
 
     pub fn of(
@@ -159,6 +187,9 @@ impl AvoidList {
         plan.skip_copies();
         entries.extend(plan.prefix_entries());
         entries.sort_by(|x, y| x.kind.cmp(&y.kind).then(x.target.cmp(&y.target)));
+        for entry in &mut entries {
+            entry.digest = digest(table, entry);
+        }
         let mut list = AvoidList {
             generation: generation.to_string(),
             pages: table.pages.len() as u64,
@@ -285,6 +316,36 @@ fn folder_rules(
     outer
 }
 
+/// The pages of `table` an entry covers, in URL order.
+pub(crate) fn covered(table: &PageTable, entry: &AvoidEntry) -> Vec<usize> {
+    match entry.kind {
+        AvoidKind::Prefix => under_prefix(table, &entry.target).collect(),
+        AvoidKind::Host | AvoidKind::Alias => (0..table.pages.len())
+            .filter(|&index| covers(entry, &table.pages[index].url))
+            .collect(),
+    }
+}
+
+/// [`AvoidEntry::digest`]: xxh3 of each covered URL (after the target, for
+/// a prefix) and its body's signature, in URL order, as 16 hex digits.
+fn digest(table: &PageTable, entry: &AvoidEntry) -> String {
+    let mut bytes = Vec::new();
+    for index in covered(table, entry) {
+        let page = &table.pages[index];
+        let url = match entry.kind {
+            AvoidKind::Prefix => &page.url[entry.target.len()..],
+            _ => page.url.as_str(),
+        };
+        bytes.extend_from_slice(url.as_bytes());
+        bytes.push(0);
+        if let Some(key) = &page.content_key {
+            bytes.extend_from_slice(&key.signature.to_be_bytes());
+        }
+        bytes.push(b'\n');
+    }
+    format!("{:016x}", xxhash_rust::xxh3::xxh3_64(&bytes))
+}
+
 /// Whether `entry` covers a URL or URL prefix.
 fn covers(entry: &AvoidEntry, url: &str) -> bool {
     match entry.kind {
@@ -383,6 +444,7 @@ fn url_alias_entries(table: &PageTable, aliases: &UrlAliases) -> Vec<AvoidEntry>
                 .map(|&index| table.pages[index].body_bytes)
                 .sum(),
             keep,
+            digest: String::new(),
         });
     }
     entries
@@ -541,6 +603,7 @@ impl<'a> Plan<'a> {
                         .map(|&index| table.pages[index].body_bytes)
                         .sum(),
                     keep: table.host_name(keep).to_string(),
+                    digest: String::new(),
                 });
             }
         }
@@ -826,6 +889,7 @@ impl<'a> Plan<'a> {
             pages: range.len() as u64,
             bytes: range.map(|index| table.pages[index].body_bytes).sum(),
             keep,
+            digest: String::new(),
         }
     }
 }
@@ -906,6 +970,22 @@ fn common_prefix<'s>(first: &'s str, second: &str) -> &'s str {
     &first[..length]
 }
 
+/// The entry's line of the list, without its line end.
+impl fmt::Display for AvoidEntry {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            formatter,
+            "{}\t{}\t{}\t{}\t{}\t{}",
+            self.kind.name(),
+            self.target,
+            self.pages,
+            self.bytes,
+            self.keep,
+            self.digest
+        )
+    }
+}
+
 impl fmt::Display for AvoidList {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
         let share = |part: u64, whole: u64| {
@@ -956,7 +1036,7 @@ impl fmt::Display for AvoidList {
         )?;
         writeln!(
             formatter,
-            "# kind\ttarget\tpages\tbytes\tkeep   (prefix: skip URLs starting with target, a folder, a page or the start of the names of several pages; host: skip URLs on host target)"
+            "# kind\ttarget\tpages\tbytes\tkeep\tdigest   (digest: of the URLs and bodies it skips, for `avoid --previous`; prefix: skip URLs starting with target, a folder, a page or the start of the names of several pages; host: skip URLs on host target)"
         )?;
         writeln!(
             formatter,
@@ -967,26 +1047,14 @@ impl fmt::Display for AvoidList {
             "# no entry skips a page that is not kept under another URL: a page differing from every kept copy stays crawled"
         )?;
         for entry in &self.entries {
-            writeln!(
-                formatter,
-                "{}\t{}\t{}\t{}\t{}",
-                match entry.kind {
-                    AvoidKind::Host => "host",
-                    AvoidKind::Prefix => "prefix",
-                    AvoidKind::Alias => "alias",
-                },
-                entry.target,
-                entry.pages,
-                entry.bytes,
-                entry.keep
-            )?;
+            writeln!(formatter, "{entry}")?;
         }
         Ok(())
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::collections::CollectionsConfig;
     use crate::ingest::Capture;
@@ -996,7 +1064,7 @@ mod tests {
     use crate::test_support::{capture, run};
 
     /// The avoid list of a web, and its page table.
-    fn avoid(captures: &[Capture]) -> (PageTable, Similarity, AvoidList) {
+    pub(in crate::report) fn avoid(captures: &[Capture]) -> (PageTable, Similarity, AvoidList) {
         let (table, similarity) = run(captures, &SimilarityConfig::default());
         let collections =
             crate::collections::analyse(&table, &similarity, &CollectionsConfig::default());
@@ -1083,7 +1151,7 @@ mod tests {
         assert!(!list.avoids("https://tool.example/list.html?page=7"));
     }
 
-    fn copy<'a>(
+    pub(in crate::report) fn copy<'a>(
         host: &'a str,
         prefix: &'a str,
         changed: &'a [&'a str],
@@ -1096,7 +1164,7 @@ mod tests {
         }
     }
 
-    fn manual() -> Tree {
+    pub(in crate::report) fn manual() -> Tree {
         tree("avoided", &[("intro", 5), ("api", 8), ("guide", 5)])
     }
 

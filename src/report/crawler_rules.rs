@@ -266,6 +266,7 @@ mod tests {
             pages: 1,
             bytes: 1,
             keep: String::new(),
+            digest: String::new(),
         };
         assert_eq!(
             entry_regex(&entry(AvoidKind::Host, "www.example.org")),

@@ -5,6 +5,7 @@
 //! writes nothing.
 
 mod avoid;
+mod avoid_loop;
 mod clusters;
 mod crawler_rules;
 mod evolve;
@@ -16,6 +17,7 @@ mod versions;
 use crate::pipeline::{IndexOutcome, RemoveOutcome};
 
 pub use avoid::{AvoidEntry, AvoidKind, AvoidList, FolderRule};
+pub use avoid_loop::{AvoidLoop, PreviousList, Verdict};
 pub use clusters::{ClusterEntry, ClusterFilter, ClustersReport, CollectionEntry};
 pub use crawler_rules::AvoidFormat;
 pub use evolve::Evolution;

@@ -208,7 +208,7 @@ fn the_truths_mirror_pairs_are_found_classified_and_avoided() {
         .filter(|line| !line.starts_with('#'))
         .map(|line| {
             let fields: Vec<&str> = line.split('\t').collect();
-            assert_eq!(fields.len(), 5, "{line}");
+            assert_eq!(fields.len(), 6, "{line}");
             assert!(fields[2].parse::<u64>().unwrap() > 0, "{line}");
             (
                 fields[0].to_string(),
