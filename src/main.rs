@@ -126,8 +126,9 @@ enum Command {
         #[arg(long, conflicts_with = "format")]
         json: bool,
         /// The form of the list: `prefix` (one entry a line), `wget` (a
-        /// `--reject-regex` for `--regex-type=pcre`) or `browsertrix` (its
-        /// `exclude` list, YAML).
+        /// `--reject-regex` for `--regex-type=pcre`), `browsertrix` (its
+        /// `exclude` list, YAML) or `heritrix` (SURT prefixes for a
+        /// `SurtPrefixedDecideRule`'s `surtsSourceFile`).
         #[arg(long, value_enum, default_value = "prefix")]
         format: report::AvoidFormat,
         /// An earlier crawl's list (the prefix form): which of its entries
@@ -135,6 +136,11 @@ enum Command {
         /// the skipped URLs to fetch again (cho-2000 §5.1's loop).
         #[arg(long, value_name = "LIST", conflicts_with = "format")]
         previous: Option<PathBuf>,
+        /// At most N entries (and N rules in the compact forms), the ones
+        /// skipping the most pages; 0: no bound. Default: one per ten
+        /// documents of the crawl. (`--previous` checks every entry found.)
+        #[arg(long, value_name = "N", conflicts_with = "previous")]
+        max_entries: Option<usize>,
     },
     /// How clusters, collections and mirrors changed from the crawl indexed
     /// in one data directory to the crawl indexed in another
@@ -394,6 +400,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             json,
             format,
             previous,
+            max_entries,
         } => {
             let data = DataDir::open_existing(&data)?;
             if let Some(previous) = previous {
@@ -401,13 +408,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 for bad in &earlier.bad_lines {
                     tracing::warn!("{}: {bad}: line skipped", previous.display());
                 }
-                let (list, table) = report::AvoidList::gather_with_table(&data)?;
+                let (list, table) = report::AvoidList::gather_with_table(&data, Some(0))?;
                 let answer =
                     report::AvoidLoop::of(&list, &table, &earlier, &previous.display().to_string());
                 print(&mut stdout, json, &answer, Text::Ended)?;
             } else {
-                let list = report::AvoidList::gather(&data)?;
-                if json || format == report::AvoidFormat::Prefix {
+                let (list, table) = report::AvoidList::gather_with_table(&data, max_entries)?;
+                if format == report::AvoidFormat::Heritrix {
+                    stdout.write_all(list.render_heritrix(&table).as_bytes())?;
+                } else if json || format == report::AvoidFormat::Prefix {
                     print(&mut stdout, json, &list, Text::Ended)?;
                 } else {
                     stdout.write_all(list.render(format).as_bytes())?;

@@ -69,13 +69,15 @@ pub fn evaluate(data: &DataDir, truth_path: &Path) -> Result<EvalReport, EvalErr
         mirrors,
         ..
     } = data.analysis()?;
+    // Scored as `avoid` prints it, within its default budget.
     let list = crate::report::AvoidList::of(
         &manifest.generation,
         &table,
         &similarity,
         &collections,
         &mirrors,
-    );
+    )
+    .within_default(None);
     Ok(EvalReport {
         truth: truth_path.display().to_string(),
         truth_rows: truth.rows.len() as u64,

@@ -43,6 +43,16 @@
 //! pages it counts. Each entry counts those pages and their body bytes:
 //! what the next crawl saves.
 //!
+//! **The budget.** A crawler checks every URL it meets against every entry,
+//! and an entry naming one page saves one fetch. `avoid` prints at most one
+//! entry per ten documents of the crawl ([`AvoidList::within`]; the
+//! documents are the compared pages that are no stand-in, a page named by
+//! several URLs once), or `--max-entries`: when the list is longer, the
+//! entries skipping the fewest pages are left out (those pages stay
+//! crawled, so nothing is lost) and the header says what they would have
+//! saved. Entries are disjoint, so the entries kept are the most a list of
+//! that many entries can skip without skipping a page the crawl keeps.
+//!
 //! The text form, for crawlers: lines starting with `#` are comments; every
 //! other line is tab-separated `kind target pages bytes keep`, where `kind` is
 //! `prefix` (skip every URL starting with `target`), `host` (skip every URL
@@ -61,7 +71,7 @@ use crate::mirrors::{same_name_renamed, Mirrors};
 use crate::pages::host_of_url;
 use crate::pages::{folder_prefix, url_path, HostId, PageId, PageTable};
 use crate::similarity::aliases::{AliasRule, UrlAliases, Variation};
-use crate::similarity::{Similarity, TrivialClusterId, MINHASH_FUNCTIONS};
+use crate::similarity::{is_compared, Similarity, TrivialClusterId, MINHASH_FUNCTIONS};
 use crate::union_find::UnionFind;
 
 use super::versions::{same_version, texts_by_place};
@@ -137,22 +147,55 @@ pub struct AvoidList {
     pub generation: String,
     pub pages: u64,
     pub bytes: u64,
+    /// Compared pages that are no stand-in, each page named by several
+    /// URLs counted once: the measure of the budget.
+    pub documents: u64,
+    /// At most this many entries (and as many rules in the compact forms);
+    /// `None`: no bound.
+    pub budget: Option<usize>,
     pub pages_saved: u64,
     pub bytes_saved: u64,
     pub entries: Vec<AvoidEntry>,
+    /// What the entries beyond the budget would have skipped.
+    pub left_out: LeftOut,
     /// The same list with each copy's entries in one rule where most of
-    /// its folder is skipped ([`FolderRule`]); the entries no folder rule
-    /// covers stand as they are.
+    /// its folder is skipped ([`FolderRule`]), made from every entry found,
+    /// the budget's left-out ones too; the entries no folder rule covers
+    /// stand as they are.
     pub folders: Vec<FolderRule>,
+    /// The entries beyond the budget (for the compact forms, where a folder
+    /// rule holds them at no cost).
+    #[serde(skip)]
+    pub beyond: Vec<AvoidEntry>,
+}
+
+/// The entries a budget leaves out: how many, and the pages and bytes they
+/// would have skipped.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct LeftOut {
+    pub entries: u64,
+    pub pages: u64,
+    pub bytes: u64,
+}
+
+/// The default budget: one entry per ten documents (at least one).
+pub fn default_budget(documents: u64) -> usize {
+    (documents / 10).max(1) as usize
 }
 
 impl AvoidList {
-    pub fn gather(data: &DataDir) -> Result<AvoidList> {
-        Ok(AvoidList::gather_with_table(data)?.0)
+    /// The list of the current generation of `data`, within `budget`
+    /// entries (`None`: [`default_budget`]; `Some(0)`: no bound).
+    pub fn gather(data: &DataDir, budget: Option<usize>) -> Result<AvoidList> {
+        Ok(AvoidList::gather_with_table(data, budget)?.0)
     }
 
-    /// The list and the page table it was made from.
-    pub fn gather_with_table(data: &DataDir) -> Result<(AvoidList, PageTable)> {
+    /// The list (as [`AvoidList::gather`]) and the page table it was made
+    /// from.
+    pub fn gather_with_table(
+        data: &DataDir,
+        budget: Option<usize>,
+    ) -> Result<(AvoidList, PageTable)> {
         let Analysis {
             manifest,
             table,
@@ -167,8 +210,50 @@ impl AvoidList {
             &similarity,
             &collections,
             &mirrors,
-        );
+        )
+        .within_default(budget);
         Ok((list, table))
+    }
+
+    /// The list within `budget` entries: `None`, [`default_budget`] of its
+    /// documents; `Some(0)`, no bound.
+    pub fn within_default(self, budget: Option<usize>) -> AvoidList {
+        match budget {
+            Some(0) => self,
+            Some(budget) => self.within(budget),
+            None => {
+                let budget = default_budget(self.documents);
+                self.within(budget)
+            }
+        }
+    }
+
+    /// The list cut to its `budget` entries skipping the most pages (then
+    /// bytes): the others stay crawled, counted in [`AvoidList::left_out`].
+    /// The folder rules, made from every entry, stay as they are.
+    pub fn within(mut self, budget: usize) -> AvoidList {
+        self.budget = Some(budget);
+        if self.entries.len() <= budget {
+            return self;
+        }
+        self.entries.sort_by(|x, y| {
+            (y.pages, y.bytes)
+                .cmp(&(x.pages, x.bytes))
+                .then(x.kind.cmp(&y.kind))
+                .then(x.target.cmp(&y.target))
+        });
+        let beyond = self.entries.split_off(budget);
+        self.left_out = LeftOut {
+            entries: beyond.len() as u64,
+            pages: beyond.iter().map(|entry| entry.pages).sum(),
+            bytes: beyond.iter().map(|entry| entry.bytes).sum(),
+        };
+        self.pages_saved -= self.left_out.pages;
+        self.bytes_saved -= self.left_out.bytes;
+        self.beyond = beyond;
+        self.entries
+            .sort_by(|x, y| x.kind.cmp(&y.kind).then(x.target.cmp(&y.target)));
+        self
     }
 
     pub fn of(
@@ -180,10 +265,15 @@ impl AvoidList {
     ) -> AvoidList {
         let mut plan = Plan::new(table, similarity, collections, mirrors);
         let mut entries = plan.alias_entries();
-        entries.extend(url_alias_entries(
-            table,
-            &UrlAliases::find(table, similarity),
-        ));
+        let aliases = UrlAliases::find(table, similarity);
+        entries.extend(url_alias_entries(table, &aliases));
+        let documents = (0..table.pages.len())
+            .filter(|&index| {
+                is_compared(table, &similarity.fingerprints, index)
+                    && !similarity.stand_in.get(index).copied().unwrap_or(false)
+                    && !aliases.is_alias(PageId(index as u32))
+            })
+            .count() as u64;
         plan.skip_copies();
         entries.extend(plan.prefix_entries());
         entries.sort_by(|x, y| x.kind.cmp(&y.kind).then(x.target.cmp(&y.target)));
@@ -194,18 +284,22 @@ impl AvoidList {
             generation: generation.to_string(),
             pages: table.pages.len() as u64,
             bytes: table.pages.iter().map(|page| page.body_bytes).sum(),
+            documents,
+            budget: None,
             pages_saved: entries.iter().map(|entry| entry.pages).sum(),
             bytes_saved: entries.iter().map(|entry| entry.bytes).sum(),
             entries,
+            left_out: LeftOut::default(),
             folders: Vec::new(),
+            beyond: Vec::new(),
         };
         list.folders = folder_rules(table, &list, &plan.copy_entries);
         list
     }
 
-    /// The entries no folder rule covers.
+    /// The entries no folder rule covers, the budget's left-out ones too.
     pub fn outside_folders(&self) -> impl Iterator<Item = &AvoidEntry> {
-        self.entries.iter().filter(|entry| {
+        self.entries.iter().chain(&self.beyond).filter(|entry| {
             entry.kind != AvoidKind::Prefix
                 || !self
                     .folders
@@ -1034,6 +1128,25 @@ impl fmt::Display for AvoidList {
             self.bytes,
             share(self.bytes_saved, self.bytes)
         )?;
+        if let Some(budget) = self.budget {
+            let LeftOut {
+                entries,
+                pages,
+                bytes,
+            } = self.left_out;
+            let documents = self.documents;
+            if entries == 0 {
+                writeln!(
+                    formatter,
+                    "# budget: at most {budget} entries (the crawl holds {documents} documents); none left out"
+                )?;
+            } else {
+                writeln!(
+                    formatter,
+                    "# budget: at most {budget} entries (the crawl holds {documents} documents); {entries} more entries, skipping {pages} pages and {bytes} bytes, left out (their pages stay crawled; `--max-entries 0` lists them, the wget and browsertrix forms hold them in their folder rules)"
+                )?;
+            }
+        }
         writeln!(
             formatter,
             "# kind\ttarget\tpages\tbytes\tkeep\tdigest   (digest: of the URLs and bodies it skips, for `avoid --previous`; prefix: skip URLs starting with target, a folder, a page or the start of the names of several pages; host: skip URLs on host target)"
@@ -1453,6 +1566,56 @@ pub(super) mod tests {
             "{}",
             regexes[0]
         );
+    }
+
+    #[test]
+    fn a_budget_keeps_the_entries_skipping_the_most_pages() {
+        // An older version whose changed pages sit among unchanged ones:
+        // its folders that are copies whole, and a stretch or a page
+        // between each changed page.
+        let manual = manual();
+        let changed = ["api/page1.html", "api/page4.html", "guide/page2.html"];
+        let copies = [
+            copy("www.example.org", "/docs/", &[], &all),
+            copy("old.example.net", "/v1/docs/", &changed, &all),
+        ];
+        let captures: Vec<Capture> = copies.iter().flat_map(|c| serve(&manual, c)).collect();
+        let (table, similarity, whole) = avoid(&captures);
+        check_invariants(&table, &similarity, &whole);
+        // Every page is a document: no stand-in, no URL naming another's page.
+        assert_eq!(whole.documents, table.pages.len() as u64);
+        assert_eq!(default_budget(whole.documents), table.pages.len() / 10);
+        assert!(whole.entries.len() > 3, "{whole}");
+
+        let budget = 3;
+        let list = whole.clone().within(budget);
+        check_invariants(&table, &similarity, &list);
+        assert_eq!(list.entries.len(), budget, "{list}");
+        // The kept entries skip the most pages: none left out skips more.
+        let least = list.entries.iter().map(|entry| entry.pages).min().unwrap();
+        assert!(list.beyond.iter().all(|entry| entry.pages <= least));
+        assert_eq!(list.left_out.entries, (whole.entries.len() - budget) as u64);
+        assert_eq!(list.pages_saved + list.left_out.pages, whole.pages_saved);
+        assert_eq!(list.bytes_saved + list.left_out.bytes, whole.bytes_saved);
+        // The pages of the entries left out stay crawled.
+        for entry in &list.beyond {
+            for index in covered(&table, entry) {
+                assert!(!list.avoids(&table.pages[index].url), "{entry}");
+            }
+        }
+        let text = list.to_string();
+        assert!(
+            text.contains(&format!("at most {budget} entries")),
+            "{text}"
+        );
+        // The compact forms hold as many rules: here one folder rule holds
+        // every entry, so nothing is left out of them.
+        assert!(list.regexes().len() <= budget);
+        assert_eq!(list.regexes(), whole.regexes());
+        // A budget the list is within changes nothing but the header.
+        let roomy = whole.clone().within(whole.entries.len());
+        assert_eq!(roomy.entries.len(), whole.entries.len());
+        assert_eq!(roomy.left_out, LeftOut::default());
     }
 
     #[test]

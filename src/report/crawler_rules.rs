@@ -13,14 +13,23 @@
 //! rule and not by the list's entries (the folder is a copy's; a page added
 //! to it later is most likely the copy's too).
 //!
-//! (Heritrix reads SURT prefixes, which hold no exception, and compares them
-//! with `https` read as `http` and in lower case: a prefix for an https copy
-//! or a case-sensitive path would skip pages the list keeps. Its form waits
-//! for a check of each prefix against the crawl in that reading.)
+//! - `heritrix`: the list's entries as SURT prefixes for a Heritrix
+//!   `SurtPrefixedDecideRule` (decision `REJECT`, `surtsSourceFile`), one
+//!   `+prefix` a line ([`AvoidList::render_heritrix`]).
+//!
+//! Heritrix compares SURT prefixes, which hold no exception, with `https`
+//! read as `http` and every SURT in lower case (its `SurtPrefixSet` and
+//! `SURT.fromURI`): so the `heritrix` form is the prefix list, each entry
+//! checked in that reading against the crawl's URLs and left out when its
+//! prefix would also skip a URL the list keeps (an https copy whose http
+//! twin is crawled, a path differing from a kept one in case only). An
+//! `alias` entry names no prefix and is left out too. It skips a part of
+//! what the list skips, never more.
 
 use std::fmt::Write;
 
 use super::avoid::{AvoidEntry, AvoidKind, AvoidList, FolderRule};
+use crate::pages::PageTable;
 use crate::similarity::aliases::Variation;
 
 /// The forms of the list.
@@ -29,17 +38,61 @@ pub enum AvoidFormat {
     Prefix,
     Wget,
     Browsertrix,
+    Heritrix,
+}
+
+/// The rules of a compact form: folder rules, then the entries no folder
+/// rule covers; within the list's budget, the rules skipping the most pages.
+struct Compact<'l> {
+    folders: Vec<&'l FolderRule>,
+    entries: Vec<&'l AvoidEntry>,
+    pages: u64,
 }
 
 impl AvoidList {
+    fn compact(&self) -> Compact<'_> {
+        let mut rules: Vec<(u64, u64, Result<&FolderRule, &AvoidEntry>)> = self
+            .folders
+            .iter()
+            .map(|rule| (rule.pages, rule.bytes, Ok(rule)))
+            .chain(
+                self.outside_folders()
+                    .map(|entry| (entry.pages, entry.bytes, Err(entry))),
+            )
+            .collect();
+        if let Some(budget) = self.budget.filter(|&budget| rules.len() > budget) {
+            // Stable: among equals the folder rules, then the list's order.
+            rules.sort_by_key(|(pages, bytes, _)| std::cmp::Reverse((*pages, *bytes)));
+            rules.truncate(budget);
+        }
+        let mut compact = Compact {
+            folders: Vec::new(),
+            entries: Vec::new(),
+            pages: rules.iter().map(|(pages, ..)| pages).sum(),
+        };
+        for (.., rule) in rules {
+            match rule {
+                Ok(folder) => compact.folders.push(folder),
+                Err(entry) => compact.entries.push(entry),
+            }
+        }
+        compact.folders.sort_by(|x, y| x.folder.cmp(&y.folder));
+        compact
+            .entries
+            .sort_by(|x, y| x.kind.cmp(&y.kind).then(x.target.cmp(&y.target)));
+        compact
+    }
+
     /// The regular expressions of the list (PCRE, JavaScript and Python
     /// read them alike): the folder rules, then the entries no folder rule
-    /// covers.
+    /// covers, within the budget.
     pub fn regexes(&self) -> Vec<String> {
-        self.folders
-            .iter()
+        let compact = self.compact();
+        compact
+            .folders
+            .into_iter()
             .map(folder_regex)
-            .chain(self.outside_folders().map(entry_regex))
+            .chain(compact.entries.into_iter().map(entry_regex))
             .collect()
     }
 
@@ -48,12 +101,13 @@ impl AvoidList {
     /// a copy's many single pages cost their names only; an empty list
     /// matches nothing.
     pub fn one_regex(&self) -> String {
+        let compact = self.compact();
         let mut trie = Trie::default();
         let mut others = Vec::new();
-        for rule in &self.folders {
+        for rule in compact.folders {
             trie.insert(&rule.folder, folder_tail(rule));
         }
-        for entry in self.outside_folders() {
+        for entry in compact.entries {
             match entry.kind {
                 AvoidKind::Prefix => trie.insert(&entry.target, String::new()),
                 _ => others.push(entry_regex(entry)),
@@ -75,11 +129,85 @@ impl AvoidList {
         }
     }
 
+    /// The list in Heritrix's form: a SURT prefix for each entry that,
+    /// read as Heritrix reads it (`https` as `http`, in lower case), skips
+    /// no URL of `table`, the crawl the list was made from, that the list
+    /// keeps; the others are left out and counted in the header.
+    pub fn render_heritrix(&self, table: &PageTable) -> String {
+        let skipped = self.skipped(table);
+        // Every crawled URL in Heritrix's reading, sorted, with whether the
+        // list skips it.
+        let mut crawled: Vec<(String, bool)> = table
+            .pages
+            .iter()
+            .zip(&skipped)
+            .filter_map(|(page, &skipped)| Some((heritrix_surt(&page.url)?, skipped)))
+            .collect();
+        crawled.sort_unstable();
+        // Whether every crawled URL a prefix starts is one the list skips.
+        let skips_only_skipped = |prefix: &str| {
+            let start = crawled.partition_point(|(surt, _)| surt.as_str() < prefix);
+            crawled[start..]
+                .iter()
+                .take_while(|(surt, _)| surt.starts_with(prefix))
+                .all(|&(_, skipped)| skipped)
+        };
+        let mut prefixes: Vec<String> = Vec::new();
+        let mut left_out = 0;
+        for entry in &self.entries {
+            let prefix = match entry.kind {
+                AvoidKind::Prefix => heritrix_surt(&entry.target),
+                AvoidKind::Host => heritrix_surt(&format!("http://{}/", entry.target))
+                    .and_then(|surt| surt.find(')').map(|end| surt[..=end].to_string())),
+                AvoidKind::Alias => None,
+            };
+            match prefix {
+                Some(prefix) if skips_only_skipped(&prefix) => prefixes.push(prefix),
+                _ => left_out += 1,
+            }
+        }
+        prefixes.sort_unstable();
+        prefixes.dedup();
+        let mut covered = vec![false; crawled.len()];
+        for prefix in &prefixes {
+            let start = crawled.partition_point(|(surt, _)| surt < prefix);
+            for (flag, _) in covered[start..]
+                .iter_mut()
+                .zip(&crawled[start..])
+                .take_while(|(_, (surt, _))| surt.starts_with(prefix.as_str()))
+            {
+                *flag = true;
+            }
+        }
+        let pages = covered.iter().filter(|&&covered| covered).count();
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "# mirrorscope avoid list, generation {} (cho-2000 §5.1): {} SURT prefixes for the {} entries of the prefix list; a crawler following them skips {pages} of {} pages",
+            self.generation,
+            prefixes.len(),
+            self.entries.len(),
+            self.pages
+        );
+        let _ = writeln!(
+            out,
+            "# Heritrix 3: a SurtPrefixedDecideRule with decision REJECT and surtsSourceFile THIS_FILE (a `+` line is a SURT prefix; https is read as http, all in lower case)"
+        );
+        let _ = writeln!(
+            out,
+            "# {left_out} entries left out: an alias names no prefix, and a prefix read that way would also skip a crawled URL the list keeps"
+        );
+        for prefix in prefixes {
+            let _ = writeln!(out, "+{prefix}");
+        }
+        out
+    }
+
     /// The list in `format`.
     pub fn render(&self, format: AvoidFormat) -> String {
         let mut out = String::new();
         match format {
-            AvoidFormat::Prefix => {
+            AvoidFormat::Prefix | AvoidFormat::Heritrix => {
                 let _ = write!(out, "{self}");
             }
             AvoidFormat::Wget => {
@@ -113,12 +241,12 @@ impl AvoidList {
     }
 
     fn header(&self, out: &mut String, comment: &str, rules: usize) {
+        let found = self.entries.len() + self.beyond.len();
         let _ = writeln!(
             out,
-            "{comment} mirrorscope avoid list, generation {} (cho-2000 §5.1): {rules} rules for the {} entries of the prefix list; a crawler following them skips {} of {} pages",
+            "{comment} mirrorscope avoid list, generation {} (cho-2000 §5.1): {rules} rules for the {found} entries found; a crawler following them skips {} of {} pages",
             self.generation,
-            self.entries.len(),
-            self.pages_saved,
+            self.compact().pages,
             self.pages
         );
     }
@@ -225,6 +353,56 @@ fn entry_regex(entry: &AvoidEntry) -> String {
     }
 }
 
+/// A URL's SURT as Heritrix compares it (`SURT.fromURI`, then `https`
+/// read as `http`): `scheme://(tld,domain,sub,:port@userinfo)/path?query`,
+/// the host's labels reversed (an IPv4 address as it is), all in lower
+/// case. `None` for a URL without `://`. A prefix of a URL gives the prefix
+/// of the URLs it starts.
+pub fn heritrix_surt(url: &str) -> Option<String> {
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = if scheme.eq_ignore_ascii_case("https") {
+        "http"
+    } else {
+        scheme
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    let (userinfo, host_port) = match authority.rsplit_once('@') {
+        Some((userinfo, host_port)) => (Some(userinfo), host_port),
+        None => (None, authority),
+    };
+    let (host, port) = match host_port.rsplit_once(':') {
+        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
+            (host, Some(port))
+        }
+        _ => (host_port, None),
+    };
+    let mut surt = format!("{scheme}://(");
+    let ipv4 = host.split('.').count() == 4
+        && host.split('.').all(|part| {
+            !part.is_empty() && part.len() <= 3 && part.bytes().all(|b| b.is_ascii_digit())
+        });
+    if ipv4 {
+        surt.push_str(host);
+    } else {
+        for label in host.rsplit('.') {
+            surt.push_str(label);
+            surt.push(',');
+        }
+    }
+    if let Some(port) = port {
+        surt.push(':');
+        surt.push_str(port);
+    }
+    if let Some(userinfo) = userinfo {
+        surt.push('@');
+        surt.push_str(userinfo);
+    }
+    surt.push(')');
+    surt.push_str(path);
+    Some(surt.to_lowercase())
+}
+
 /// Escapes what regular expressions read as syntax.
 fn escape(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
@@ -247,10 +425,14 @@ mod tests {
             generation: "gen-test".into(),
             pages: 3,
             bytes: 30,
+            documents: 3,
+            budget: None,
             pages_saved: 0,
             bytes_saved: 0,
             entries: Vec::new(),
+            left_out: Default::default(),
             folders: Vec::new(),
+            beyond: Vec::new(),
         };
         let wget = list.render(AvoidFormat::Wget);
         assert_eq!(wget.lines().last(), Some("(?!)"), "{wget}");
@@ -276,6 +458,75 @@ mod tests {
             entry_regex(&entry(AvoidKind::Alias, "example.org:8080 ;jsessionid")),
             "^https?://example\\.org:8080/(?:[^?#]*/)?[^/?#;]*(?:;[^/?#;]*)*;jsessionid(?:=[^/?#;]*)?(?:;[^/?#;]*)*(?:[?#].*)?$"
         );
+    }
+
+    #[test]
+    fn a_surt_reverses_the_host_and_reads_https_as_http_in_lower_case() {
+        for (url, surt) in [
+            (
+                "http://www.Example.org/Docs/a.html?x=1",
+                "http://(org,example,www,)/docs/a.html?x=1",
+            ),
+            (
+                "https://mirror.example.net:8443/pub/",
+                "http://(net,example,mirror,:8443)/pub/",
+            ),
+            ("http://192.0.2.7/docs/", "http://(192.0.2.7)/docs/"),
+            ("http://user@example.org/", "http://(org,example,@user)/"),
+            ("http://example.org", "http://(org,example,)"),
+        ] {
+            assert_eq!(heritrix_surt(url).as_deref(), Some(surt), "{url}");
+        }
+        assert_eq!(heritrix_surt("example.org/docs/"), None);
+    }
+
+    #[test]
+    fn heritrix_gets_only_the_prefixes_that_skip_nothing_kept_in_its_reading() {
+        use crate::ingest::Capture;
+        use crate::report::avoid::tests::{avoid, copy, manual};
+        use crate::test_support::capture;
+        use crate::test_support::manuals::{all, serve};
+
+        // The manual, an exact mirror, and a mirror under `/Docs/` whose
+        // host serves a page of its own under `/docs/`: Heritrix reads every
+        // SURT in lower case and would skip that page.
+        let manual = manual();
+        let mut captures: Vec<Capture> = [
+            copy("www.example.org", "/docs/", &[], &all),
+            copy("mirror.example.net", "/docs/", &[], &all),
+            copy("upper.example.com", "/Docs/", &[], &all),
+        ]
+        .iter()
+        .flat_map(|c| serve(&manual, c))
+        .collect();
+        captures.push(capture(
+            "http://upper.example.com/docs/notes.html",
+            "Release notes of the upper host\nNothing of the manual is here",
+        ));
+        let (table, _, list) = avoid(&captures);
+        let targets: Vec<&str> = list.entries.iter().map(|e| e.target.as_str()).collect();
+        assert!(
+            targets.contains(&"http://upper.example.com/Docs/"),
+            "{list}"
+        );
+        let heritrix = list.render_heritrix(&table);
+        let prefixes: Vec<&str> = heritrix
+            .lines()
+            .filter_map(|line| line.strip_prefix('+'))
+            .collect();
+        assert!(
+            !prefixes.contains(&"http://(com,example,upper,)/docs/"),
+            "{heritrix}"
+        );
+        assert_eq!(prefixes.len(), list.entries.len() - 1, "{heritrix}");
+        // Read as Heritrix reads it, the form skips only what the list skips.
+        for page in &table.pages {
+            let surt = heritrix_surt(&page.url).unwrap();
+            if prefixes.iter().any(|prefix| surt.starts_with(prefix)) {
+                assert!(list.avoids(&page.url), "{} is kept", page.url);
+            }
+        }
+        assert!(heritrix.contains("1 entries left out"), "{heritrix}");
     }
 
     #[test]

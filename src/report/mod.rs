@@ -16,7 +16,7 @@ mod versions;
 
 use crate::pipeline::{IndexOutcome, RemoveOutcome};
 
-pub use avoid::{AvoidEntry, AvoidKind, AvoidList, FolderRule};
+pub use avoid::{default_budget, AvoidEntry, AvoidKind, AvoidList, FolderRule, LeftOut};
 pub use avoid_loop::{AvoidLoop, PreviousList, Verdict};
 pub use clusters::{ClusterEntry, ClusterFilter, ClustersReport, CollectionEntry};
 pub use crawler_rules::AvoidFormat;

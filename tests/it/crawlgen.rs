@@ -141,18 +141,37 @@ fn the_mechanisms_crawl_meets_what_a_person_expects_of_them() {
         ]
     );
 
+    // The list as printed holds at most one entry per ten pages (its
+    // budget): the partial mirror's and the older version's pages that are
+    // copies sit between pages that are not, one entry each, and the ones
+    // skipping the fewest pages are left out (67 entries without a bound).
+    let entries = checked["rules"].as_u64().unwrap();
+    let pages = checked["pages"].as_u64().unwrap();
+    assert!(entries * 10 <= pages, "{entries} entries for {pages} pages");
+    assert!(text.contains("more entries, skipping"), "{text}");
+
     // The crawlers' forms skip what the list skips, URL for URL: the wget
     // regular expression (read by Python's `re`, which reads look-aheads as
-    // PCRE does) against `AvoidList::avoids` on every crawled URL. Each
-    // copy's entries are one rule, its pages that stay the exceptions, so
-    // the rules are at most a tenth of the pages.
+    // PCRE does) against `AvoidList::avoids` on every crawled URL, both
+    // without a bound. Each copy's entries are one rule, its pages that
+    // stay the exceptions, so the rules are at most a tenth of the pages
+    // with no entry left out.
     let list = mirrorscope::report::AvoidList::gather(
         &mirrorscope::datadir::DataDir::open_existing(&data).unwrap(),
+        Some(0),
     )
     .unwrap();
     let wget = mirrorscope(
         &crate_dir(),
-        &["avoid", "--data", data_arg, "--format", "wget"],
+        &[
+            "avoid",
+            "--data",
+            data_arg,
+            "--format",
+            "wget",
+            "--max-entries",
+            "0",
+        ],
     );
     assert!(wget.status.success(), "{}", stderr(&wget));
     let wget = stdout(&wget);
@@ -185,9 +204,66 @@ fn the_mechanisms_crawl_meets_what_a_person_expects_of_them() {
         assert_eq!(matched, list.avoids(url), "{url}");
     }
     let rules = list.regexes().len() as u64;
-    let pages = checked["pages"].as_u64().unwrap();
     assert!(rules * 10 <= pages, "{rules} rules for {pages} pages");
     assert!(list.entries.len() as u64 > rules, "{}", list.entries.len());
+
+    // Heritrix's form, read as Heritrix reads SURT prefixes (written here
+    // in Python from its `SURT.fromURI` and `SurtPrefixSet`: the host's
+    // labels reversed, `https` as `http`, all in lower case), skips only
+    // URLs the printed list skips: the kettle mirror lower-cases paths and
+    // quill's mirrors are on https.
+    let printed = mirrorscope::report::AvoidList::gather(
+        &mirrorscope::datadir::DataDir::open_existing(&data).unwrap(),
+        None,
+    )
+    .unwrap();
+    let heritrix = mirrorscope(
+        &crate_dir(),
+        &["avoid", "--data", data_arg, "--format", "heritrix"],
+    );
+    assert!(heritrix.status.success(), "{}", stderr(&heritrix));
+    let heritrix = stdout(&heritrix);
+    let surts_file = dir.path().join("surts.txt");
+    std::fs::write(&surts_file, &heritrix).unwrap();
+    let read = Command::new("python3")
+        .args([
+            "-c",
+            "import re, sys\n\
+             def surt(u):\n    \
+                 scheme, rest = u.split('://', 1)\n    \
+                 authority, path = re.match(r'([^/?#]*)(.*)', rest).groups()\n    \
+                 host, _, port = authority.partition(':')\n    \
+                 labels = ''.join(label + ',' for label in reversed(host.split('.')))\n    \
+                 s = scheme + '://(' + labels + (':' + port if port else '') + ')' + path\n    \
+                 s = s.lower()\n    \
+                 return 'http' + s[5:] if s.startswith('https://') else s\n\
+             prefixes = [l[1:].strip().lower() for l in open(sys.argv[1]) if l.startswith('+')]\n\
+             for u in open(sys.argv[2]).read().split('\\n'):\n    \
+                 print(1 if any(surt(u).startswith(p) for p in prefixes) else 0)",
+            surts_file.to_str().unwrap(),
+            urls_file.to_str().unwrap(),
+        ])
+        .output()
+        .expect("python3 reads the SURT prefixes");
+    assert!(read.status.success(), "{}", stderr(&read));
+    let read: Vec<bool> = stdout(&read).lines().map(|line| line == "1").collect();
+    assert_eq!(read.len(), urls.len());
+    let mut skipped = 0;
+    for (url, read) in urls.iter().zip(read) {
+        if read {
+            assert!(
+                printed.avoids(url),
+                "Heritrix would skip {url}:\n{heritrix}"
+            );
+            skipped += 1;
+        }
+    }
+    // Only the aliases are left out (pytool's three ways of naming a page).
+    assert!(heritrix.contains("\n# 3 entries left out"), "{heritrix}");
+    assert!(
+        skipped * 10 >= printed.pages_saved * 8,
+        "{skipped}\n{heritrix}"
+    );
 
     // Page 1: each manual once in any version, from its original, nothing
     // refused.
