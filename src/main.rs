@@ -141,6 +141,11 @@ enum Command {
         /// documents of the crawl. (`--previous` checks every entry found.)
         #[arg(long, value_name = "N", conflicts_with = "previous")]
         max_entries: Option<usize>,
+        /// Print only the pages a crawler loading the list in `--format`
+        /// must seed (one URL a line, for `wget --input-file`): the ones it
+        /// keeps that only pages it skips link to.
+        #[arg(long, conflicts_with_all = ["previous", "json"])]
+        seeds: bool,
     },
     /// How clusters, collections and mirrors changed from the crawl indexed
     /// in one data directory to the crawl indexed in another
@@ -401,6 +406,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             format,
             previous,
             max_entries,
+            seeds,
         } => {
             let data = DataDir::open_existing(&data)?;
             if let Some(previous) = previous {
@@ -414,12 +420,20 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 print(&mut stdout, json, &answer, Text::Ended)?;
             } else {
                 let (list, table) = report::AvoidList::gather_with_table(&data, max_entries)?;
-                if format == report::AvoidFormat::Heritrix {
-                    stdout.write_all(list.render_heritrix(&table).as_bytes())?;
+                if seeds {
+                    for seed in list.seeds(&table, format) {
+                        writeln!(stdout, "{seed}")?;
+                    }
+                } else if format == report::AvoidFormat::Heritrix {
+                    let mut text = list.render_heritrix(&table);
+                    report::write_seeds(&mut text, &list.seeds)?;
+                    stdout.write_all(text.as_bytes())?;
                 } else if json || format == report::AvoidFormat::Prefix {
                     print(&mut stdout, json, &list, Text::Ended)?;
                 } else {
-                    stdout.write_all(list.render(format).as_bytes())?;
+                    let mut text = list.render(format);
+                    report::write_seeds(&mut text, &list.seeds(&table, format))?;
+                    stdout.write_all(text.as_bytes())?;
                 }
             }
         }

@@ -167,6 +167,9 @@ pub struct AvoidList {
     /// rule holds them at no cost).
     #[serde(skip)]
     pub beyond: Vec<AvoidEntry>,
+    /// Pages the list keeps that only pages it skips link to: a crawler
+    /// loading the list seeds them ([`seeds`]).
+    pub seeds: Vec<String>,
 }
 
 /// The entries a budget leaves out: how many, and the pages and bytes they
@@ -212,6 +215,10 @@ impl AvoidList {
             &mirrors,
         )
         .within_default(budget);
+        let list = AvoidList {
+            seeds: seeds(&table, &list.skipped(&table)),
+            ..list
+        };
         Ok((list, table))
     }
 
@@ -292,6 +299,7 @@ impl AvoidList {
             left_out: LeftOut::default(),
             folders: Vec::new(),
             beyond: Vec::new(),
+            seeds: Vec::new(),
         };
         list.folders = folder_rules(table, &list, &plan.copy_entries);
         list
@@ -341,6 +349,34 @@ impl AvoidList {
         }
         skipped
     }
+}
+
+/// The pages a crawler skipping `skipped` would no longer reach by links:
+/// crawled pages it keeps that crawled pages link to, but only pages it
+/// skips (an older version's changed page, linked from its unchanged index
+/// and chapters). A crawler loading the list seeds them, or loses them.
+/// Sorted URLs.
+pub fn seeds(table: &PageTable, skipped: &[bool]) -> Vec<String> {
+    let mut linked = vec![false; table.pages.len()];
+    let mut reached = vec![false; table.pages.len()];
+    for (index, page) in table.pages.iter().enumerate() {
+        for target in &page.outlinks {
+            let target = target.0 as usize;
+            if target == index {
+                continue;
+            }
+            linked[target] = true;
+            if !skipped[index] {
+                reached[target] = true;
+            }
+        }
+    }
+    let mut seeds: Vec<String> = (0..table.pages.len())
+        .filter(|&index| linked[index] && !reached[index] && !skipped[index])
+        .map(|index| table.pages[index].url.clone())
+        .collect();
+    seeds.sort_unstable();
+    seeds
 }
 
 /// Each copy's entries as one folder rule, where most crawled URLs under the
@@ -545,7 +581,7 @@ fn url_alias_entries(table: &PageTable, aliases: &UrlAliases) -> Vec<AvoidEntry>
 }
 
 /// The pages under a URL prefix: one run of the table, sorted by URL.
-fn under_prefix(table: &PageTable, prefix: &str) -> std::ops::Range<usize> {
+pub(super) fn under_prefix(table: &PageTable, prefix: &str) -> std::ops::Range<usize> {
     let start = table
         .pages
         .partition_point(|page| page.url.as_str() < prefix);
@@ -1162,8 +1198,23 @@ impl fmt::Display for AvoidList {
         for entry in &self.entries {
             writeln!(formatter, "{entry}")?;
         }
-        Ok(())
+        write_seeds(formatter, &self.seeds)
     }
+}
+
+/// The seeds as comment lines closing a list: `# seed URL`.
+pub fn write_seeds(out: &mut impl fmt::Write, seeds: &[String]) -> fmt::Result {
+    if !seeds.is_empty() {
+        writeln!(
+            out,
+            "# {} pages kept are linked only from pages skipped: seed them (`avoid --seeds` lists them), or a crawler following the list misses them",
+            seeds.len()
+        )?;
+    }
+    for seed in seeds {
+        writeln!(out, "# seed\t{seed}")?;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -1616,6 +1667,37 @@ pub(super) mod tests {
         let roomy = whole.clone().within(whole.entries.len());
         assert_eq!(roomy.entries.len(), whole.entries.len());
         assert_eq!(roomy.left_out, LeftOut::default());
+    }
+
+    #[test]
+    fn a_kept_page_linked_only_from_skipped_pages_is_a_seed() {
+        // The old version changed two api pages: its index and chapters are
+        // skipped, so nothing a crawler still fetches links to the changed
+        // pages, and it must seed them; the pages of the original are
+        // linked from its own kept index.
+        let manual = manual();
+        let changed = ["api/page1.html", "api/page2.html"];
+        let copies = [
+            copy("www.example.org", "/docs/", &[], &all),
+            copy("old.example.net", "/v1/docs/", &changed, &all),
+        ];
+        let captures: Vec<Capture> = copies.iter().flat_map(|c| serve(&manual, c)).collect();
+        let (table, _, list) = avoid(&captures);
+        let skipped = list.skipped(&table);
+        assert!(
+            list.avoids("http://old.example.net/v1/docs/index.html"),
+            "{list}"
+        );
+        assert_eq!(
+            seeds(&table, &skipped),
+            [
+                "http://old.example.net/v1/docs/api/page1.html",
+                "http://old.example.net/v1/docs/api/page2.html"
+            ],
+            "{list}"
+        );
+        // Nothing skipped, nothing to seed.
+        assert!(seeds(&table, &vec![false; table.pages.len()]).is_empty());
     }
 
     #[test]

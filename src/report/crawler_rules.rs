@@ -28,7 +28,7 @@
 
 use std::fmt::Write;
 
-use super::avoid::{AvoidEntry, AvoidKind, AvoidList, FolderRule};
+use super::avoid::{covered, seeds, under_prefix, AvoidEntry, AvoidKind, AvoidList, FolderRule};
 use crate::pages::PageTable;
 use crate::similarity::aliases::Variation;
 
@@ -81,6 +81,37 @@ impl AvoidList {
             .entries
             .sort_by(|x, y| x.kind.cmp(&y.kind).then(x.target.cmp(&y.target)));
         compact
+    }
+
+    /// By page of `table`: whether a crawler loading the compact form
+    /// (`wget`, `browsertrix`) skips it.
+    pub fn compact_skipped(&self, table: &PageTable) -> Vec<bool> {
+        let compact = self.compact();
+        let mut skipped = vec![false; table.pages.len()];
+        for rule in compact.folders {
+            for index in under_prefix(table, &rule.folder) {
+                if !rule.except.contains(&table.pages[index].url) {
+                    skipped[index] = true;
+                }
+            }
+        }
+        for entry in compact.entries {
+            for index in covered(table, entry) {
+                skipped[index] = true;
+            }
+        }
+        skipped
+    }
+
+    /// The pages a crawler loading the list in `format` must seed: the
+    /// ones it keeps that only pages it skips link to ([`seeds`]).
+    pub fn seeds(&self, table: &PageTable, format: AvoidFormat) -> Vec<String> {
+        match format {
+            AvoidFormat::Wget | AvoidFormat::Browsertrix => {
+                seeds(table, &self.compact_skipped(table))
+            }
+            AvoidFormat::Prefix | AvoidFormat::Heritrix => seeds(table, &self.skipped(table)),
+        }
     }
 
     /// The regular expressions of the list (PCRE, JavaScript and Python
@@ -433,6 +464,7 @@ mod tests {
             left_out: Default::default(),
             folders: Vec::new(),
             beyond: Vec::new(),
+            seeds: Vec::new(),
         };
         let wget = list.render(AvoidFormat::Wget);
         assert_eq!(wget.lines().last(), Some("(?!)"), "{wget}");

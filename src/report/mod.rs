@@ -16,7 +16,9 @@ mod versions;
 
 use crate::pipeline::{IndexOutcome, RemoveOutcome};
 
-pub use avoid::{default_budget, AvoidEntry, AvoidKind, AvoidList, FolderRule, LeftOut};
+pub use avoid::{
+    default_budget, seeds, write_seeds, AvoidEntry, AvoidKind, AvoidList, FolderRule, LeftOut,
+};
 pub use avoid_loop::{AvoidLoop, PreviousList, Verdict};
 pub use clusters::{ClusterEntry, ClusterFilter, ClustersReport, CollectionEntry};
 pub use crawler_rules::AvoidFormat;

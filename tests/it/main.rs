@@ -25,3 +25,4 @@ mod outputs;
 mod similarity;
 mod spark;
 mod structure;
+mod wget;
