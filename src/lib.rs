@@ -13,6 +13,7 @@ pub mod collections;
 pub mod config;
 pub mod corpus;
 pub mod datadir;
+pub mod dedup_warc;
 pub mod eval;
 pub mod export;
 pub mod fingerprint;

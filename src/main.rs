@@ -163,6 +163,29 @@ enum Command {
         #[arg(long)]
         all: bool,
     },
+    /// A crawl's WARC files with each payload written once (gomes-2006): a
+    /// response whose payload was written before, in this crawl or an
+    /// earlier one, becomes a `revisit` record (WARC/1.1,
+    /// identical-payload-digest) referring to its first capture; every other
+    /// record is copied. Writes PREFIX-NNNNN.warc.gz files and PREFIX.cdxj,
+    /// the index pywb reads.
+    DedupWarc {
+        /// The crawls: WARC files or folders of them, earlier crawls first.
+        #[arg(required = true)]
+        crawls: Vec<PathBuf>,
+        /// The output folder (created when missing; never overwritten).
+        #[arg(long)]
+        out: PathBuf,
+        /// Start a new file before one would pass this many bytes.
+        #[arg(long, default_value_t = 1_000_000_000)]
+        max_file_bytes: u64,
+        /// The output files' name prefix.
+        #[arg(long, default_value = "dedup")]
+        prefix: String,
+        /// Print JSON instead of text.
+        #[arg(long)]
+        json: bool,
+    },
     /// Write the current generation's tables (pages, links, chunks, minhash,
     /// megashingles, trivial clusters, similar clusters, collections, mirrored
     /// host pairs...) as tab-separated files with a header line or as Parquet
@@ -446,6 +469,21 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 evolution.shown_changes = None;
             }
             print(&mut stdout, json, &evolution, Text::Ended)?;
+        }
+        Command::DedupWarc {
+            crawls,
+            out,
+            max_file_bytes,
+            prefix,
+            json,
+        } => {
+            let options = mirrorscope::dedup_warc::DedupOptions {
+                out,
+                max_file_bytes,
+                prefix,
+            };
+            let report = mirrorscope::dedup_warc::dedup(&crawls, &options)?;
+            print(&mut stdout, json, &report, Text::Line)?;
         }
         Command::Export {
             out,

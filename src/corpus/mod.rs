@@ -8,6 +8,7 @@
 
 pub mod canonical;
 pub mod charset;
+pub mod digest;
 pub mod html;
 pub mod http;
 pub mod warc;

@@ -44,6 +44,11 @@ impl<W: Write> WarcWriter<W> {
         self
     }
 
+    /// The bytes written so far: where the next record starts.
+    pub fn position(&self) -> u64 {
+        self.bytes_written
+    }
+
     /// Writes one record; returns the offset in the output where it starts.
     pub fn write_record(&mut self, record: &OutRecord<'_>) -> io::Result<u64> {
         let offset = self.bytes_written;

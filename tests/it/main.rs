@@ -13,6 +13,7 @@ mod corpus;
 mod crashes;
 mod crawlgen;
 mod crawls;
+mod dedup_warc;
 mod devcrawl;
 mod evolve;
 mod export;
