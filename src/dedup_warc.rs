@@ -433,7 +433,7 @@ fn one_record(
         .collect();
     let copy = OutRecord {
         warc_type: &kind,
-        headers: copied.clone(),
+        headers: copied,
         block: &record.block,
     };
     let url = record.header("WARC-Target-URI").unwrap_or("").to_string();

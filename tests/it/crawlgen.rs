@@ -23,7 +23,7 @@ use common::*;
 
 /// The crawl `make_crawl.py ARGS` writes, indexed: its folder (kept while
 /// the returned one lives), the crawl and the data folder.
-fn generated_and_indexed(args: &[&str]) -> (tempfile::TempDir, PathBuf, PathBuf) {
+pub(crate) fn generated_and_indexed(args: &[&str]) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let built = Command::new("python3")
         .arg(crate_dir().join("tests/crawlgen/make_crawl.py"))
