@@ -29,16 +29,6 @@ fi
 if [ ! -x "$venv/bin/python" ] \
   || ! "$venv/bin/python" -c "import pyspark, sys, xxhash; sys.exit(pyspark.__version__ != '$pyspark_version' or xxhash.VERSION != '$xxhash_version')" 2> /dev/null; then
   echo "== installing pyspark $pyspark_version and xxhash $xxhash_version into $venv" >&2
-  mkdir -p "$(dirname "$venv")"
-  if ! python3 -m venv "$venv" 2> /dev/null; then
-    # Debian's python3 keeps venv in a package of its own.
-    sudo=""
-    if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-    $sudo apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq python3-venv > /dev/null
-    python3 -m venv "$venv"
-  fi
-  "$venv/bin/pip" install --quiet --disable-pip-version-check \
-    "pyspark==$pyspark_version" "xxhash==$xxhash_version"
+  bash .ci/venv-install.sh "$venv" "pyspark==$pyspark_version" "xxhash==$xxhash_version"
 fi
 echo "$(cd "$venv" && pwd)/bin/python"

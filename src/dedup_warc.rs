@@ -36,6 +36,8 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::corpus::digest::warc_sha1;
+use crate::corpus::http::parse_head;
+use crate::corpus::surt::cdx_key;
 use crate::corpus::warc::{WarcReader, WarcRecord};
 use crate::corpus::warc_write::{OutRecord, WarcWriter};
 use crate::corpus::{list_warc_files, WarcError};
@@ -179,112 +181,24 @@ impl Output<'_> {
     }
 }
 
-/// The HTTP head of a response block and where its payload starts; `None`
-/// when the block is no HTTP response.
-fn split_http(block: &[u8]) -> Option<usize> {
-    if !block.starts_with(b"HTTP/") {
-        return None;
-    }
-    let crlf = block.windows(4).position(|window| window == b"\r\n\r\n");
-    let lf = block.windows(2).position(|window| window == b"\n\n");
-    match (crlf, lf) {
-        (Some(crlf), Some(lf)) if lf + 2 < crlf + 4 => Some(lf + 2),
-        (Some(crlf), _) => Some(crlf + 4),
-        (None, Some(lf)) => Some(lf + 2),
-        (None, None) => None,
-    }
-}
-
-/// The status code and the `Content-Type` (without parameters) of an HTTP
-/// head.
-fn status_and_mime(head: &[u8]) -> (String, String) {
-    let head = String::from_utf8_lossy(head);
-    let mut lines = head.lines();
-    let status = lines
-        .next()
-        .and_then(|line| line.split_whitespace().nth(1))
-        .unwrap_or("-")
-        .to_string();
-    let mime = lines
-        .filter_map(|line| line.split_once(':'))
-        .find(|(name, _)| name.trim().eq_ignore_ascii_case("content-type"))
-        .map(|(_, value)| {
-            value
-                .split(';')
-                .next()
-                .unwrap_or("")
-                .trim()
-                .to_ascii_lowercase()
-        })
-        .unwrap_or_else(|| "unk".into());
-    (status, mime)
+/// An HTTP response block's head ([`parse_head`]): where its payload starts,
+/// its status code and its `Content-Type` without parameters; `None` when
+/// the block is no HTTP response.
+fn http_head(block: &[u8]) -> Option<(usize, String, String)> {
+    let head = parse_head(block).ok()?;
+    let mime = head
+        .headers
+        .iter()
+        .find(|(name, _)| name.eq_ignore_ascii_case("content-type"))
+        .and_then(|(_, value)| value.split(';').next())
+        .map_or_else(|| "unk".into(), |mime| mime.trim().to_ascii_lowercase());
+    Some((head.body_offset, head.status.to_string(), mime))
 }
 
 /// `2026-11-20T12:00:00Z` (or with fractions) as `20261120120000`.
 fn timestamp(date: &str) -> String {
     let digits: String = date.chars().filter(char::is_ascii_digit).take(14).collect();
     format!("{digits:0<14}")
-}
-
-/// The key pywb looks a URL up by (the `surt` package's default form):
-/// no scheme, the host in lower case without a leading `www.` and its
-/// labels reversed, a port other than the scheme's default, `)`, the path
-/// in lower case, the query's arguments sorted; no fragment.
-pub fn cdx_key(url: &str) -> String {
-    // A name that is no URL with a host (`urn:...`) is its own key.
-    let Some((scheme, rest)) = url.split_once("://") else {
-        return url.to_lowercase();
-    };
-    let scheme = scheme.to_ascii_lowercase();
-    let rest = rest.split('#').next().unwrap_or("");
-    let end = rest.find(['/', '?']).unwrap_or(rest.len());
-    let (authority, path_query) = rest.split_at(end);
-    let authority = authority
-        .rsplit('@')
-        .next()
-        .unwrap_or("")
-        .to_ascii_lowercase();
-    let (host, port) = match authority.rsplit_once(':') {
-        Some((host, port)) if port.bytes().all(|b| b.is_ascii_digit()) => (host, Some(port)),
-        _ => (authority.as_str(), None),
-    };
-    let host = host.trim_end_matches('.');
-    let host = match host.strip_prefix("www") {
-        Some(tail) => {
-            let digits = tail.trim_start_matches(|c: char| c.is_ascii_digit());
-            digits.strip_prefix('.').unwrap_or(host)
-        }
-        None => host,
-    };
-    let mut key: String = host.rsplit('.').collect::<Vec<_>>().join(",");
-    let default = matches!(
-        (scheme.as_str(), port),
-        ("http", Some("80")) | ("https", Some("443"))
-    );
-    if let Some(port) = port.filter(|_| !default) {
-        key.push(':');
-        key.push_str(port);
-    }
-    key.push(')');
-    let (path, query) = match path_query.split_once('?') {
-        Some((path, query)) => (path, Some(query)),
-        None => (path_query, None),
-    };
-    // A folder is its name: `/docs/` is `/docs` (the root stays `/`).
-    let path = match path.strip_suffix('/') {
-        Some(stripped) if !stripped.is_empty() => stripped,
-        Some(_) => "/",
-        None if path.is_empty() => "/",
-        None => path,
-    };
-    key.push_str(path);
-    if let Some(query) = query.filter(|query| !query.is_empty()) {
-        let mut arguments: Vec<&str> = query.split('&').collect();
-        arguments.sort_unstable();
-        key.push('?');
-        key.push_str(&arguments.join("&"));
-    }
-    key.to_lowercase()
 }
 
 /// Deduplicates the WARC files of `crawls` (files or folders, earlier crawls
@@ -438,11 +352,11 @@ fn one_record(
     };
     let url = record.header("WARC-Target-URI").unwrap_or("").to_string();
     let date = record.header("WARC-Date").unwrap_or("").to_string();
-    let head_end = match kind.as_str() {
-        "response" | "revisit" => split_http(&record.block),
+    let head = match kind.as_str() {
+        "response" | "revisit" => http_head(&record.block),
         _ => None,
     };
-    let Some(head_end) = head_end else {
+    let Some((head_end, status, mime)) = head else {
         let (filename, offset, length) = output.write(&copy)?;
         if kind == "resource" {
             // A resource (a file kept as it was) is a capture too.
@@ -467,7 +381,6 @@ fn one_record(
         }
         return Ok(());
     };
-    let (status, mime) = status_and_mime(&record.block[..head_end]);
     let line =
         |digest: &str, (filename, offset, length): (String, u64, u64), mime: String| IndexLine {
             key: cdx_key(&url),
@@ -745,36 +658,15 @@ mod tests {
     }
 
     #[test]
-    fn cdx_keys_are_pywbs() {
-        for (url, key) in [
-            (
-                "http://www.Example.com/Docs/A.html",
-                "com,example)/docs/a.html",
-            ),
-            ("https://example.com", "com,example)/"),
-            (
-                "http://example.com:8080/x?b=2&a=1#top",
-                "com,example:8080)/x?a=1&b=2",
-            ),
-            ("http://example.com:80/x?", "com,example)/x"),
-            ("http://www2.example.org/", "org,example)/"),
-            ("http://wwwexample.org/", "org,wwwexample)/"),
-            ("urn:Example:seeds", "urn:example:seeds"),
-        ] {
-            assert_eq!(cdx_key(url), key, "{url}");
-        }
-    }
-
-    #[test]
     fn a_response_head_ends_at_its_blank_line() {
-        assert_eq!(split_http(b"HTTP/1.1 200 OK\r\nA: b\r\n\r\nbody"), Some(25));
-        assert_eq!(split_http(b"HTTP/1.0 200 OK\n\nbody"), Some(17));
-        assert_eq!(split_http(b"not http"), None);
+        let end = |block: &[u8]| http_head(block).map(|(end, ..)| end);
+        assert_eq!(end(b"HTTP/1.1 200 OK\r\nA: b\r\n\r\nbody"), Some(25));
+        assert_eq!(end(b"HTTP/1.0 200 OK\n\nbody"), Some(17));
+        assert_eq!(end(b"not http"), None);
         assert_eq!(
-            status_and_mime(
-                b"HTTP/1.1 404 Not Found\r\nContent-Type: Text/HTML; charset=utf-8\r\n\r\n"
-            ),
-            ("404".to_string(), "text/html".to_string())
+            http_head(b"HTTP/1.1 404 Not Found\r\nContent-Type: Text/HTML; charset=utf-8\r\n\r\n")
+                .map(|(_, status, mime)| (status, mime)),
+            Some(("404".to_string(), "text/html".to_string()))
         );
         assert_eq!(timestamp("2026-11-20T12:00:00Z"), "20261120120000");
         assert_eq!(timestamp("2026-11-20T12:00:00.123Z"), "20261120120000");

@@ -11,6 +11,7 @@ pub mod charset;
 pub mod digest;
 pub mod html;
 pub mod http;
+pub mod surt;
 pub mod warc;
 pub mod warc_write;
 

@@ -29,6 +29,7 @@
 use std::fmt::Write;
 
 use super::avoid::{covered, seeds, under_prefix, AvoidEntry, AvoidKind, AvoidList, FolderRule};
+use crate::corpus::surt;
 use crate::pages::PageTable;
 use crate::similarity::aliases::Variation;
 
@@ -47,6 +48,46 @@ struct Compact<'l> {
     folders: Vec<&'l FolderRule>,
     entries: Vec<&'l AvoidEntry>,
     pages: u64,
+}
+
+impl Compact<'_> {
+    /// [`AvoidList::regexes`].
+    fn regexes(&self) -> Vec<String> {
+        self.folders
+            .iter()
+            .map(|rule| folder_regex(rule))
+            .chain(self.entries.iter().map(|entry| entry_regex(entry)))
+            .collect()
+    }
+
+    /// [`AvoidList::one_regex`].
+    fn one_regex(&self) -> String {
+        let mut trie = Trie::default();
+        let mut others = Vec::new();
+        for rule in &self.folders {
+            trie.insert(&rule.folder, folder_tail(rule));
+        }
+        for entry in &self.entries {
+            match entry.kind {
+                AvoidKind::Prefix => trie.insert(&entry.target, String::new()),
+                _ => others.push(entry_regex(entry)),
+            }
+        }
+        let mut alternatives: Vec<String> = Vec::new();
+        if !trie.is_empty() {
+            alternatives.push(format!("^{}", trie.render()));
+        }
+        alternatives.extend(others);
+        match alternatives.len() {
+            0 => "(?!)".into(),
+            1 => alternatives.remove(0),
+            _ => alternatives
+                .iter()
+                .map(|alternative| format!("(?:{alternative})"))
+                .collect::<Vec<_>>()
+                .join("|"),
+        }
+    }
 }
 
 impl AvoidList {
@@ -118,13 +159,7 @@ impl AvoidList {
     /// read them alike): the folder rules, then the entries no folder rule
     /// covers, within the budget.
     pub fn regexes(&self) -> Vec<String> {
-        let compact = self.compact();
-        compact
-            .folders
-            .into_iter()
-            .map(folder_regex)
-            .chain(compact.entries.into_iter().map(entry_regex))
-            .collect()
+        self.compact().regexes()
     }
 
     /// The list as one regular expression (wget reads one): the rules
@@ -132,32 +167,7 @@ impl AvoidList {
     /// a copy's many single pages cost their names only; an empty list
     /// matches nothing.
     pub fn one_regex(&self) -> String {
-        let compact = self.compact();
-        let mut trie = Trie::default();
-        let mut others = Vec::new();
-        for rule in compact.folders {
-            trie.insert(&rule.folder, folder_tail(rule));
-        }
-        for entry in compact.entries {
-            match entry.kind {
-                AvoidKind::Prefix => trie.insert(&entry.target, String::new()),
-                _ => others.push(entry_regex(entry)),
-            }
-        }
-        let mut alternatives: Vec<String> = Vec::new();
-        if !trie.is_empty() {
-            alternatives.push(format!("^{}", trie.render()));
-        }
-        alternatives.extend(others);
-        match alternatives.len() {
-            0 => "(?!)".into(),
-            1 => alternatives.remove(0),
-            _ => alternatives
-                .iter()
-                .map(|alternative| format!("(?:{alternative})"))
-                .collect::<Vec<_>>()
-                .join("|"),
-        }
+        self.compact().one_regex()
     }
 
     /// The list in Heritrix's form: a SURT prefix for each entry that,
@@ -172,7 +182,7 @@ impl AvoidList {
             .pages
             .iter()
             .zip(&skipped)
-            .filter_map(|(page, &skipped)| Some((heritrix_surt(&page.url)?, skipped)))
+            .filter_map(|(page, &skipped)| Some((surt::heritrix(&page.url)?, skipped)))
             .collect();
         crawled.sort_unstable();
         // Whether every crawled URL a prefix starts is one the list skips.
@@ -187,8 +197,8 @@ impl AvoidList {
         let mut left_out = 0;
         for entry in &self.entries {
             let prefix = match entry.kind {
-                AvoidKind::Prefix => heritrix_surt(&entry.target),
-                AvoidKind::Host => heritrix_surt(&format!("http://{}/", entry.target))
+                AvoidKind::Prefix => surt::heritrix(&entry.target),
+                AvoidKind::Host => surt::heritrix(&format!("http://{}/", entry.target))
                     .and_then(|surt| surt.find(')').map(|end| surt[..=end].to_string())),
                 AvoidKind::Alias => None,
             };
@@ -242,17 +252,18 @@ impl AvoidList {
                 let _ = write!(out, "{self}");
             }
             AvoidFormat::Wget => {
-                let regexes = self.regexes();
-                self.header(&mut out, "#", regexes.len());
+                let compact = self.compact();
+                self.header(&mut out, &compact);
                 out.push_str(
                     "# wget --regex-type=pcre --reject-regex \"$(grep -v '^#' THIS_FILE)\" ...\n",
                 );
-                out.push_str(&self.one_regex());
+                out.push_str(&compact.one_regex());
                 out.push('\n');
             }
             AvoidFormat::Browsertrix => {
-                let regexes = self.regexes();
-                self.header(&mut out, "#", regexes.len());
+                let compact = self.compact();
+                self.header(&mut out, &compact);
+                let regexes = compact.regexes();
                 out.push_str(
                     "# browsertrix-crawler --config THIS_FILE (or merge into a crawl config)\n",
                 );
@@ -271,13 +282,14 @@ impl AvoidList {
         out
     }
 
-    fn header(&self, out: &mut String, comment: &str, rules: usize) {
+    fn header(&self, out: &mut String, compact: &Compact<'_>) {
         let found = self.entries.len() + self.beyond.len();
         let _ = writeln!(
             out,
-            "{comment} mirrorscope avoid list, generation {} (cho-2000 §5.1): {rules} rules for the {found} entries found; a crawler following them skips {} of {} pages",
+            "# mirrorscope avoid list, generation {} (cho-2000 §5.1): {} rules for the {found} entries found; a crawler following them skips {} of {} pages",
             self.generation,
-            self.compact().pages,
+            compact.folders.len() + compact.entries.len(),
+            compact.pages,
             self.pages
         );
     }
@@ -384,56 +396,6 @@ fn entry_regex(entry: &AvoidEntry) -> String {
     }
 }
 
-/// A URL's SURT as Heritrix compares it (`SURT.fromURI`, then `https`
-/// read as `http`): `scheme://(tld,domain,sub,:port@userinfo)/path?query`,
-/// the host's labels reversed (an IPv4 address as it is), all in lower
-/// case. `None` for a URL without `://`. A prefix of a URL gives the prefix
-/// of the URLs it starts.
-pub fn heritrix_surt(url: &str) -> Option<String> {
-    let (scheme, rest) = url.split_once("://")?;
-    let scheme = if scheme.eq_ignore_ascii_case("https") {
-        "http"
-    } else {
-        scheme
-    };
-    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, path) = rest.split_at(end);
-    let (userinfo, host_port) = match authority.rsplit_once('@') {
-        Some((userinfo, host_port)) => (Some(userinfo), host_port),
-        None => (None, authority),
-    };
-    let (host, port) = match host_port.rsplit_once(':') {
-        Some((host, port)) if !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit()) => {
-            (host, Some(port))
-        }
-        _ => (host_port, None),
-    };
-    let mut surt = format!("{scheme}://(");
-    let ipv4 = host.split('.').count() == 4
-        && host.split('.').all(|part| {
-            !part.is_empty() && part.len() <= 3 && part.bytes().all(|b| b.is_ascii_digit())
-        });
-    if ipv4 {
-        surt.push_str(host);
-    } else {
-        for label in host.rsplit('.') {
-            surt.push_str(label);
-            surt.push(',');
-        }
-    }
-    if let Some(port) = port {
-        surt.push(':');
-        surt.push_str(port);
-    }
-    if let Some(userinfo) = userinfo {
-        surt.push('@');
-        surt.push_str(userinfo);
-    }
-    surt.push(')');
-    surt.push_str(path);
-    Some(surt.to_lowercase())
-}
-
 /// Escapes what regular expressions read as syntax.
 fn escape(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
@@ -493,26 +455,6 @@ mod tests {
     }
 
     #[test]
-    fn a_surt_reverses_the_host_and_reads_https_as_http_in_lower_case() {
-        for (url, surt) in [
-            (
-                "http://www.Example.org/Docs/a.html?x=1",
-                "http://(org,example,www,)/docs/a.html?x=1",
-            ),
-            (
-                "https://mirror.example.net:8443/pub/",
-                "http://(net,example,mirror,:8443)/pub/",
-            ),
-            ("http://192.0.2.7/docs/", "http://(192.0.2.7)/docs/"),
-            ("http://user@example.org/", "http://(org,example,@user)/"),
-            ("http://example.org", "http://(org,example,)"),
-        ] {
-            assert_eq!(heritrix_surt(url).as_deref(), Some(surt), "{url}");
-        }
-        assert_eq!(heritrix_surt("example.org/docs/"), None);
-    }
-
-    #[test]
     fn heritrix_gets_only_the_prefixes_that_skip_nothing_kept_in_its_reading() {
         use crate::ingest::Capture;
         use crate::report::avoid::tests::{avoid, copy, manual};
@@ -553,8 +495,8 @@ mod tests {
         assert_eq!(prefixes.len(), list.entries.len() - 1, "{heritrix}");
         // Read as Heritrix reads it, the form skips only what the list skips.
         for page in &table.pages {
-            let surt = heritrix_surt(&page.url).unwrap();
-            if prefixes.iter().any(|prefix| surt.starts_with(prefix)) {
+            let read = surt::heritrix(&page.url).unwrap();
+            if prefixes.iter().any(|prefix| read.starts_with(prefix)) {
                 assert!(list.avoids(&page.url), "{} is kept", page.url);
             }
         }

@@ -174,18 +174,16 @@ fn wget_loading_the_list_fetches_the_crawl_minus_what_it_skips() {
     seeds.extend(entry.values().map(|url| url.to_string()));
     let seeds: Vec<String> = seeds.into_iter().collect();
 
-    let avoid = mirrorscope(
-        &crate_dir(),
-        &[
-            "avoid",
-            "--data",
-            data.to_str().unwrap(),
-            "--format",
-            "wget",
-        ],
-    );
-    assert!(avoid.status.success(), "{}", stderr(&avoid));
-    let regex = stdout(&avoid)
+    // `avoid --format wget`, and with `--seeds` the pages to seed.
+    let wget_form = |seeds: &[&str]| {
+        let data = data.to_str().unwrap();
+        let mut args = vec!["avoid", "--data", data, "--format", "wget"];
+        args.extend(seeds);
+        let output = mirrorscope(&crate_dir(), &args);
+        assert!(output.status.success(), "{}", stderr(&output));
+        stdout(&output)
+    };
+    let regex = wget_form(&[])
         .lines()
         .find(|line| !line.starts_with('#'))
         .unwrap()
@@ -208,19 +206,7 @@ fn wget_loading_the_list_fetches_the_crawl_minus_what_it_skips() {
         .filter(|seed| !skips.contains(seed.as_str()))
         .cloned()
         .collect();
-    let added = mirrorscope(
-        &crate_dir(),
-        &[
-            "avoid",
-            "--data",
-            data.to_str().unwrap(),
-            "--format",
-            "wget",
-            "--seeds",
-        ],
-    );
-    assert!(added.status.success(), "{}", stderr(&added));
-    let added: Vec<String> = stdout(&added).lines().map(String::from).collect();
+    let added: Vec<String> = wget_form(&["--seeds"]).lines().map(String::from).collect();
     assert!(!added.is_empty());
     let added_count = added.len();
     kept_seeds.extend(added);
