@@ -199,7 +199,7 @@ fn generated_crawl(sites: usize) -> Vec<Capture> {
                     language: Default::default(),
                     canonical: None,
                     versions: Box::default(),
-                    text_hosts: Box::default(),
+                    text_hosts: mirrorscope::pages::ThinList::new(),
                 });
             }
         }

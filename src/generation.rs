@@ -34,7 +34,7 @@ use crate::store::{PageStore, StoreConfig, StoreError};
 /// The settings file in the data folder's root.
 pub(crate) const CONFIG_FILE: &str = "config.json";
 /// Version of the generation format written by this build.
-pub const GENERATION_FORMAT: u32 = 14;
+pub const GENERATION_FORMAT: u32 = 15;
 pub(crate) const PAGES_FILE: &str = "pages.bin";
 pub(crate) const SIMILARITY_FILE: &str = "similarity.bin";
 pub(crate) const COLLECTIONS_FILE: &str = "collections.bin";
@@ -168,7 +168,14 @@ impl Generation {
     }
 
     pub fn page_table(&self) -> Result<PageTable> {
-        let mut table: PageTable = read_compressed(&self.path.join(PAGES_FILE))?;
+        let path = self.path.join(PAGES_FILE);
+        let mut table: PageTable = read_compressed(&path)?;
+        if !table.text_hosts.is_well_formed() {
+            return Err(DataError::Format {
+                path,
+                detail: "the lists of hosts pages name are out of order or past their end".into(),
+            });
+        }
         table.share_record_files();
         Ok(table)
     }

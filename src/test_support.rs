@@ -38,7 +38,7 @@ pub fn capture_with_status(url: &str, text: &str, status: u16) -> Capture {
         language: Default::default(),
         canonical: None,
         versions: Box::default(),
-        text_hosts: Box::default(),
+        text_hosts: crate::pages::ThinList::new(),
     }
 }
 

@@ -59,7 +59,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::pages::{folder_prefix, parse_decimal_id, HostId, NotAnId, PageId, PageTable};
+use crate::pages::{
+    folder_prefix, parse_decimal_id, HostId, HostLists, NotAnId, PageId, PageTable, NO_HOST_LISTS,
+};
 use crate::similarity::{is_compared, Similarity, TrivialClusterId};
 pub use graph::WebGraph;
 pub use grow::{GrowOptions, Grown, Growth, GrowthCounts, Members};
@@ -667,7 +669,7 @@ fn prepare<'a>(
         urls: table.pages.iter().map(|page| page.url.as_str()).collect(),
         first_crawl: table.pages.iter().map(|page| page.first_crawl).collect(),
         named_hosts: table.pages.iter().map(|page| &*page.linked_hosts).collect(),
-        text_hosts: table.pages.iter().map(|page| &*page.text_hosts).collect(),
+        text_hosts: &table.text_hosts,
         canonical_hosts: table
             .pages
             .iter()
@@ -693,7 +695,6 @@ fn prepare<'a>(
 }
 
 /// What growing needs to know of each page besides the graph, by page id.
-#[derive(Default)]
 pub struct PageFacts<'a> {
     pub urls: Vec<&'a str>,
     /// The earliest crawl of the generation that saw each page, for
@@ -703,8 +704,8 @@ pub struct PageFacts<'a> {
     /// for choosing principal copies (empty when not known).
     pub named_hosts: Vec<&'a [HostId]>,
     /// Hosts each page's text names, its own included
-    /// ([`crate::pages::Page::text_hosts`]; empty when not known).
-    pub text_hosts: Vec<&'a [HostId]>,
+    /// ([`crate::pages::PageTable::text_hosts`]; none when not known).
+    pub text_hosts: &'a HostLists,
     /// The host of each page's `<link rel="canonical">`, when it is a host
     /// of the crawl (empty when not known).
     pub canonical_hosts: Vec<Option<HostId>>,
@@ -717,6 +718,22 @@ pub struct PageFacts<'a> {
     pub addresses: Vec<Option<&'a str>>,
     /// [`Similarity::stand_ins`] (empty when not known).
     pub stand_ins: Vec<bool>,
+}
+
+impl Default for PageFacts<'_> {
+    fn default() -> Self {
+        PageFacts {
+            urls: Vec::new(),
+            first_crawl: Vec::new(),
+            named_hosts: Vec::new(),
+            text_hosts: &NO_HOST_LISTS,
+            canonical_hosts: Vec::new(),
+            uncrawled_links: Vec::new(),
+            own_text: Vec::new(),
+            addresses: Vec::new(),
+            stand_ins: Vec::new(),
+        }
+    }
 }
 
 /// Grows the clusters of a web graph and numbers them. `labels` as in

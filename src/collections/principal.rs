@@ -263,12 +263,7 @@ fn named_by_copies(
             let pages = candidate
                 .pages
                 .iter()
-                .filter(|page| {
-                    facts
-                        .text_hosts
-                        .get(page.0 as usize)
-                        .is_some_and(|hosts| hosts.contains(&own))
-                })
+                .filter(|&&page| facts.text_hosts.get(page).contains(&own))
                 .count();
             pages > 0 && pages * NAMING_SHARE >= candidate.pages.len()
         })
@@ -292,9 +287,7 @@ fn named_by_copies(
             named_here.extend(
                 facts
                     .text_hosts
-                    .get(index)
-                    .copied()
-                    .unwrap_or(&[])
+                    .get(page)
                     .iter()
                     .filter(|host| named_in_text(host)),
             );

@@ -39,6 +39,77 @@ pub struct CharsetProblem {
     pub offset: usize,
 }
 
+/// The name of the encoding a body was decoded from (`UTF-8`,
+/// `windows-1252`...; empty without a body): one of the WHATWG Encoding
+/// Standard's names, held as the static string `encoding_rs` has for it,
+/// so that a million pages hold no copy of "UTF-8" each. Written as the
+/// plain string; a name read back is looked up as a label, and one that is
+/// no encoding's reads as UTF-8, as [`decode_as`] decodes it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct EncodingName(&'static str);
+
+impl EncodingName {
+    /// No encoding: a capture without a body.
+    pub const NONE: EncodingName = EncodingName("");
+
+    /// The encoding named by `label` (any of its WHATWG labels), `UTF-8`
+    /// for a label of none, [`EncodingName::NONE`] for an empty one.
+    pub fn from_label(label: &str) -> EncodingName {
+        if label.is_empty() {
+            return EncodingName::NONE;
+        }
+        EncodingName(
+            Encoding::for_label(label.as_bytes())
+                .unwrap_or(UTF_8)
+                .name(),
+        )
+    }
+
+    pub fn as_str(&self) -> &'static str {
+        self.0
+    }
+}
+
+impl From<&str> for EncodingName {
+    /// [`EncodingName::from_label`].
+    fn from(label: &str) -> EncodingName {
+        EncodingName::from_label(label)
+    }
+}
+
+impl From<&'static Encoding> for EncodingName {
+    fn from(encoding: &'static Encoding) -> EncodingName {
+        EncodingName(encoding.name())
+    }
+}
+
+impl std::ops::Deref for EncodingName {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.0
+    }
+}
+
+impl std::fmt::Display for EncodingName {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.0)
+    }
+}
+
+impl serde::Serialize for EncodingName {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.0)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for EncodingName {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<EncodingName, D::Error> {
+        let label = <std::borrow::Cow<'de, str>>::deserialize(deserializer)?;
+        Ok(EncodingName::from_label(&label))
+    }
+}
+
 /// A decoded page; borrows the body when it already is UTF-8.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedText<'a> {
@@ -186,6 +257,28 @@ fn find(haystack: &[u8], needle: &[u8]) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_encoding_name_is_read_back_as_the_name_of_its_encoding() {
+        for (label, name) in [
+            ("UTF-8", "UTF-8"),
+            ("latin1", "windows-1252"),
+            ("Shift_JIS", "Shift_JIS"),
+            ("no-such-charset", "UTF-8"),
+            ("", ""),
+        ] {
+            let written = postcard::to_allocvec(&EncodingName::from_label(label)).unwrap();
+            let read: EncodingName = postcard::from_bytes(&written).unwrap();
+            assert_eq!(read.as_str(), name, "{label}");
+        }
+        // The bytes a String field wrote: captures files keep their format.
+        let written = postcard::to_allocvec(&String::from("windows-1252")).unwrap();
+        assert_eq!(
+            postcard::from_bytes::<EncodingName>(&written).unwrap(),
+            EncodingName::from(WINDOWS_1252)
+        );
+        assert_eq!(std::mem::size_of::<EncodingName>(), 16);
+    }
 
     #[test]
     fn header_charset_wins_over_meta() {

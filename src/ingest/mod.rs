@@ -34,6 +34,7 @@ use rayon::prelude::*;
 use url::Url;
 
 pub use self::config::IngestConfig;
+use crate::corpus::charset::EncodingName;
 use crate::corpus::{self, charset, ReadLimits, RecordOutcome, WarcReader};
 use crate::fingerprint::Fingerprint;
 use crate::language;
@@ -464,7 +465,7 @@ fn process_record(
         body_bytes: page.body.len() as u64,
         info: page.info,
         content_key: None,
-        encoding: String::new(),
+        encoding: EncodingName::NONE,
         title: String::new(),
         links: page.redirect_to.into_iter().collect(),
         revisit_of: None,
@@ -472,7 +473,7 @@ fn process_record(
         language: Default::default(),
         canonical: None,
         versions: Box::default(),
-        text_hosts: Box::default(),
+        text_hosts: crate::pages::ThinList::new(),
     };
     if page.body.is_empty() {
         return Ok(Processed::Capture(Box::new(capture), false, None));
@@ -502,7 +503,7 @@ fn process_record(
         page.headers.content_language.as_deref(),
         Some(counters),
     );
-    capture.encoding = decoded.encoding.to_string();
+    capture.encoding = EncodingName::from_label(decoded.encoding);
     let storing = Instant::now();
     let outcome = store.put(&page.body)?;
     add_time(&counters.storing, storing);
@@ -661,7 +662,7 @@ fn resolve_each(
             body_bytes: body.len() as u64,
             info: revisit.info,
             content_key: None,
-            encoding: String::new(),
+            encoding: EncodingName::NONE,
             title: String::new(),
             links: Vec::new(),
             revisit_of: Some(revisit.refers_to_uri.unwrap_or(original_url)),
@@ -669,7 +670,7 @@ fn resolve_each(
             language: Default::default(),
             canonical: None,
             versions: Box::default(),
-            text_hosts: Box::default(),
+            text_hosts: crate::pages::ThinList::new(),
         };
         let decoded = charset::decode_body(&body, revisit.headers.content_type.as_deref());
         if let Some(problem) = &decoded.malformed {
@@ -688,7 +689,7 @@ fn resolve_each(
             revisit.headers.content_language.as_deref(),
             None,
         );
-        capture.encoding = decoded.encoding.to_string();
+        capture.encoding = EncodingName::from_label(decoded.encoding);
         store.add_reference(&key)?;
         capture.content_key = Some(key);
         resolved.push(key);

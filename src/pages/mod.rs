@@ -13,10 +13,15 @@ use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
+use crate::corpus::charset::EncodingName;
 use crate::corpus::{CaptureInfo, RecordLocation};
 use crate::fingerprint::Fingerprint;
 use crate::language::PageLanguage;
 use crate::store::ContentKey;
+
+mod sparse;
+
+pub use sparse::{HostLists, ThinList, NO_HOST_LISTS};
 
 /// One HTML capture of a crawl: what the page table is built from.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -27,7 +32,7 @@ pub struct Capture {
     /// Length of the decoded body in bytes.
     pub body_bytes: u64,
     /// The encoding the body was decoded from (`UTF-8`, `windows-1252`...).
-    pub encoding: String,
+    pub encoding: EncodingName,
     pub title: String,
     /// Canonical outlinks, in document order, unique.
     pub links: Vec<String>,
@@ -42,8 +47,8 @@ pub struct Capture {
     /// Version strings its title, first heading and metadata say.
     pub versions: Box<[Box<str>]>,
     /// Host names its text names ([`crate::corpus::host_names`]): a
-    /// mirror's note naming its original.
-    pub text_hosts: Box<[Box<str>]>,
+    /// mirror's note naming its original. Almost always empty.
+    pub text_hosts: ThinList<Box<str>>,
 }
 
 /// A page's position in the page table.
@@ -111,7 +116,7 @@ pub struct Page {
     /// The body in the page store; `None` for a redirect without a body.
     pub content_key: Option<ContentKey>,
     pub body_bytes: u64,
-    pub encoding: String,
+    pub encoding: EncodingName,
     /// Links to pages of this table (targets that were crawled), sorted, unique.
     pub outlinks: Vec<PageId>,
     /// Links on the same host whose target was not crawled, as
@@ -135,9 +140,6 @@ pub struct Page {
     /// Other hosts of the table that its links name, whether or not the
     /// page linked to was crawled: sorted, unique.
     pub linked_hosts: Box<[HostId]>,
-    /// Hosts of the table that its text names, its own included
-    /// ([`Capture::text_hosts`]): sorted, unique.
-    pub text_hosts: Box<[HostId]>,
 }
 
 /// The capture of a URL the page table keeps: the newest (by date, then
@@ -157,7 +159,16 @@ struct Resolved {
     outlinks: Vec<PageId>,
     uncrawled_links: Vec<u64>,
     linked_hosts: Box<[HostId]>,
-    text_hosts: Box<[HostId]>,
+}
+
+/// What the table needs of the captures before they move into it.
+struct Resolution {
+    hosts: Vec<String>,
+    /// Which page each capture becomes, by crawl and position.
+    slots: Vec<Vec<Option<PageId>>>,
+    /// By page id.
+    pages: Vec<Resolved>,
+    text_hosts: HostLists,
 }
 
 /// Every page of a generation and the hosts they are on.
@@ -165,6 +176,10 @@ struct Resolved {
 pub struct PageTable {
     pub hosts: Vec<String>,
     pub pages: Vec<Page>,
+    /// Hosts of the table that each page's text names, its own included
+    /// ([`Capture::text_hosts`]): sorted, unique; only the few pages that
+    /// name one have a list.
+    pub text_hosts: HostLists,
 }
 
 /// Counts over a page table.
@@ -209,7 +224,12 @@ impl PageTable {
     /// being copied, and each crawl's captures go once read. Gives each
     /// page's fingerprint (by page id).
     pub fn from_captures(crawls: Vec<Vec<Capture>>) -> (PageTable, Vec<Option<Fingerprint>>) {
-        let (hosts, slots, links) = PageTable::resolve(&crawls);
+        let Resolution {
+            hosts,
+            slots,
+            pages: links,
+            text_hosts,
+        } = PageTable::resolve(&crawls);
         let mut pages: Vec<Option<Page>> = Vec::new();
         pages.resize_with(links.len(), || None);
         let mut fingerprints: Vec<Option<Fingerprint>> = vec![None; links.len()];
@@ -245,7 +265,6 @@ impl PageTable {
                     versions: capture.versions,
                     first_crawl: resolved.first_crawl,
                     linked_hosts: resolved.linked_hosts,
-                    text_hosts: resolved.text_hosts,
                 });
             }
         }
@@ -253,7 +272,11 @@ impl PageTable {
             .into_iter()
             .map(|page| page.expect("every URL has its chosen capture"))
             .collect();
-        let mut table = PageTable { hosts, pages };
+        let mut table = PageTable {
+            hosts,
+            pages,
+            text_hosts,
+        };
         // Captures of an earlier crawl are read back from its captures file.
         table.share_record_files();
         (table, fingerprints)
@@ -262,8 +285,9 @@ impl PageTable {
     /// What the table needs of the captures' URLs, before they move: the
     /// hosts, which capture becomes which page (by crawl, by position; the
     /// newest capture of a URL, by date, then crawl, then position), and
-    /// each page's links resolved (by page id).
-    fn resolve(crawls: &[Vec<Capture>]) -> (Vec<String>, Vec<Vec<Option<PageId>>>, Vec<Resolved>) {
+    /// each page's links resolved (by page id), and the hosts the pages'
+    /// texts name.
+    fn resolve(crawls: &[Vec<Capture>]) -> Resolution {
         // Newest capture per URL, and the first crawl that captured it (one
         // map: a second one over every URL cost megabytes a 100,000 pages).
         let mut chosen: HashMap<&str, Chosen> = HashMap::new();
@@ -317,6 +341,7 @@ impl PageTable {
             .iter()
             .map(|captures| vec![None; captures.len()])
             .collect();
+        let mut text_hosts = HostLists::new();
         let resolved = urls
             .iter()
             .enumerate()
@@ -358,24 +383,29 @@ impl PageTable {
                     .collect();
                 linked_hosts.sort_unstable();
                 linked_hosts.dedup();
-                let mut text_hosts: Vec<HostId> = capture
+                let mut named: Vec<HostId> = capture
                     .text_hosts
                     .iter()
                     .filter_map(|name| host_id.get(&**name).copied())
                     .collect();
-                text_hosts.sort_unstable();
-                text_hosts.dedup();
+                named.sort_unstable();
+                named.dedup();
+                text_hosts.push(PageId(index as u32), &named);
                 Resolved {
                     first_crawl,
                     host,
                     outlinks,
                     uncrawled_links,
                     linked_hosts: linked_hosts.into(),
-                    text_hosts: text_hosts.into(),
                 }
             })
             .collect();
-        (hosts, slots, resolved)
+        Resolution {
+            hosts,
+            slots,
+            pages: resolved,
+            text_hosts,
+        }
     }
 
     pub fn page(&self, id: PageId) -> Option<&Page> {
@@ -571,7 +601,7 @@ mod tests {
             language: PageLanguage::Unknown,
             canonical: None,
             versions: Box::default(),
-            text_hosts: Box::default(),
+            text_hosts: ThinList::new(),
         }
     }
 

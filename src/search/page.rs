@@ -310,7 +310,7 @@ impl Engine {
                 .file_name()
                 .map_or_else(String::new, |name| name.to_string_lossy().into_owned()),
             warc_offset: page.location.offset,
-            encoding: page.encoding.clone(),
+            encoding: page.encoding.to_string(),
             body_bytes: page.body_bytes,
             revisit_of: page.revisit_of.clone(),
             inlinks_from_other_hosts: self.collections.inlinks_from_other_hosts[id.0 as usize],
