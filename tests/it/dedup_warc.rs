@@ -1,4 +1,5 @@
-//! `dedup-warc` on the shipped crawl, checked by the tools of web archiving:
+//! `dedup-warc` on the shipped crawl (and, in tests/it/devcrawl.rs, on
+//! development crawl 1), checked by the tools of web archiving:
 //! `warcio check` on every file written, pywb's own indexer against the CDXJ
 //! index written, and pywb's replay (`id_` mode, through the index written)
 //! answering every capture of the crawl with its original payload bytes,
@@ -8,16 +9,15 @@
 use crate::common;
 
 use std::collections::BTreeSet;
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use common::*;
+use serde_json::Value;
 
 /// The folder of pywb's and warcio's commands, or `None` (the test is then
 /// skipped, but not under CI).
-fn pywb_bin() -> Option<PathBuf> {
+pub(crate) fn pywb_bin() -> Option<PathBuf> {
     match std::env::var_os("MIRRORSCOPE_PYWB_BIN") {
         Some(bin) => Some(PathBuf::from(bin)),
         None => {
@@ -29,45 +29,6 @@ fn pywb_bin() -> Option<PathBuf> {
             None
         }
     }
-}
-
-/// A pywb server over `root/collections`, stopped when dropped.
-struct Wayback(Child);
-
-impl Drop for Wayback {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn start_wayback(bin: &Path, root: &Path) -> (Wayback, u16) {
-    let port = free_port();
-    let child = Command::new(bin.join("wayback"))
-        .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-        .current_dir(root)
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("pywb's wayback starts");
-    let server = Wayback(child);
-    let started = Instant::now();
-    while TcpStream::connect(("127.0.0.1", port)).is_err() {
-        assert!(
-            started.elapsed() < Duration::from_secs(60),
-            "wayback did not listen"
-        );
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    (server, port)
 }
 
 /// Every response of the crawl's WARC files: its URL and 14-digit time,
@@ -97,82 +58,66 @@ fn captures(crawl: &[PathBuf]) -> Vec<String> {
     lines
 }
 
-#[test]
-fn the_shipped_crawl_deduplicated_is_checked_indexed_and_replayed_by_pywb() {
-    let Some(bin) = pywb_bin() else {
-        return;
-    };
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("out");
-    let crawl = vec![crate_dir().join("corpus")];
-    let run = mirrorscope(
-        &crate_dir(),
-        &[
-            "dedup-warc",
-            crawl[0].to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-            "--max-file-bytes",
-            "4000000",
-            "--json",
-        ],
-    );
+/// What [`deduplicated_and_replayed`] found.
+pub(crate) struct Replayed {
+    /// `dedup-warc --json`'s report.
+    pub report: Value,
+    /// The files written, in order.
+    pub files: Vec<String>,
+    /// Captures replayed, and how many of them pywb answered 200.
+    pub captures: usize,
+    pub answered_ok: usize,
+}
+
+/// `dedup-warc` on `crawl` into `dir/out` (with `options`), checked by the
+/// tools of web archiving: `warcio check` passes on every file written,
+/// pywb's `cdx-indexer` finds the keys the written index holds, and pywb
+/// replays every response of the crawl (`id_` mode, through the written
+/// index, revisits included) as it replays the original files indexed by
+/// its own indexer: the same status and the same payload bytes (pywb joins
+/// a chunked transfer's chunks, and serves a URL's capture rather than its
+/// redirect to itself, in both). `tests/pywb/replay.py` calls pywb's front
+/// end in process, on every core.
+pub(crate) fn deduplicated_and_replayed(
+    bin: &Path,
+    crawl: &[PathBuf],
+    dir: &Path,
+    options: &[&str],
+) -> Replayed {
+    let out = dir.join("out");
+    let mut args = vec!["dedup-warc"];
+    args.extend(crawl.iter().map(|path| path.to_str().unwrap()));
+    args.extend(["--out", out.to_str().unwrap(), "--json"]);
+    args.extend(options);
+    let run = mirrorscope(&crate_dir(), &args);
     assert!(run.status.success(), "{}", stderr(&run));
     let report = json(&run);
-    let revisits = report["revisits"].as_u64().unwrap();
-    let saved = report["payload_bytes_saved"].as_u64().unwrap();
-    assert!(revisits > 500, "{report}");
-    assert!(saved > 0 && report["output_bytes"].as_u64() < report["input_bytes"].as_u64());
     let files: Vec<String> = report["files"]
         .as_array()
         .unwrap()
         .iter()
         .map(|file| file.as_str().unwrap().to_string())
         .collect();
-    assert!(files.len() > 1, "cut at 4 MB: {files:?}");
-
-    // Written again into the same folder: refused, nothing overwritten.
-    let again = mirrorscope(
-        &crate_dir(),
-        &[
-            "dedup-warc",
-            crawl[0].to_str().unwrap(),
-            "--out",
-            out.to_str().unwrap(),
-        ],
-    );
-    assert!(!again.status.success());
-    assert!(
-        stderr(&again).contains("already holds"),
-        "{}",
-        stderr(&again)
-    );
+    let written: Vec<PathBuf> = files.iter().map(|file| out.join(file)).collect();
 
     // warcio check: every record's block and payload digests hold.
-    for file in &files {
-        let checked = Command::new(bin.join("warcio"))
-            .args(["check", out.join(file).to_str().unwrap()])
-            .output()
-            .expect("warcio runs");
-        assert!(
-            checked.status.success(),
-            "{file}: {}{}",
-            stdout(&checked),
-            stderr(&checked)
-        );
-    }
+    let checked = Command::new(bin.join("warcio"))
+        .arg("check")
+        .args(&written)
+        .output()
+        .expect("warcio runs");
+    assert!(
+        checked.status.success(),
+        "{}{}",
+        stdout(&checked),
+        stderr(&checked)
+    );
 
     // pywb's own indexer finds the captures the written index holds, under
     // the same keys and times.
     let ours = std::fs::read_to_string(out.join("dedup.cdxj")).unwrap();
-    let theirs_file = dir.path().join("pywb.cdxj");
-    let indexed = Command::new(bin.join("cdx-indexer"))
-        .args(["--cdxj", "--sort", "--output"])
-        .arg(&theirs_file)
-        .args(files.iter().map(|file| out.join(file)))
-        .output()
-        .expect("cdx-indexer runs");
-    assert!(indexed.status.success(), "{}", stderr(&indexed));
+    let theirs_file = dir.join("pywb.cdxj");
+    cdx_index(bin, &written, &theirs_file);
     let theirs = std::fs::read_to_string(&theirs_file).unwrap();
     let keys = |text: &str| -> BTreeSet<String> {
         text.lines()
@@ -184,90 +129,105 @@ fn the_shipped_crawl_deduplicated_is_checked_indexed_and_replayed_by_pywb() {
             .collect()
     };
     assert_eq!(keys(&ours), keys(&theirs));
-    assert!(ours.contains("\"mime\":\"warc/revisit\""));
-    assert!(ours.contains("\"original\":"));
 
-    // pywb replays every capture through the written index, revisits
-    // included, as it replays the original files (indexed by its own
-    // indexer): the same status and the same payload bytes (pywb joins a
-    // chunked transfer's chunks, and serves a URL's capture rather than
-    // its redirect to itself, in both).
-    let collections = dir.path().join("pywb/collections");
-    for (name, archive, index) in [
-        (
-            "dedup",
-            files.iter().map(|file| out.join(file)).collect::<Vec<_>>(),
-            out.join("dedup.cdxj"),
-        ),
-        (
-            "orig",
-            mirrorscope::corpus::list_warc_files(&crawl).unwrap().files,
-            dir.path().join("orig.cdxj"),
-        ),
-    ] {
-        let collection = collections.join(name);
+    // Two pywb collections: the written files through the written index,
+    // and the original files through pywb's own.
+    let originals = mirrorscope::corpus::list_warc_files(crawl).unwrap().files;
+    let root = dir.join("pywb");
+    for (name, archive) in [("dedup", &written), ("orig", &originals)] {
+        let collection = root.join("collections").join(name);
         std::fs::create_dir_all(collection.join("archive")).unwrap();
         std::fs::create_dir_all(collection.join("indexes")).unwrap();
-        for file in &archive {
-            std::fs::copy(
-                file,
+        for file in archive.iter() {
+            std::os::unix::fs::symlink(
+                std::path::absolute(file).unwrap(),
                 collection.join("archive").join(file.file_name().unwrap()),
             )
             .unwrap();
         }
-        if name == "orig" {
-            let indexed = Command::new(bin.join("cdx-indexer"))
-                .args(["--cdxj", "--sort", "--output"])
-                .arg(&index)
-                .args(&archive)
-                .output()
-                .expect("cdx-indexer runs");
-            assert!(indexed.status.success(), "{}", stderr(&indexed));
-        }
-        std::fs::copy(&index, collection.join("indexes/index.cdxj")).unwrap();
     }
-    let (_server, port) = start_wayback(&bin, &dir.path().join("pywb"));
-    let expected = captures(&crawl);
-    assert!(expected.len() > 2000, "{}", expected.len());
-    let list = dir.path().join("captures.tsv");
+    std::fs::copy(
+        out.join("dedup.cdxj"),
+        root.join("collections/dedup/indexes/index.cdxj"),
+    )
+    .unwrap();
+    cdx_index(
+        bin,
+        &originals,
+        &root.join("collections/orig/indexes/index.cdxj"),
+    );
+
+    let expected = captures(crawl);
+    let list = dir.join("captures.tsv");
     std::fs::write(&list, expected.join("\n")).unwrap();
     let replayed = Command::new(bin.join("python"))
-        .args([
-            "-c",
-            "import hashlib, http.client, sys\n\
-             port, bad, n, ok = int(sys.argv[2]), [], 0, 0\n\
-             def get(path):\n    \
-                 c = http.client.HTTPConnection('127.0.0.1', port, timeout=60)\n    \
-                 c.request('GET', path)\n    \
-                 r = c.getresponse()\n    \
-                 body = r.read()\n    \
-                 c.close()\n    \
-                 return r.status, hashlib.sha1(body).hexdigest()\n\
-             for line in open(sys.argv[1]):\n    \
-                 url, ts = line.rstrip('\\n').split('\\t')\n    \
-                 n += 1\n    \
-                 dedup = get(f'/dedup/{ts}id_/' + url)\n    \
-                 ok += dedup[0] == 200\n    \
-                 if dedup != get(f'/orig/{ts}id_/' + url): bad.append(url)\n\
-             print(n, len(bad), ok)\n\
-             print('\\n'.join(bad[:20]))",
-            list.to_str().unwrap(),
-            &port.to_string(),
-        ])
+        .arg(crate_dir().join("tests/pywb/replay.py"))
+        .args([&root, &list])
+        .args(["dedup", "orig"])
         .output()
-        .expect("python fetches through pywb");
+        .expect("python runs replay.py");
     assert!(replayed.status.success(), "{}", stderr(&replayed));
-    let answer = stdout(&replayed);
-    let counts: Vec<usize> = answer
-        .lines()
-        .next()
-        .unwrap_or("")
-        .split(' ')
-        .filter_map(|count| count.parse().ok())
-        .collect();
-    assert_eq!(counts.len(), 3, "{answer}");
-    assert_eq!(counts[0], expected.len(), "{answer}");
-    assert_eq!(counts[1], 0, "replayed, differing:\n{answer}");
+    let answer = json(&replayed);
+    assert_eq!(answer["captures"], expected.len(), "{answer}");
+    assert_eq!(answer["differing"], 0, "replayed, differing: {answer}");
+    Replayed {
+        report,
+        files,
+        captures: expected.len(),
+        answered_ok: answer["ok"].as_u64().unwrap() as usize,
+    }
+}
+
+/// pywb's `cdx-indexer` on `files`, sorted, into `output`.
+fn cdx_index(bin: &Path, files: &[PathBuf], output: &Path) {
+    let indexed = Command::new(bin.join("cdx-indexer"))
+        .args(["--cdxj", "--sort", "--output"])
+        .arg(output)
+        .args(files)
+        .output()
+        .expect("cdx-indexer runs");
+    assert!(indexed.status.success(), "{}", stderr(&indexed));
+}
+
+#[test]
+fn the_shipped_crawl_deduplicated_is_checked_indexed_and_replayed_by_pywb() {
+    let Some(bin) = pywb_bin() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = vec![crate_dir().join("corpus")];
+    let replayed =
+        deduplicated_and_replayed(&bin, &crawl, dir.path(), &["--max-file-bytes", "4000000"]);
+    let report = &replayed.report;
+    assert!(report["revisits"].as_u64().unwrap() > 500, "{report}");
+    assert!(report["payload_bytes_saved"].as_u64().unwrap() > 0);
+    assert!(report["output_bytes"].as_u64() < report["input_bytes"].as_u64());
+    assert!(
+        replayed.files.len() > 1,
+        "cut at 4 MB: {:?}",
+        replayed.files
+    );
+    let index = std::fs::read_to_string(dir.path().join("out/dedup.cdxj")).unwrap();
+    assert!(index.contains("\"mime\":\"warc/revisit\""));
+    assert!(index.contains("\"original\":"));
+    assert!(replayed.captures > 2000, "{}", replayed.captures);
     // Most captures are pages answered 200 (the rest redirects and 404s).
-    assert!(counts[2] * 10 >= counts[0] * 8, "{answer}");
+    assert!(replayed.answered_ok * 10 >= replayed.captures * 8);
+
+    // Written again into the same folder: refused, nothing overwritten.
+    let again = mirrorscope(
+        &crate_dir(),
+        &[
+            "dedup-warc",
+            crawl[0].to_str().unwrap(),
+            "--out",
+            dir.path().join("out").to_str().unwrap(),
+        ],
+    );
+    assert!(!again.status.success());
+    assert!(
+        stderr(&again).contains("already holds"),
+        "{}",
+        stderr(&again)
+    );
 }

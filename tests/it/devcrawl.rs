@@ -17,6 +17,10 @@
 //! - `evolve crawl1 crawl2` names every host of `changes.tsv` in its
 //!   summary (its first 120 lines), with the right kind of change for at
 //!   least 90% of its events and 90% of what it says;
+//! - `dedup-warc` on crawl 1: `warcio check` passes, pywb's indexer finds
+//!   the index's keys, pywb replays every capture from the deduplicated
+//!   files as from the original ones (where `MIRRORSCOPE_PYWB_BIN` is set,
+//!   see tests/it/dedup_warc.rs);
 //! - the jobs on Spark give crawl 1's trivial clusters, row for row, its
 //!   similar clusters (imported, the same tables to the byte) and the
 //!   `clusters` ranker's pairs (where `MIRRORSCOPE_SPARK_PYTHON` is set, see
@@ -282,6 +286,26 @@ fn the_development_crawl_meets_the_figures_of_its_issue() {
     // changed pages, which look exactly like partial mirrors copied again.
     assert!(figure(&checked["kind_recall"]) >= 0.9, "{checked}");
     assert!(figure(&checked["kind_precision"]) >= 0.9, "{checked}");
+
+    // Crawl 1 deduplicated: warcio checks it, pywb indexes and replays every
+    // capture as from the original files (issue 33; tests/it/dedup_warc.rs).
+    if let Some(bin) = crate::dedup_warc::pywb_bin() {
+        let replayed = crate::dedup_warc::deduplicated_and_replayed(
+            &bin,
+            std::slice::from_ref(&crawl1),
+            &dir.path().join("dedup"),
+            &[],
+        );
+        let report = &replayed.report;
+        // A third of the payload bytes are copies (mirrors, and pages a
+        // version did not change).
+        let (captured, saved) = (
+            figure(&report["payload_bytes"]),
+            figure(&report["payload_bytes_saved"]),
+        );
+        assert!(saved >= captured / 4.0, "{report}");
+        assert!(replayed.answered_ok * 10 >= replayed.captures * 9);
+    }
 
     // The jobs on Spark give crawl 1's trivial clusters, similar clusters
     // and mirrored pairs too (where Java and PySpark are installed:
