@@ -114,7 +114,7 @@ impl<'de> serde::Deserialize<'de> for EncodingName {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DecodedText<'a> {
     pub text: Cow<'a, str>,
-    pub encoding: &'static str,
+    pub encoding: EncodingName,
     pub source: CharsetSource,
     /// For a body declared UTF-8 that is not: its first bad byte (the bad
     /// sequences are U+FFFD in `text`).
@@ -151,13 +151,13 @@ pub fn decode_body<'a>(body: &'a [u8], content_type: Option<&str>) -> DecodedTex
         return match std::str::from_utf8(bytes) {
             Ok(text) => DecodedText {
                 text: Cow::Borrowed(text),
-                encoding: UTF_8.name(),
+                encoding: UTF_8.into(),
                 source,
                 malformed: None,
             },
             Err(error) => DecodedText {
                 text: Cow::Owned(String::from_utf8_lossy(bytes).into_owned()),
-                encoding: UTF_8.name(),
+                encoding: UTF_8.into(),
                 source,
                 malformed: Some(CharsetProblem {
                     encoding: UTF_8.name(),
@@ -170,7 +170,7 @@ pub fn decode_body<'a>(body: &'a [u8], content_type: Option<&str>) -> DecodedTex
     let (text, _had_errors) = encoding.decode_without_bom_handling(bytes);
     DecodedText {
         text,
-        encoding: encoding.name(),
+        encoding: encoding.into(),
         source,
         malformed: None,
     }
@@ -286,7 +286,7 @@ mod tests {
         let decoded = decode_body(body, Some("text/html; charset=ISO-8859-1"));
         assert_eq!(decoded.text, "<meta charset=utf-8><p>caf\u{e9}</p>");
         assert_eq!(decoded.source, CharsetSource::HttpHeader);
-        assert_eq!(decoded.encoding, "windows-1252");
+        assert_eq!(decoded.encoding.as_str(), "windows-1252");
     }
 
     #[test]
@@ -294,11 +294,11 @@ mod tests {
         let body = b"<html><head><META HTTP-EQUIV=\"Content-Type\" CONTENT=\"text/html; charset=koi8-r\"></head>\xc1";
         let decoded = decode_body(body, Some("text/html"));
         assert_eq!(decoded.source, CharsetSource::MetaTag);
-        assert_eq!(decoded.encoding, "KOI8-R");
+        assert_eq!(decoded.encoding.as_str(), "KOI8-R");
         assert!(decoded.text.ends_with('\u{430}'));
         let body = b"<meta charset='shift_jis'>\x82\xa0";
         let decoded = decode_body(body, None);
-        assert_eq!(decoded.encoding, "Shift_JIS");
+        assert_eq!(decoded.encoding.as_str(), "Shift_JIS");
         assert!(decoded.text.ends_with('\u{3042}'));
     }
 
@@ -315,11 +315,13 @@ mod tests {
     #[test]
     fn undeclared_bytes_are_sniffed() {
         assert_eq!(
-            decode_body("<p>naïve</p>".as_bytes(), None).encoding,
+            decode_body("<p>naïve</p>".as_bytes(), None)
+                .encoding
+                .as_str(),
             "UTF-8"
         );
         let decoded = decode_body(b"<p>na\xefve</p>", Some("text/html"));
-        assert_eq!(decoded.encoding, "windows-1252");
+        assert_eq!(decoded.encoding.as_str(), "windows-1252");
         assert_eq!(decoded.text, "<p>na\u{ef}ve</p>");
     }
 

@@ -503,7 +503,7 @@ fn process_record(
         page.headers.content_language.as_deref(),
         Some(counters),
     );
-    capture.encoding = EncodingName::from_label(decoded.encoding);
+    capture.encoding = decoded.encoding;
     let storing = Instant::now();
     let outcome = store.put(&page.body)?;
     add_time(&counters.storing, storing);
@@ -689,7 +689,7 @@ fn resolve_each(
             revisit.headers.content_language.as_deref(),
             None,
         );
-        capture.encoding = EncodingName::from_label(decoded.encoding);
+        capture.encoding = decoded.encoding;
         store.add_reference(&key)?;
         capture.content_key = Some(key);
         resolved.push(key);
