@@ -15,9 +15,12 @@ export --format parquet`:
   OUT/mirrors.json, and OUT/prefix_pairs (Parquet: host_a, host_b, score,
   the `prefix` ranker's pairs, bharat-2000's path-prefix evidence) with
   OUT/prefix.json;
-- `analysis` runs all three, the later two on Spark's own trivial clusters.
+- `analysis` runs all three, the later two on Spark's own trivial clusters;
+- `jobs` runs job after job in one Spark session, as standard input asks
+  (one JSON object a line: {"job", "tables", "out", "config", "trivial"}),
+  and answers each with a line of JSON ({"figures"} or {"error"}).
 
-Each prints its figures as JSON, and copies TABLES/GENERATION (the
+Each job prints its figures as JSON, and copies TABLES/GENERATION (the
 generation `export` read) into OUT, so that `mirrorscope import-analysis
 OUT` can check it imports the clusters into the generation they are of."""
 
@@ -95,11 +98,13 @@ def read_tables(spark, folder, names):
     return tables
 
 
-def main(argv=None):
+def job_parser():
     parser = argparse.ArgumentParser(prog="python -m mirrorscope_spark")
-    parser.add_argument("job", choices=["similarity", "collections", "mirrors", "analysis"])
-    parser.add_argument("--tables", required=True, help="folder of NAME.parquet tables")
-    parser.add_argument("--out", required=True, help="folder to write the results into")
+    parser.add_argument(
+        "job", choices=["similarity", "collections", "mirrors", "analysis", "jobs"]
+    )
+    parser.add_argument("--tables", help="folder of NAME.parquet tables")
+    parser.add_argument("--out", help="folder to write the results into")
     parser.add_argument(
         "--config", help="mirrorscope config.json (its similarity, collections and mirrors sections)"
     )
@@ -110,107 +115,164 @@ def main(argv=None):
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--partitions", type=int, default=8, help="shuffle partitions")
     parser.add_argument("--driver-memory", default="4g")
-    arguments = parser.parse_args(argv)
+    return parser
 
+
+def main(argv=None):
+    arguments = job_parser().parse_args(argv)
+    if arguments.job == "jobs":
+        return serve_jobs(arguments)
+    for option in ("tables", "out"):
+        if getattr(arguments, option) is None:
+            raise SystemExit(f"--{option} is required by the {arguments.job} job")
+    spark = session(arguments)
+    try:
+        figures = run(spark, arguments)
+    finally:
+        spark.stop()
+    json.dump(figures, sys.stdout, indent=2)
+    print()
+
+
+def serve_jobs(arguments):
+    """`jobs`: runs job after job in one Spark session, as standard input
+    asks: one JSON object per line, {"job": ..., "tables": ..., "out": ...}
+    with "config" and "trivial" when wanted (the options of one job). Each
+    answer is one line on standard output: {"figures": {...}} or {"error":
+    "the traceback"}; the session ends with standard input. One session
+    spares each job the start of a JVM and its warming up."""
+    import traceback
+
+    answers = sys.stdout
+    # Anything else printed goes to standard error: the answers' stream
+    # holds answers only.
+    sys.stdout = sys.stderr
+    spark = session(arguments)
+    try:
+        for line in sys.stdin:
+            if not line.strip():
+                continue
+            try:
+                asked = json.loads(line)
+                if not isinstance(asked, dict):
+                    raise ValueError("a job is a JSON object")
+                job = argparse.Namespace(**vars(arguments))
+                job.job = asked.get("job")
+                if job.job not in ("similarity", "collections", "mirrors", "analysis"):
+                    raise ValueError(f"unknown job {job.job!r}")
+                for option in ("tables", "out"):
+                    if not isinstance(asked.get(option), str):
+                        raise ValueError(f"the job names no {option} folder")
+                    setattr(job, option, asked[option])
+                for option in ("config", "trivial"):
+                    setattr(job, option, asked.get(option))
+                answer = {"figures": run(spark, job)}
+            except (Exception, SystemExit):  # noqa: BLE001 - the asker gets the traceback
+                answer = {"error": traceback.format_exc()}
+            # What a job cached is of its tables only.
+            spark.catalog.clearCache()
+            answers.write(json.dumps(answer) + "\n")
+            answers.flush()
+    finally:
+        spark.stop()
+
+
+def run(spark, arguments):
+    """Runs `arguments.job` in `spark`; returns its figures."""
     similarity = section(arguments.config, "similarity", SIMILARITY_DEFAULTS)
     collections = section(arguments.config, "collections", COLLECTIONS_DEFAULTS)
     mirrors = section(arguments.config, "mirrors", MIRRORS_DEFAULTS)
     if similarity["test"] not in ("chunks", "minhash", "both"):
         raise SystemExit("similarity.test must be chunks, minhash or both")
     started = time.monotonic()
-    spark = session(arguments)
     figures = {}
-    try:
-        os.makedirs(arguments.out, exist_ok=True)
-        # Which generation the results are of, for `mirrorscope
-        # import-analysis` to check.
-        marker = os.path.join(arguments.tables, "GENERATION")
-        if os.path.exists(marker):
-            shutil.copyfile(marker, os.path.join(arguments.out, "GENERATION"))
-        trivial = None
-        if arguments.job in ("similarity", "analysis"):
-            from .similarity import analyse
+    os.makedirs(arguments.out, exist_ok=True)
+    # Which generation the results are of, for `mirrorscope
+    # import-analysis` to check.
+    marker = os.path.join(arguments.tables, "GENERATION")
+    if os.path.exists(marker):
+        shutil.copyfile(marker, os.path.join(arguments.out, "GENERATION"))
+    trivial = None
+    if arguments.job in ("similarity", "analysis"):
+        from .similarity import analyse
 
-            tables = read_tables(spark, arguments.tables, ["pages", "chunks", "megashingles"])
-            trivial, counts = analyse(spark, tables, similarity)
-            path = os.path.join(arguments.out, "trivial")
-            trivial.orderBy("page").write.mode("overwrite").parquet(path)
-            trivial = spark.read.parquet(path)
-            counts["seconds"] = round(time.monotonic() - started, 1)
-            counts["similarity"] = similarity
-            write_json(os.path.join(arguments.out, "similarity.json"), counts)
-            figures["similarity"] = counts
-        if trivial is None:
-            trivial = spark.read.parquet(
-                arguments.trivial or os.path.join(arguments.tables, "trivial.parquet")
-            )
-        if arguments.job in ("collections", "analysis"):
-            from .collections import analyse as grow
+        tables = read_tables(spark, arguments.tables, ["pages", "chunks", "megashingles"])
+        trivial, counts = analyse(spark, tables, similarity)
+        path = os.path.join(arguments.out, "trivial")
+        trivial.orderBy("page").write.mode("overwrite").parquet(path)
+        trivial = spark.read.parquet(path)
+        counts["seconds"] = round(time.monotonic() - started, 1)
+        counts["similarity"] = similarity
+        write_json(os.path.join(arguments.out, "similarity.json"), counts)
+        figures["similarity"] = counts
+    if trivial is None:
+        trivial = spark.read.parquet(
+            arguments.trivial or os.path.join(arguments.tables, "trivial.parquet")
+        )
+    if arguments.job in ("collections", "analysis"):
+        from .collections import analyse as grow
 
-            stage_started = time.monotonic()
-            tables = read_tables(spark, arguments.tables, ["pages", "links", "uncrawled"])
-            grown, grown_trivial, counts = grow(spark, tables, trivial, collections)
-            order = ["component", "growth", "collection", "position"]
-            grown.orderBy(*order).write.mode("overwrite").parquet(os.path.join(arguments.out, "grown"))
-            grown_trivial.orderBy("component", "growth", "position").write.mode("overwrite").parquet(
-                os.path.join(arguments.out, "grown_trivial")
-            )
-            counts["seconds"] = round(time.monotonic() - stage_started, 1)
-            counts["collections"] = collections
-            write_json(os.path.join(arguments.out, "collections.json"), counts)
-            figures["collections"] = counts
-        if arguments.job in ("mirrors", "analysis"):
-            from .mirrors import prefix_ranking, ranking
+        stage_started = time.monotonic()
+        tables = read_tables(spark, arguments.tables, ["pages", "links", "uncrawled"])
+        grown, grown_trivial, counts = grow(spark, tables, trivial, collections)
+        order = ["component", "growth", "collection", "position"]
+        grown.orderBy(*order).write.mode("overwrite").parquet(os.path.join(arguments.out, "grown"))
+        grown_trivial.orderBy("component", "growth", "position").write.mode("overwrite").parquet(
+            os.path.join(arguments.out, "grown_trivial")
+        )
+        counts["seconds"] = round(time.monotonic() - stage_started, 1)
+        counts["collections"] = collections
+        write_json(os.path.join(arguments.out, "collections.json"), counts)
+        figures["collections"] = counts
+    if arguments.job in ("mirrors", "analysis"):
+        from .mirrors import prefix_ranking, ranking
 
-            stage_started = time.monotonic()
-            tables = read_tables(spark, arguments.tables, ["hosts", "pages"])
-            pairs = ranking(tables, trivial, mirrors)
-            path = os.path.join(arguments.out, "mirror_pairs")
-            pairs.orderBy(F.col("score").desc(), "host_a", "host_b").write.mode("overwrite").parquet(path)
-            names = {row.host: row.name for row in tables["hosts"].select("host", "name").collect()}
-            ranked = [
-                {
-                    "a": names[row.host_a],
-                    "b": names[row.host_b],
-                    "score": row.score,
-                    "clustered_pages": [row.clustered_pages_a, row.clustered_pages_b],
-                }
-                for row in spark.read.parquet(path).collect()
-            ]
-            result = {
-                "ranker": "clusters",
-                "ranked": len(ranked),
-                "pairs": ranked,
-                "seconds": round(time.monotonic() - stage_started, 1),
-                "mirrors": mirrors,
+        stage_started = time.monotonic()
+        tables = read_tables(spark, arguments.tables, ["hosts", "pages"])
+        pairs = ranking(tables, trivial, mirrors)
+        path = os.path.join(arguments.out, "mirror_pairs")
+        pairs.orderBy(F.col("score").desc(), "host_a", "host_b").write.mode("overwrite").parquet(path)
+        names = {row.host: row.name for row in tables["hosts"].select("host", "name").collect()}
+        ranked = [
+            {
+                "a": names[row.host_a],
+                "b": names[row.host_b],
+                "score": row.score,
+                "clustered_pages": [row.clustered_pages_a, row.clustered_pages_b],
             }
-            write_json(os.path.join(arguments.out, "mirrors.json"), result)
-            figures["mirrors"] = result
+            for row in spark.read.parquet(path).collect()
+        ]
+        result = {
+            "ranker": "clusters",
+            "ranked": len(ranked),
+            "pairs": ranked,
+            "seconds": round(time.monotonic() - stage_started, 1),
+            "mirrors": mirrors,
+        }
+        write_json(os.path.join(arguments.out, "mirrors.json"), result)
+        figures["mirrors"] = result
 
-            stage_started = time.monotonic()
-            prefix = prefix_ranking(spark, tables, mirrors)
-            path = os.path.join(arguments.out, "prefix_pairs")
-            prefix.orderBy(F.col("score").desc(), "host_a", "host_b").write.mode("overwrite").parquet(path)
-            ranked = sorted(
-                spark.read.parquet(path).collect(),
-                key=lambda row: (-row.score, row.host_a, row.host_b),
-            )
-            result = {
-                "ranker": "prefix",
-                "ranked": len(ranked),
-                "pairs": [
-                    {"a": names[row.host_a], "b": names[row.host_b], "score": row.score}
-                    for row in ranked[: mirrors["max_pairs"]]
-                ],
-                "seconds": round(time.monotonic() - stage_started, 1),
-            }
-            write_json(os.path.join(arguments.out, "prefix.json"), result)
-            figures["prefix"] = result
-        figures["seconds"] = round(time.monotonic() - started, 1)
-        json.dump(figures, sys.stdout, indent=2)
-        print()
-    finally:
-        spark.stop()
+        stage_started = time.monotonic()
+        prefix = prefix_ranking(spark, tables, mirrors)
+        path = os.path.join(arguments.out, "prefix_pairs")
+        prefix.orderBy(F.col("score").desc(), "host_a", "host_b").write.mode("overwrite").parquet(path)
+        ranked = sorted(
+            spark.read.parquet(path).collect(),
+            key=lambda row: (-row.score, row.host_a, row.host_b),
+        )
+        result = {
+            "ranker": "prefix",
+            "ranked": len(ranked),
+            "pairs": [
+                {"a": names[row.host_a], "b": names[row.host_b], "score": row.score}
+                for row in ranked[: mirrors["max_pairs"]]
+            ],
+            "seconds": round(time.monotonic() - stage_started, 1),
+        }
+        write_json(os.path.join(arguments.out, "prefix.json"), result)
+        figures["prefix"] = result
+    figures["seconds"] = round(time.monotonic() - started, 1)
+    return figures
 
 
 def write_json(path, value):

@@ -12,8 +12,9 @@
 //! crawl 1, whose clusters the split by path does divide (the shipped
 //! crawl's do not).
 //!
-//! Each job has 15 minutes ([`JOB_TIMEOUT`]); one that takes longer fails
-//! the test.
+//! The jobs of every test run in one Spark session ([`Jobs`]), taking
+//! turns. Each job has 15 minutes ([`JOB_TIMEOUT`]); one that takes longer
+//! fails the test.
 //!
 //! Needs Java and PySpark: `.ci/run` installs them (spark/setup.sh) and sets
 //! `MIRRORSCOPE_SPARK_PYTHON` to the environment's python. Without it the
@@ -21,9 +22,11 @@
 
 use crate::common;
 
-use std::path::Path;
-use std::process::Command;
-use std::time::{Duration, Instant};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::{mpsc, Mutex};
+use std::time::Duration;
 
 use common::*;
 
@@ -45,10 +48,70 @@ pub fn spark_python() -> Option<String> {
 /// crawls, many times over, before the test gives up on it.
 const JOB_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
-/// Runs `python -m mirrorscope_spark JOB` from `spark/` in local mode on
-/// the tables in `tables`, into `out`, with `config` (a mirrorscope
-/// config.json) when given; returns the figures it prints. Fails the test
-/// when the job fails or outlasts [`JOB_TIMEOUT`].
+/// The Spark session every test of the run shares: `python -m
+/// mirrorscope_spark jobs`, which runs the jobs written to its standard
+/// input one after another and answers each with a line of JSON. One JVM
+/// started and warmed up once, instead of once a job; the tests take turns
+/// (the lock), as Spark in local mode has the machine's cores anyway.
+struct Jobs {
+    child: Child,
+    asks: ChildStdin,
+    answers: mpsc::Receiver<String>,
+    /// The session's standard error (Spark's log), for a failure's message.
+    log: PathBuf,
+}
+
+static JOBS: Mutex<Option<Jobs>> = Mutex::new(None);
+
+impl Jobs {
+    fn start(python: &str) -> Jobs {
+        let log = Path::new(env!("CARGO_TARGET_TMPDIR")).join("spark-jobs.log");
+        let mut child = Command::new(python)
+            // As many shuffle partitions as local mode has cores: on these
+            // crawls more only add tasks (8, the jobs' default, took 15%
+            // longer), and two still split every shuffle.
+            .args(["-m", "mirrorscope_spark", "jobs", "--master", "local[2]"])
+            .args(["--partitions", "2"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).unwrap())
+            .current_dir(crate_dir().join("spark"))
+            .spawn()
+            .expect("the environment's python runs");
+        let asks = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (send, answers) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Jobs {
+            child,
+            asks,
+            answers,
+            log,
+        }
+    }
+
+    /// The end of the session's log.
+    fn log_tail(&self) -> String {
+        let log = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let start = log.len().saturating_sub(6000);
+        let start = (start..log.len())
+            .find(|&i| log.is_char_boundary(i))
+            .unwrap_or(log.len());
+        log[start..].to_string()
+    }
+}
+
+/// Runs the job `job` of `spark/mirrorscope_spark` on the tables in
+/// `tables`, into `out`, with `config` (a mirrorscope config.json) when
+/// given, in the shared session ([`Jobs`]); returns the figures it
+/// reports. Fails the test when the job fails or outlasts [`JOB_TIMEOUT`].
 fn run_job(
     python: &str,
     job: &str,
@@ -56,48 +119,43 @@ fn run_job(
     out: &Path,
     config: Option<&Path>,
 ) -> serde_json::Value {
-    let logs = tempfile::tempdir().unwrap();
-    let (stdout_path, stderr_path) = (logs.path().join("stdout"), logs.path().join("stderr"));
-    let mut command = Command::new(python);
-    command
-        .args(["-m", "mirrorscope_spark", job, "--master", "local[2]"])
-        .arg("--tables")
-        .arg(tables)
-        .arg("--out")
-        .arg(out)
-        .stdout(std::fs::File::create(&stdout_path).unwrap())
-        .stderr(std::fs::File::create(&stderr_path).unwrap());
-    if let Some(config) = config {
-        command.arg("--config").arg(config);
+    let asked = serde_json::json!({
+        "job": job,
+        "tables": tables,
+        "out": out,
+        "config": config,
+    });
+    // A test that failed holding the lock leaves the session as it was.
+    let mut jobs = JOBS.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+    if jobs
+        .as_mut()
+        .is_none_or(|jobs| jobs.child.try_wait().unwrap().is_some())
+    {
+        *jobs = Some(Jobs::start(python));
     }
-    let mut child = command
-        .current_dir(crate_dir().join("spark"))
-        .spawn()
-        .expect("the environment's python runs");
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
+    let session = jobs.as_mut().unwrap();
+    let written = writeln!(session.asks, "{asked}").and_then(|()| session.asks.flush());
+    let answer = match written.map(|()| session.answers.recv_timeout(JOB_TIMEOUT)) {
+        Ok(Ok(answer)) => answer,
+        failed => {
+            let _ = session.child.kill();
+            let _ = session.child.wait();
+            let log = session.log_tail();
+            *jobs = None;
+            drop(jobs);
+            panic!("the Spark session ended or ran the job {job} for more than {} s ({failed:?}):\n{log}", JOB_TIMEOUT.as_secs());
         }
-        if started.elapsed() > JOB_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "the Spark job {job} ran for more than {} s:\n{}",
-                JOB_TIMEOUT.as_secs(),
-                std::fs::read_to_string(&stderr_path).unwrap_or_default()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(200));
     };
-    let stdout = std::fs::read(&stdout_path).unwrap();
-    assert!(
-        status.success(),
-        "the Spark job failed:\n{}\n{}",
-        String::from_utf8_lossy(&stdout),
-        std::fs::read_to_string(&stderr_path).unwrap_or_default()
-    );
-    serde_json::from_slice(&stdout).expect("the job prints its figures as JSON")
+    drop(jobs);
+    let mut answer: serde_json::Value =
+        serde_json::from_str(&answer).expect("the session answers in JSON");
+    if let Some(error) = answer.get("error") {
+        panic!(
+            "the Spark job {job} failed:\n{}",
+            error.as_str().unwrap_or_default()
+        );
+    }
+    answer["figures"].take()
 }
 
 /// Exports `tables` of `data` into `out` in `format`.
