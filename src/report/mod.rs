@@ -83,7 +83,28 @@ pub fn index_summary(outcome: &IndexOutcome) -> String {
     ));
     text.push_str(&analysis_lines(&outcome.manifest));
     text.push_str(&stage_line(&outcome.stages));
+    if !outcome.reused {
+        text.push_str(&throughput_line(&outcome.report, &outcome.stages));
+    }
     text
+}
+
+/// The whole run's pace: HTML pages and megabytes of HTML (bodies as
+/// decompressed, revisits' included) a second, over every stage's time,
+/// the figure issue 32 measures `index` by.
+fn throughput_line(
+    report: &crate::ingest::IngestReport,
+    stages: &crate::pipeline::Stages,
+) -> String {
+    let seconds: f64 = stages.0.iter().map(|stage| stage.seconds).sum();
+    let megabytes = report.body_bytes as f64 / 1e6;
+    let per_second = |amount: f64| amount / seconds.max(1e-9);
+    format!(
+        "\nthroughput: {} pages, {megabytes:.1} MB of HTML in {seconds:.2} s: {:.0} pages/s, {:.1} MB of HTML/s",
+        report.captures,
+        per_second(report.captures as f64),
+        per_second(megabytes)
+    )
 }
 
 /// The lines of a generation's analysis: trivial clusters, collections,
@@ -164,4 +185,29 @@ pub fn remove_summary(outcome: &RemoveOutcome) -> String {
         counts.distinct_bodies
     ));
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::pipeline::{StageTime, Stages};
+
+    #[test]
+    fn throughput_is_over_every_stage() {
+        let report = crate::ingest::IngestReport {
+            captures: 300,
+            body_bytes: 45_000_000,
+            ..Default::default()
+        };
+        let stage = |stage, seconds| StageTime {
+            stage,
+            seconds,
+            peak_mb: None,
+        };
+        let stages = Stages(vec![stage("ingest and store", 2.0), stage("index", 1.0)]);
+        assert_eq!(
+            throughput_line(&report, &stages),
+            "\nthroughput: 300 pages, 45.0 MB of HTML in 3.00 s: 100 pages/s, 15.0 MB of HTML/s"
+        );
+    }
 }

@@ -175,6 +175,7 @@ fn index_without_arguments_indexes_the_shipped_crawl_and_prints_the_counts() {
         "duplicate pages eliminated",
         "bytes saved",
         "time",
+        "MB of HTML/s",
     ] {
         assert!(text.contains(line), "summary lacks {line:?}:\n{text}");
     }
