@@ -176,6 +176,23 @@ fn the_development_crawl_meets_the_figures_of_its_issue() {
     assert!(built.status.success(), "{}", stderr(&built));
     let (crawl1, crawl2) = (crawls.join("crawl1"), crawls.join("crawl2"));
     let (data1, data2) = (dir.path().join("data1"), dir.path().join("data2"));
+
+    // Crawl 1 deduplicated: warcio checks it, pywb indexes and replays every
+    // capture as from the original files (issue 33; tests/it/dedup_warc.rs).
+    // Beside the rest, which it shares nothing with but crawl 1's files:
+    // much of both is one process on one core (pywb's indexer, warcio,
+    // checks.py).
+    let replay = crate::dedup_warc::pywb_bin().map(|bin| {
+        let (crawl, out) = (crawl1.clone(), dir.path().join("dedup"));
+        std::thread::spawn(move || {
+            crate::dedup_warc::deduplicated_and_replayed(
+                &bin,
+                std::slice::from_ref(&crawl),
+                &out,
+                &[],
+            )
+        })
+    });
     index_into(&crawl1, &data1);
     index_into(&crawl2, &data2);
 
@@ -287,15 +304,18 @@ fn the_development_crawl_meets_the_figures_of_its_issue() {
     assert!(figure(&checked["kind_recall"]) >= 0.9, "{checked}");
     assert!(figure(&checked["kind_precision"]) >= 0.9, "{checked}");
 
-    // Crawl 1 deduplicated: warcio checks it, pywb indexes and replays every
-    // capture as from the original files (issue 33; tests/it/dedup_warc.rs).
-    if let Some(bin) = crate::dedup_warc::pywb_bin() {
-        let replayed = crate::dedup_warc::deduplicated_and_replayed(
-            &bin,
-            std::slice::from_ref(&crawl1),
-            &dir.path().join("dedup"),
-            &[],
-        );
+    // The jobs on Spark give crawl 1's trivial clusters, similar clusters
+    // and mirrored pairs too (where Java and PySpark are installed:
+    // tests/it/spark.rs). Last, as it imports them into crawl 1's folder.
+    if let Some(python) = crate::spark::spark_python() {
+        crate::spark::spark_analysis_matches(&python, data1.to_str().unwrap());
+    }
+
+    // Crawl 1's deduplication, replayed (started above).
+    if let Some(replay) = replay {
+        let replayed = replay
+            .join()
+            .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
         let report = &replayed.report;
         // A third of the payload bytes are copies (mirrors, and pages a
         // version did not change).
@@ -305,12 +325,5 @@ fn the_development_crawl_meets_the_figures_of_its_issue() {
         );
         assert!(saved >= captured / 4.0, "{report}");
         assert!(replayed.answered_ok * 10 >= replayed.captures * 9);
-    }
-
-    // The jobs on Spark give crawl 1's trivial clusters, similar clusters
-    // and mirrored pairs too (where Java and PySpark are installed:
-    // tests/it/spark.rs). Last, as it imports them into crawl 1's folder.
-    if let Some(python) = crate::spark::spark_python() {
-        crate::spark::spark_analysis_matches(&python, data1.to_str().unwrap());
     }
 }
