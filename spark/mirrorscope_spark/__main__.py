@@ -121,7 +121,13 @@ def job_parser():
 def main(argv=None):
     arguments = job_parser().parse_args(argv)
     if arguments.job == "jobs":
-        return serve_jobs(arguments)
+        # The answers keep standard output to themselves: whatever else
+        # writes to it, this process or the JVM it starts, writes to
+        # standard error instead.
+        sys.stdout.flush()
+        answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+        os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
+        return serve_jobs(arguments, answers)
     for option in ("tables", "out"):
         if getattr(arguments, option) is None:
             raise SystemExit(f"--{option} is required by the {arguments.job} job")
@@ -134,19 +140,15 @@ def main(argv=None):
     print()
 
 
-def serve_jobs(arguments):
+def serve_jobs(arguments, answers):
     """`jobs`: runs job after job in one Spark session, as standard input
     asks: one JSON object per line, {"job": ..., "tables": ..., "out": ...}
     with "config" and "trivial" when wanted (the options of one job). Each
-    answer is one line on standard output: {"figures": {...}} or {"error":
+    answer is one line written to `answers`: {"figures": {...}} or {"error":
     "the traceback"}; the session ends with standard input. One session
     spares each job the start of a JVM and its warming up."""
     import traceback
 
-    answers = sys.stdout
-    # Anything else printed goes to standard error: the answers' stream
-    # holds answers only.
-    sys.stdout = sys.stderr
     spark = session(arguments)
     try:
         for line in sys.stdin:
