@@ -98,11 +98,13 @@ def read_tables(spark, folder, names):
     return tables
 
 
+# The jobs one run (or one line of `jobs`) can ask for.
+JOBS = ("similarity", "collections", "mirrors", "analysis")
+
+
 def job_parser():
     parser = argparse.ArgumentParser(prog="python -m mirrorscope_spark")
-    parser.add_argument(
-        "job", choices=["similarity", "collections", "mirrors", "analysis", "jobs"]
-    )
+    parser.add_argument("job", choices=[*JOBS, "jobs"])
     parser.add_argument("--tables", help="folder of NAME.parquet tables")
     parser.add_argument("--out", help="folder to write the results into")
     parser.add_argument(
@@ -160,7 +162,7 @@ def serve_jobs(arguments, answers):
                     raise ValueError("a job is a JSON object")
                 job = argparse.Namespace(**vars(arguments))
                 job.job = asked.get("job")
-                if job.job not in ("similarity", "collections", "mirrors", "analysis"):
+                if job.job not in JOBS:
                     raise ValueError(f"unknown job {job.job!r}")
                 for option in ("tables", "out"):
                     if not isinstance(asked.get(option), str):
