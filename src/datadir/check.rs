@@ -121,6 +121,7 @@ pub fn check(data: &DataDir, config: &StoreConfig, repair: bool) -> Result<Check
             references_reclaimed,
             ..
         } = data.recount_references(&store)?;
+        store.compact()?;
         data.remove_leftovers()?;
         let current_set_to = repoint_current(data)?;
         let mut after = gather(data, &store, false)?;

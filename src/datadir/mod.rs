@@ -306,7 +306,17 @@ impl DataDir {
         if self.crawl_dir(crawl_id).exists() {
             self.set_aside(crawl_id, REMOVED_SUFFIX)?;
         }
-        self.release_folder(&self.aside_dir(crawl_id, REMOVED_SUFFIX), store)
+        let released = self.release_folder(&self.aside_dir(crawl_id, REMOVED_SUFFIX), store)?;
+        // Packed bodies leave dead bytes behind; take back the space.
+        let reclaimed = store.compact()?;
+        if reclaimed > 0 {
+            tracing::info!(
+                crawl = crawl_id,
+                reclaimed_bytes = reclaimed,
+                "compacted the page store"
+            );
+        }
+        Ok(released)
     }
 
     /// True when the crawl's captures are in the format this build writes;

@@ -43,6 +43,9 @@ impl PageStore {
     /// Every block and temporary file of the store, blocks in key order.
     /// Reads only headers.
     pub fn walk(&self) -> Result<StoreWalk> {
+        if self.packed.is_some() {
+            return self.packed_walk();
+        }
         let _gate = self.settled()?;
         let mut walk = StoreWalk::default();
         for volume in 0..self.layout.volumes {
@@ -112,6 +115,9 @@ impl PageStore {
     /// header or data unreadable, the data not decompressing to
     /// `original-size` bytes, or the body's signature not the key's.
     pub fn verify(&self, key: &ContentKey) -> Result<Option<String>> {
+        if self.packed.is_some() {
+            return self.packed_verify(key);
+        }
         let location = self.location_of(key)?;
         let path = location.block_path(key.overflow);
         let Some(bytes) = read_whole_file(&path)? else {
@@ -138,6 +144,9 @@ impl PageStore {
     /// block at 0: the repair of a count that disagrees with the references
     /// its owners hold. Only for a store no one else writes to.
     pub fn set_references(&self, key: &ContentKey, references: u64) -> Result<()> {
+        if self.packed.is_some() {
+            return self.packed_set_references(key, references);
+        }
         let _gate = self.exclusive()?;
         let location: BlockLocation = self.location_of(key)?;
         let _lock = lock_existing_directory(&location, key)?;

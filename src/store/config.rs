@@ -21,6 +21,19 @@ pub enum StoreMode {
     Compare,
 }
 
+/// How a store keeps its blocks on disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum StoreFormat {
+    /// Append-only pack files per volume and an index from key to (pack,
+    /// offset, length, references): format 2, see `packed.rs`. A store in
+    /// the file layout is upgraded to it when opened for writing.
+    #[default]
+    Packed,
+    /// A file per block under the paper's sig2location tree: format 1.
+    Files,
+}
+
 /// Settings for opening a [`super::PageStore`].
 ///
 /// `volumes` and `depth` shape the tree on disk and are fixed when the store
@@ -47,6 +60,9 @@ pub struct StoreConfig {
     /// zstd level for new blocks. Default 3: zstd's own default, most of the
     /// ratio of higher levels on HTML at a fraction of the time.
     pub zstd_level: i32,
+    /// The layout of a new store, and whether to upgrade one in the file
+    /// layout: `packed` (default) or `files`. A packed store stays packed.
+    pub format: StoreFormat,
 }
 
 impl Default for StoreConfig {
@@ -56,6 +72,7 @@ impl Default for StoreConfig {
             depth: 2,
             mode: StoreMode::Regular,
             zstd_level: 3,
+            format: StoreFormat::Packed,
         }
     }
 }
@@ -64,8 +81,12 @@ impl Default for StoreConfig {
 /// block name.
 pub const MAX_DEPTH: u8 = 16;
 
-/// Version of the on-disk layout written in `store.json`.
-pub const STORE_FORMAT_VERSION: u32 = 1;
+/// Version of the on-disk layout written in `store.json` for a packed store:
+/// the newest.
+pub const STORE_FORMAT_VERSION: u32 = 2;
+
+/// Version of the file-per-block layout.
+pub const FILES_FORMAT_VERSION: u32 = 1;
 
 /// Contents of `<root>/store.json`: what every handle on the store must agree
 /// on.
@@ -77,11 +98,18 @@ pub struct StoreLayout {
 }
 
 impl StoreLayout {
+    /// Whether the blocks are packed (format 2).
+    pub fn is_packed(&self) -> bool {
+        self.format_version == STORE_FORMAT_VERSION
+    }
+
     /// Checks the numbers; returns why they are unusable.
     pub(super) fn validate(&self) -> Result<(), String> {
-        if self.format_version != STORE_FORMAT_VERSION {
+        if self.format_version != STORE_FORMAT_VERSION
+            && self.format_version != FILES_FORMAT_VERSION
+        {
             return Err(format!(
-                "format version {} is not supported (this build reads version {STORE_FORMAT_VERSION})",
+                "format version {} is not supported (this build reads versions {FILES_FORMAT_VERSION} and {STORE_FORMAT_VERSION})",
                 self.format_version
             ));
         }

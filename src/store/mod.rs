@@ -40,7 +40,17 @@
 //! index. Lookups go by the exact file name, so a gap left by a deleted
 //! overflow block never hides the blocks after it.
 //!
-//! # On disk
+//! # Two layouts
+//!
+//! A store is *packed* (format 2, the default for a new store): blocks are
+//! records appended to a few pack files per volume, found through an LMDB
+//! index that also holds their reference counts (see `packed/mod.rs`). Or it
+//! keeps *a file per block* in the paper's sig2location tree (format 1,
+//! described below; `StoreConfig::format = files`). Opening a format-1 store
+//! for writing with the default configuration upgrades it to packs. Keys,
+//! modes, overflow blocks and fake duplicates are the same in both.
+//!
+//! # On disk (file layout)
 //!
 //! ```text
 //! <root>/store.json                     {"format_version":1,"volumes":4,"depth":3}
@@ -105,15 +115,18 @@ mod durable;
 mod error;
 mod key;
 mod location;
+mod packed;
 mod staging;
 
+#[cfg(test)]
+mod packed_tests;
 #[cfg(test)]
 mod tests;
 
 use std::fs::{self, File};
 use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 
@@ -125,10 +138,14 @@ use self::durable::{
     write_file_atomically, DirectoryLock, DirectorySyncs,
 };
 use self::location::{is_temporary_file_name, BlockLocation};
+use self::packed::Packed;
 use self::staging::{StagedAtLocation, StagedBlock, Staging};
 
 pub use self::audit::{BlockFacts, StoreWalk, WalkedBlock};
-pub use self::config::{StoreConfig, StoreLayout, StoreMode, MAX_DEPTH, STORE_FORMAT_VERSION};
+pub use self::config::{
+    StoreConfig, StoreFormat, StoreLayout, StoreMode, FILES_FORMAT_VERSION, MAX_DEPTH,
+    STORE_FORMAT_VERSION,
+};
 pub use self::error::{Result, StoreError};
 pub use self::key::{signature_of, ContentKey, Signature, SIGNATURE_BYTES};
 
@@ -192,6 +209,11 @@ pub struct PageStore {
     syncs: Arc<DirectorySyncs>,
     /// `Some` when `put`s are staged until the next flush (shared by clones).
     staging: Option<Arc<Staging>>,
+    /// `Some` for a packed store (format 2): every operation goes there.
+    packed: Option<Packed>,
+    /// For a reader of a file-layout store: the packed layout, once an
+    /// upgrade by a writer has made the store packed (shared by clones).
+    upgraded: Arc<OnceLock<Packed>>,
 }
 
 /// How a candidate block at a body's location compares with the body.
@@ -235,14 +257,17 @@ impl PageStore {
             });
         }
         create_directory_durably(&DirectorySyncs::immediate(), root)?;
-        let layout = {
-            let _root_lock = DirectoryLock::acquire(root)
-                .map_err(|source| StoreError::io("lock", root, source))?;
-            let layout = load_or_create_layout(root, &config)?;
-            remove_stale_temporary_files(root)?;
-            layout
-        };
-        let store = PageStore {
+        let _root_lock =
+            DirectoryLock::acquire(root).map_err(|source| StoreError::io("lock", root, source))?;
+        // A new packed store gets its index before `store.json` names the
+        // format, so that a reader never finds the one without the other.
+        let new = !root.join(STORE_DESCRIPTION_FILE_NAME).exists();
+        if new && config.format == StoreFormat::Packed {
+            Packed::open(root, config.volumes, true)?;
+        }
+        let layout = load_or_create_layout(root, &config)?;
+        remove_stale_temporary_files(root)?;
+        let mut store = PageStore {
             root: root.to_path_buf(),
             layout,
             mode: config.mode,
@@ -250,11 +275,19 @@ impl PageStore {
             signer,
             syncs: Arc::new(DirectorySyncs::immediate()),
             staging: None,
+            packed: None,
+            upgraded: Arc::default(),
         };
         for volume in 0..layout.volumes {
             let volume_directory = store.volume_directory(volume);
             create_directory_durably(&DirectorySyncs::immediate(), &volume_directory)?;
             remove_temporary_files_in_tree(&volume_directory)?;
+        }
+        if layout.is_packed() {
+            store.packed = Some(Packed::open(root, layout.volumes, true)?);
+            store.finish_upgrade()?;
+        } else if config.format == StoreFormat::Packed {
+            store = store.upgrade_to_packed()?;
         }
         Ok(store)
     }
@@ -272,6 +305,10 @@ impl PageStore {
             ));
         }
         let layout = load_or_create_layout(root, &config)?;
+        let packed = layout
+            .is_packed()
+            .then(|| Packed::open(root, layout.volumes, false))
+            .transpose()?;
         Ok(PageStore {
             root: root.to_path_buf(),
             layout,
@@ -280,6 +317,8 @@ impl PageStore {
             signer: signature_of,
             syncs: Arc::new(DirectorySyncs::immediate()),
             staging: None,
+            packed,
+            upgraded: Arc::default(),
         })
     }
 
@@ -304,7 +343,10 @@ impl PageStore {
     /// only writing process (ingest holds the data directory's lock).
     pub fn stage_writes(self) -> PageStore {
         let mut store = self.defer_directory_syncs();
-        store.staging = Some(Arc::new(Staging::default()));
+        match store.packed.take() {
+            Some(packed) => store.packed = Some(packed.staged()),
+            None => store.staging = Some(Arc::new(Staging::default())),
+        }
         store
     }
 
@@ -313,6 +355,9 @@ impl PageStore {
     /// [`PageStore::stage_writes`]); returns how many directories were
     /// waiting. Does nothing for a handle that writes and syncs at once.
     pub fn flush(&self) -> Result<usize> {
+        if self.packed.is_some() {
+            return self.packed_flush();
+        }
         match &self.staging {
             Some(staging) => staging.flush(&self.syncs, &self.root),
             None => self.syncs.flush(&self.root),
@@ -360,6 +405,9 @@ impl PageStore {
     /// Stores one reference to `body`: references an existing block if the
     /// mode finds one holding it, writes a new block otherwise.
     pub fn put(&self, body: &[u8]) -> Result<PutOutcome> {
+        if self.packed.is_some() {
+            return self.packed_put(body);
+        }
         if let Some(staging) = &self.staging {
             return self.put_staged(staging, body);
         }
@@ -565,6 +613,9 @@ impl PageStore {
     /// Adds one reference to the existing block `key` (a WARC revisit record
     /// pointing at a stored payload, say). Returns the new count.
     pub fn add_reference(&self, key: &ContentKey) -> Result<u64> {
+        if self.packed.is_some() {
+            return self.packed_add_reference(key);
+        }
         let _gate = self.exclusive()?;
         let location = self.location_of(key)?;
         let _lock = lock_existing_directory(&location, key)?;
@@ -591,6 +642,22 @@ impl PageStore {
 
     /// Reads the body of block `key`.
     pub fn get(&self, key: &ContentKey) -> Result<Vec<u8>> {
+        if self.packed.is_some() {
+            return self.packed_get(key);
+        }
+        if let Some(store) = self.upgraded_view() {
+            return store.packed_get(key);
+        }
+        match self.files_get(key) {
+            Err(error) if error.is_not_found() => match self.reopen_if_upgraded()? {
+                Some(store) => store.packed_get(key),
+                None => Err(error),
+            },
+            other => other,
+        }
+    }
+
+    fn files_get(&self, key: &ContentKey) -> Result<Vec<u8>> {
         let _gate = self.settled()?;
         let location = self.location_of(key)?;
         let path = location.block_path(key.overflow);
@@ -609,6 +676,22 @@ impl PageStore {
 
     /// The reference count of block `key`.
     pub fn references(&self, key: &ContentKey) -> Result<u64> {
+        if self.packed.is_some() {
+            return self.packed_references(key);
+        }
+        if let Some(store) = self.upgraded_view() {
+            return store.packed_references(key);
+        }
+        match self.files_references(key) {
+            Err(error) if error.is_not_found() => match self.reopen_if_upgraded()? {
+                Some(store) => store.packed_references(key),
+                None => Err(error),
+            },
+            other => other,
+        }
+    }
+
+    fn files_references(&self, key: &ContentKey) -> Result<u64> {
         let _gate = self.settled()?;
         let location = self.location_of(key)?;
         let path = location.block_path(key.overflow);
@@ -621,6 +704,9 @@ impl PageStore {
     /// Takes one reference away from block `key`, removing the block with
     /// its last reference.
     pub fn delete(&self, key: &ContentKey) -> Result<DeleteOutcome> {
+        if self.packed.is_some() {
+            return self.packed_delete(key);
+        }
         let _gate = self.exclusive()?;
         let location = self.location_of(key)?;
         let _lock = lock_existing_directory(&location, key)?;
@@ -656,6 +742,9 @@ impl PageStore {
 
     /// Walks every volume and totals its blocks. Reads only headers.
     pub fn stats(&self) -> Result<StoreStats> {
+        if self.packed.is_some() {
+            return self.packed_stats();
+        }
         let mut stats = StoreStats::default();
         for block in self.walk()?.blocks {
             match block.header {
@@ -761,7 +850,10 @@ impl PageStore {
 fn load_or_create_layout(root: &Path, config: &StoreConfig) -> Result<StoreLayout> {
     let description_path = root.join(STORE_DESCRIPTION_FILE_NAME);
     let configured = StoreLayout {
-        format_version: STORE_FORMAT_VERSION,
+        format_version: match config.format {
+            StoreFormat::Packed => STORE_FORMAT_VERSION,
+            StoreFormat::Files => FILES_FORMAT_VERSION,
+        },
         volumes: config.volumes,
         depth: config.depth,
     };
@@ -787,7 +879,7 @@ fn load_or_create_layout(root: &Path, config: &StoreConfig) -> Result<StoreLayou
                 STORE_DESCRIPTION_FILE_NAME,
                 &[&json],
             )?;
-            tracing::info!(root = %root.display(), volumes = configured.volumes, depth = configured.depth, "created a new page store");
+            tracing::info!(root = %root.display(), volumes = configured.volumes, depth = configured.depth, packed = configured.is_packed(), "created a new page store");
             return Ok(configured);
         }
         Err(error) => return Err(StoreError::io("read", description_path, error)),

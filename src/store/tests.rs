@@ -12,10 +12,19 @@ use super::durable::failpoint::{self, WriteFailpoint};
 use super::location::{is_block_file_name, is_temporary_file_name};
 use super::*;
 
+/// The file-per-block layout, which these tests are about (`packed_tests.rs`
+/// has the packed layout's).
+fn files_config() -> StoreConfig {
+    StoreConfig {
+        format: StoreFormat::Files,
+        ..StoreConfig::default()
+    }
+}
+
 fn open_store(root: &Path, mode: StoreMode) -> PageStore {
     let config = StoreConfig {
         mode,
-        ..StoreConfig::default()
+        ..files_config()
     };
     PageStore::open(root, config).expect("open store")
 }
@@ -28,7 +37,7 @@ fn constant_signature(_body: &[u8]) -> Signature {
 fn open_colliding_store(root: &Path, mode: StoreMode) -> PageStore {
     let config = StoreConfig {
         mode,
-        ..StoreConfig::default()
+        ..files_config()
     };
     PageStore::open_with_signer(root, config, constant_signature).expect("open store")
 }
@@ -254,7 +263,7 @@ fn one_bit_signature_spreads_over_two_locations() {
     let directory = tempfile::tempdir().unwrap();
     let config = StoreConfig {
         mode: StoreMode::Compare,
-        ..StoreConfig::default()
+        ..files_config()
     };
     let store = PageStore::open_with_signer(directory.path(), config, one_bit_signature).unwrap();
     let bodies: Vec<Vec<u8>> = (0..12u8)
@@ -316,7 +325,7 @@ fn sig2location_follows_the_paper_example() {
     // The paper's example is a tree of depth 3.
     let config = StoreConfig {
         depth: 3,
-        ..StoreConfig::default()
+        ..files_config()
     };
     let store = PageStore::open_with_signer(directory.path(), config, paper_signature).unwrap();
     let outcome = store.put(b"<html>paper</html>").unwrap();
@@ -379,13 +388,13 @@ fn reopening_keeps_the_recorded_layout() {
     let first_config = StoreConfig {
         volumes: 2,
         depth: 2,
-        ..StoreConfig::default()
+        ..files_config()
     };
     let key = {
         let store = PageStore::open(directory.path(), first_config).unwrap();
         store.put(b"kept").unwrap().key
     };
-    let store = PageStore::open(directory.path(), StoreConfig::default()).unwrap();
+    let store = PageStore::open(directory.path(), files_config()).unwrap();
     assert_eq!(
         store.layout(),
         StoreLayout {
@@ -403,18 +412,18 @@ fn invalid_configuration_and_description_are_errors() {
     let directory = tempfile::tempdir().unwrap();
     let zero_volumes = StoreConfig {
         volumes: 0,
-        ..StoreConfig::default()
+        ..files_config()
     };
     let error = PageStore::open(directory.path(), zero_volumes).unwrap_err();
     assert!(matches!(error, StoreError::InvalidConfig { .. }), "{error}");
     let too_deep = StoreConfig {
         depth: 17,
-        ..StoreConfig::default()
+        ..files_config()
     };
     assert!(PageStore::open(directory.path(), too_deep).is_err());
     let bad_level = StoreConfig {
         zstd_level: 1000,
-        ..StoreConfig::default()
+        ..files_config()
     };
     assert!(PageStore::open(directory.path(), bad_level).is_err());
 
@@ -423,7 +432,7 @@ fn invalid_configuration_and_description_are_errors() {
         b"{not json",
     )
     .unwrap();
-    let error = PageStore::open(directory.path(), StoreConfig::default()).unwrap_err();
+    let error = PageStore::open(directory.path(), files_config()).unwrap_err();
     assert!(error.to_string().contains("store.json"), "{error}");
 }
 
@@ -509,7 +518,7 @@ fn store_config_serde_uses_kebab_case_and_defaults() {
     );
     assert_eq!(
         serde_json::to_value(StoreConfig::default()).unwrap(),
-        serde_json::json!({"volumes": 4, "depth": 2, "mode": "regular", "zstd_level": 3})
+        serde_json::json!({"volumes": 4, "depth": 2, "mode": "regular", "zstd_level": 3, "format": "packed"})
     );
     assert!(serde_json::from_str::<StoreConfig>(r#"{"mode": "compare", "colour": 1}"#).is_err());
 }
@@ -890,7 +899,7 @@ fn corrupt_blocks_are_errors_naming_the_file() {
 #[test]
 fn deferred_directory_syncs_wait_for_flush_and_lose_nothing() {
     let directory = tempfile::tempdir().unwrap();
-    let store = PageStore::open(directory.path(), StoreConfig::default())
+    let store = PageStore::open(directory.path(), files_config())
         .unwrap()
         .defer_directory_syncs();
     let first = store.put(b"<p>one</p>").unwrap();
@@ -903,7 +912,7 @@ fn deferred_directory_syncs_wait_for_flush_and_lose_nothing() {
     assert_eq!(store.delete(&second.key).unwrap(), DeleteOutcome::Removed);
     assert_eq!(store.flush().unwrap(), 1);
     // A handle that syncs at once has nothing to flush.
-    let immediate = PageStore::open(directory.path(), StoreConfig::default()).unwrap();
+    let immediate = PageStore::open(directory.path(), files_config()).unwrap();
     immediate.put(b"<p>three</p>").unwrap();
     assert_eq!(immediate.flush().unwrap(), 0);
     assert_eq!(immediate.get(&first.key).unwrap(), b"<p>one</p>");

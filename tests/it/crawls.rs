@@ -11,23 +11,26 @@ use std::path::Path;
 
 use common::*;
 
-/// Every block of the store with its bytes (block headers hold the
-/// reference counts); the folders' lock files, which stay once made, aside.
-fn store_snapshot(data: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut files = BTreeMap::new();
-    let mut folders = vec![data.join("store")];
-    while let Some(folder) = folders.pop() {
-        for entry in std::fs::read_dir(&folder).unwrap() {
-            let path = entry.unwrap().path();
-            if path.is_dir() {
-                folders.push(path);
-            } else if path.file_name().is_some_and(|name| name != ".lock") {
-                let name = path.strip_prefix(data).unwrap().display().to_string();
-                files.insert(name, std::fs::read(&path).unwrap());
-            }
-        }
-    }
-    files
+/// Every block of the store: its key, reference count and body, as the
+/// store reads them (the packs and the index's own bytes change with every
+/// commit; what a user relies on is this).
+fn store_snapshot(data: &Path) -> BTreeMap<String, (u64, Vec<u8>)> {
+    let store = mirrorscope::store::PageStore::open_for_reading(
+        &data.join("store"),
+        mirrorscope::store::StoreConfig::default(),
+    )
+    .unwrap();
+    store
+        .walk()
+        .unwrap()
+        .blocks
+        .into_iter()
+        .map(|block| {
+            let references = block.header.as_ref().unwrap().references;
+            let body = store.get(&block.key).unwrap();
+            (block.key.to_string(), (references, body))
+        })
+        .collect()
 }
 
 fn current(data: &Path) -> String {
