@@ -8,6 +8,7 @@
 //! cargo bench --bench pipeline -- 1000000          # a million
 //! cargo bench --bench pipeline -- 1000000 --web DIR --keep
 //! cargo bench --bench pipeline -- --search DATA
+//! cargo bench --bench pipeline -- --crawl DIR        # an existing crawl, as is
 //! ```
 //!
 //! `--web DIR` writes (or, when DIR already holds this size and seed, reuses)
@@ -50,14 +51,24 @@ fn main() {
         return;
     }
 
+    let crawl: Option<PathBuf> = arguments
+        .iter()
+        .position(|argument| argument == "--crawl")
+        .and_then(|index| arguments.get(index + 1))
+        .map(PathBuf::from);
     let scratch = tempfile::tempdir().expect("a temporary folder");
-    let web = web_dir.unwrap_or_else(|| scratch.path().join("web"));
+    let web = crawl
+        .clone()
+        .or(web_dir)
+        .unwrap_or_else(|| scratch.path().join("web"));
     let marker = web.join(format!(
         "generated-{pages}-{SEED:x}-v{}",
         support::web::VERSION
     ));
     let started = Instant::now();
-    if marker.exists() {
+    if crawl.is_some() {
+        println!("indexing the crawl in {}", web.display());
+    } else if marker.exists() {
         println!("reusing the generated web in {}", web.display());
     } else {
         let _ = std::fs::remove_dir_all(&web);
@@ -134,8 +145,11 @@ fn main() {
         counts.index.bytes as f64 / 1e6
     );
 
-    println!("\nsearch on the generated web");
-    support::search::measure(&data, &support::web::queries(), seconds);
+    // The generated web's queries mean nothing on another crawl.
+    if crawl.is_none() {
+        println!("\nsearch on the generated web");
+        support::search::measure(&data, &support::web::queries(), seconds);
+    }
 
     if keep {
         let kept = scratch.keep();
