@@ -188,3 +188,97 @@ fn stats_crawl(data: &Path) -> String {
     .unwrap();
     manifest["crawls"][0]["id"].as_str().unwrap().to_string()
 }
+
+/// Issue 32: a data folder whose store an older build wrote (a file per
+/// body) is upgraded to packs by the next `index`: every body the first
+/// crawl stored reads back with its count, `check` is clean, and no block
+/// file is left.
+#[test]
+fn an_older_data_folder_is_upgraded_to_packs_by_the_next_index() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let data_arg = data.to_str().unwrap();
+    let (a, b) = (dir.path().join("a.warc.gz"), dir.path().join("b.warc.gz"));
+    write_site(&a, true, &site("docs.example", 12), 0);
+    write_site(&b, true, &site("other.example", 6), 100);
+    // As an older build left it: the file layout.
+    std::fs::create_dir_all(&data).unwrap();
+    std::fs::write(
+        data.join("config.json"),
+        r#"{"store": {"format": "files"}}"#,
+    )
+    .unwrap();
+    let output = mirrorscope(
+        dir.path(),
+        &["index", a.to_str().unwrap(), "--data", data_arg],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    let store_json = || std::fs::read_to_string(data.join("store/store.json")).unwrap();
+    assert!(
+        store_json().contains("\"format_version\": 1"),
+        "{}",
+        store_json()
+    );
+    assert!(!data.join("store/index").exists());
+    let before = store_snapshot(&data);
+    assert_eq!(before.len(), 12);
+
+    // The older build's configuration had no `format`: the default applies.
+    std::fs::write(data.join("config.json"), r#"{"store": {}}"#).unwrap();
+    let output = mirrorscope(
+        dir.path(),
+        &["index", "--add", b.to_str().unwrap(), "--data", data_arg],
+    );
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert!(
+        store_json().contains("\"format_version\": 2"),
+        "{}",
+        store_json()
+    );
+    let after = store_snapshot(&data);
+    // Every body as it was; B's pages share some of them (`check` below
+    // compares every count with what the crawls hold).
+    for (key, (references, body)) in &before {
+        let (now, read) = after.get(key).unwrap();
+        assert_eq!(read, body, "{key} as it was");
+        assert!(now >= references);
+    }
+    assert!(after.len() >= before.len());
+    // Only packs, the index and lock files remain under the volumes.
+    let mut folders = vec![data.join("store")];
+    while let Some(folder) = folders.pop() {
+        for entry in std::fs::read_dir(&folder).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_dir() {
+                assert!(name == "index" || name.starts_with("vol-"), "{path:?} left");
+                folders.push(path);
+            } else if folder
+                .file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("vol-")
+            {
+                assert!(
+                    name.starts_with("pack-") || name == ".lock",
+                    "{path:?} left"
+                );
+            }
+        }
+    }
+    let check = mirrorscope(dir.path(), &["check", "--data", data_arg]);
+    assert!(
+        check.status.success(),
+        "{}{}",
+        stdout(&check),
+        stderr(&check)
+    );
+    let stats = json(&mirrorscope(
+        dir.path(),
+        &["stats", "--data", data_arg, "--json"],
+    ));
+    assert_eq!(
+        (stats["crawls"].as_u64(), stats["pages"].as_u64()),
+        (Some(2), Some(18))
+    );
+}
