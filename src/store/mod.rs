@@ -740,11 +740,9 @@ impl PageStore {
         Ok(DeleteOutcome::Decremented { remaining })
     }
 
-    /// Walks every volume and totals its blocks. Reads only headers.
+    /// Totals every block of the store's walk. Reads only headers (the
+    /// index, in the packed layout).
     pub fn stats(&self) -> Result<StoreStats> {
-        if self.packed.is_some() {
-            return self.packed_stats();
-        }
         let mut stats = StoreStats::default();
         for block in self.walk()?.blocks {
             match block.header {
@@ -845,6 +843,23 @@ impl PageStore {
     }
 }
 
+/// Writes `store.json` atomically and durably.
+fn write_layout(root: &Path, layout: &StoreLayout) -> Result<()> {
+    let path = root.join(STORE_DESCRIPTION_FILE_NAME);
+    let mut json =
+        serde_json::to_vec_pretty(layout).map_err(|error| StoreError::InvalidDescription {
+            path,
+            reason: error.to_string(),
+        })?;
+    json.push(b'\n');
+    write_file_atomically(
+        &DirectorySyncs::immediate(),
+        root,
+        STORE_DESCRIPTION_FILE_NAME,
+        &[&json],
+    )
+}
+
 /// Reads `store.json`, or writes it from `config` if the store is new. The
 /// caller holds the root lock.
 fn load_or_create_layout(root: &Path, config: &StoreConfig) -> Result<StoreLayout> {
@@ -866,19 +881,7 @@ fn load_or_create_layout(root: &Path, config: &StoreConfig) -> Result<StoreLayou
                     root: root.to_path_buf(),
                     reason,
                 })?;
-            let mut json = serde_json::to_vec_pretty(&configured).map_err(|error| {
-                StoreError::InvalidDescription {
-                    path: description_path.clone(),
-                    reason: error.to_string(),
-                }
-            })?;
-            json.push(b'\n');
-            write_file_atomically(
-                &DirectorySyncs::immediate(),
-                root,
-                STORE_DESCRIPTION_FILE_NAME,
-                &[&json],
-            )?;
+            write_layout(root, &configured)?;
             tracing::info!(root = %root.display(), volumes = configured.volumes, depth = configured.depth, packed = configured.is_packed(), "created a new page store");
             return Ok(configured);
         }

@@ -69,7 +69,7 @@ use super::block::{decode_data, encode_data, BlockCompression, BlockHeader};
 use super::durable::sync_directory;
 use super::error::{Result, StoreError};
 use super::key::{ContentKey, Signature, SIGNATURE_BYTES};
-use super::{BlockFacts, DeleteOutcome, PageStore, PutOutcome, StoreMode, StoreStats};
+use super::{BlockFacts, DeleteOutcome, PageStore, PutOutcome, StoreMode};
 use super::{StoreWalk, WalkedBlock};
 
 mod upgrade;
@@ -1426,25 +1426,6 @@ impl PageStore {
                 key.signature
             )
         }))
-    }
-
-    pub(super) fn packed_stats(&self) -> Result<StoreStats> {
-        let mut stats = StoreStats::default();
-        for block in self.packed_walk()?.blocks {
-            match block.header {
-                Ok(facts) => {
-                    stats.blocks += 1;
-                    stats.references = stats.references.saturating_add(facts.references);
-                    stats.original_bytes = stats.original_bytes.saturating_add(facts.original_size);
-                    stats.referenced_bytes = stats
-                        .referenced_bytes
-                        .saturating_add(facts.original_size.saturating_mul(facts.references));
-                    stats.stored_bytes = stats.stored_bytes.saturating_add(facts.file_size);
-                }
-                Err(_) => stats.corrupt_blocks += 1,
-            }
-        }
-        Ok(stats)
     }
 
     /// Reclaims the space of removed blocks: every pack at least half dead

@@ -4,12 +4,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use super::super::block::{decode_data, BlockHeader};
-use super::super::durable::{sync_directory, write_file_atomically, DirectorySyncs};
+use super::super::durable::sync_directory;
 use super::super::error::{Result, StoreError};
 use super::super::location::LOCK_FILE_NAME;
 use super::super::{
-    parse_header, read_whole_file, PageStore, StoreLayout, STORE_DESCRIPTION_FILE_NAME,
-    STORE_FORMAT_VERSION,
+    parse_header, read_whole_file, write_layout, PageStore, StoreLayout,
+    STORE_DESCRIPTION_FILE_NAME, STORE_FORMAT_VERSION,
 };
 use super::{parse_pack_file_name, volume_directory, Packed};
 
@@ -196,21 +196,4 @@ fn read_block_file(path: &Path) -> Result<std::result::Result<(BlockHeader, Vec<
         return Ok(Err(reason));
     }
     Ok(Ok((header, data)))
-}
-
-/// Writes `store.json` atomically and durably.
-fn write_layout(root: &Path, layout: &StoreLayout) -> Result<()> {
-    let path = root.join(STORE_DESCRIPTION_FILE_NAME);
-    let mut json =
-        serde_json::to_vec_pretty(layout).map_err(|error| StoreError::InvalidDescription {
-            path: path.clone(),
-            reason: error.to_string(),
-        })?;
-    json.push(b'\n');
-    write_file_atomically(
-        &DirectorySyncs::immediate(),
-        root,
-        STORE_DESCRIPTION_FILE_NAME,
-        &[&json],
-    )
 }
