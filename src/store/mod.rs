@@ -775,7 +775,8 @@ impl PageStore {
         self.root.join(format!("vol-{volume}"))
     }
 
-    fn location_of(&self, key: &ContentKey) -> Result<BlockLocation> {
+    /// An error for a key naming a volume this store does not have.
+    fn check_volume(&self, key: &ContentKey) -> Result<()> {
         if key.volume >= self.layout.volumes {
             return Err(StoreError::VolumeOutOfRange {
                 key: *key,
@@ -784,6 +785,11 @@ impl PageStore {
                 root: self.root.clone(),
             });
         }
+        Ok(())
+    }
+
+    fn location_of(&self, key: &ContentKey) -> Result<BlockLocation> {
+        self.check_volume(key)?;
         Ok(BlockLocation::new(
             &self.volume_directory(key.volume),
             key.signature,

@@ -126,17 +126,7 @@ impl Staging {
     }
 
     fn check(&self, root: &Path) -> Result<()> {
-        match &*self
-            .failed
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-        {
-            Some(reason) => Err(StoreError::StagedWritesLost {
-                root: root.to_path_buf(),
-                reason: reason.clone(),
-            }),
-            None => Ok(()),
-        }
+        refuse_after_failure(&self.failed, root)
     }
 
     /// Takes the staged blocks of `location` out, for a `put` that holds the
@@ -306,5 +296,20 @@ fn remove_all(pending: &[(PathBuf, Vec<Rename>)]) {
         for (temporary, _, _) in renames {
             remove_temporary_file(temporary);
         }
+    }
+}
+
+/// `StagedWritesLost` once a staging handle's flush has failed (`failed`
+/// holds why): the handle must not go on. Shared by both layouts.
+pub(super) fn refuse_after_failure(failed: &Mutex<Option<String>>, root: &Path) -> Result<()> {
+    match &*failed
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+    {
+        Some(reason) => Err(StoreError::StagedWritesLost {
+            root: root.to_path_buf(),
+            reason: reason.clone(),
+        }),
+        None => Ok(()),
     }
 }

@@ -739,18 +739,6 @@ impl PageStore {
         self.packed.as_ref().expect("a packed store")
     }
 
-    fn volume_of_key(&self, key: &ContentKey) -> Result<()> {
-        if key.volume >= self.layout.volumes {
-            return Err(StoreError::VolumeOutOfRange {
-                key: *key,
-                volume: key.volume,
-                volumes: self.layout.volumes,
-                root: self.root.clone(),
-            });
-        }
-        Ok(())
-    }
-
     fn not_found(&self, key: &ContentKey) -> StoreError {
         StoreError::NotFound {
             key: *key,
@@ -1269,7 +1257,7 @@ impl PageStore {
 
     /// The committed entry of `key`, or `NotFound`.
     fn committed_entry(&self, packed: &Packed, key: &ContentKey) -> Result<Entry> {
-        self.volume_of_key(key)?;
+        self.check_volume(key)?;
         if self.volume_of(key.signature) != key.volume {
             return Err(self.not_found(key));
         }
@@ -1301,7 +1289,7 @@ impl PageStore {
     ) -> Result<(u64, Entry)> {
         self.packed_settle()?;
         let packed = self.packed_handle();
-        self.volume_of_key(key)?;
+        self.check_volume(key)?;
         let _gate = packed.staging.as_ref().map(|staging| {
             staging
                 .gate
@@ -1526,17 +1514,7 @@ fn one_more(entry: &Entry, index: &Index) -> Result<u64> {
 }
 
 fn check_failed(staging: &PackedStaging, root: &Path) -> Result<()> {
-    match &*staging
-        .failed
-        .lock()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
-    {
-        Some(reason) => Err(StoreError::StagedWritesLost {
-            root: root.to_path_buf(),
-            reason: reason.clone(),
-        }),
-        None => Ok(()),
-    }
+    super::staging::refuse_after_failure(&staging.failed, root)
 }
 
 /// The pack of `volume` that takes new records: its newest, unless full,
