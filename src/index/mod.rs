@@ -11,6 +11,7 @@
 //! replication).
 
 pub mod kind;
+mod merge;
 mod read_only;
 mod schema;
 mod tokenizer;
@@ -55,6 +56,10 @@ pub struct IndexConfig {
     /// it, and it bounds what one page costs the index stage (its documents
     /// wait in tantivy's queue whole) whatever a crawl serves.
     pub max_text_bytes: usize,
+    /// The most bytes of segments tantivy merges into one while the index is
+    /// written ([`merge::BoundedMerges`]). Default 512 MiB: what a merge maps
+    /// and how often a page is rewritten stop growing with the crawl.
+    pub max_segment_mib: u64,
 }
 
 impl Default for IndexConfig {
@@ -63,6 +68,7 @@ impl Default for IndexConfig {
             writer_threads: 0,
             writer_memory_mib: 64,
             max_text_bytes: 1024 * 1024,
+            max_segment_mib: 512,
         }
     }
 }
@@ -75,6 +81,9 @@ impl IndexConfig {
         }
         if self.max_text_bytes == 0 {
             return Some("index.max_text_bytes must be at least 1".into());
+        }
+        if !(16..=1 << 20).contains(&self.max_segment_mib) {
+            return Some("index.max_segment_mib must be from 16 to 1048576".into());
         }
         if self.writer_threads > 64 {
             return Some("index.writer_threads must be at most 64".into());
@@ -169,6 +178,10 @@ pub fn build(
             threads * config.writer_memory_mib * 1024 * 1024,
         )
         .map_err(tantivy_error)?;
+    writer.set_merge_policy(Box::new(merge::BoundedMerges {
+        dir: dir.to_path_buf(),
+        most_bytes: config.max_segment_mib << 20,
+    }));
 
     let facts = page_fields(table, similarity, collections);
     let documents = AtomicU64::new(0);
