@@ -562,7 +562,7 @@ pub fn run_imported(
     };
     let clustered = Clustered {
         table: &table,
-        similarity: &similarity,
+        similarity,
         growth,
         rankings,
     };
@@ -597,7 +597,7 @@ fn build_generation(
     });
     let clustered = Clustered {
         table: &table,
-        similarity: &similarity,
+        similarity,
         growth: None,
         rankings: Vec::new(),
     };
@@ -607,7 +607,7 @@ fn build_generation(
 /// What the stages after the trivial clusters start from.
 struct Clustered<'a> {
     table: &'a PageTable,
-    similarity: &'a similarity::Similarity,
+    similarity: similarity::Similarity,
     /// The similar clusters as grown elsewhere; `None` grows them here.
     growth: Option<collections::Growth>,
     /// Rankings computed elsewhere, in place of these rankers' own.
@@ -632,11 +632,11 @@ fn analyse_and_write(
     } = clustered;
     let mut collections = match growth {
         None => stages.run("link summary and growth", || {
-            collections::analyse(table, similarity, &config.collections)
+            collections::analyse(table, &similarity, &config.collections)
         }),
         Some(growth) => stages
             .run("collections of the clusters as grown", || {
-                collections::analyse_grown(table, similarity, &config.collections, growth)
+                collections::analyse_grown(table, &similarity, &config.collections, growth)
             })
             .map_err(|error| PipelineError::Analysis(format!("the grown clusters: {error}")))?,
     };
@@ -652,7 +652,7 @@ fn analyse_and_write(
         ),
     });
     let mirrors = stages.run("mirrors", || {
-        mirrors::analyse_with(table, similarity, &collections, &config.mirrors, &rankings)
+        mirrors::analyse_with(table, &similarity, &collections, &config.mirrors, &rankings)
     });
     tracing::info!(
         ranked_pairs = mirrors.counts.ranked_pairs,
@@ -660,12 +660,20 @@ fn analyse_and_write(
     );
     let mut index_time = None;
     let manifest = stages.run("index and write generation", || {
-        data.write_generation(entries, table, similarity, &collections, &mirrors, |dir| {
-            let started = std::time::Instant::now();
-            let built = index::build(dir, table, similarity, &collections, store, &config.index);
-            index_time = Some(started.elapsed().as_secs_f64());
-            Ok(built?)
-        })
+        data.write_generation(
+            entries,
+            table,
+            similarity,
+            &collections,
+            &mirrors,
+            |dir, similarity| {
+                let started = std::time::Instant::now();
+                let built =
+                    index::build(dir, table, similarity, &collections, store, &config.index);
+                index_time = Some(started.elapsed().as_secs_f64());
+                Ok(built?)
+            },
+        )
     })?;
     if let Some(seconds) = index_time {
         tracing::info!(seconds, "search index built");

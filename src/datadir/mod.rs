@@ -408,16 +408,19 @@ impl DataDir {
     }
 
     /// Writes a new generation and makes it current. Returns its manifest.
-    /// `build_index` writes the search index into the folder it is given
-    /// (the generation's `index/`, under its temporary name).
+    /// The tables are written first; then `build_index` writes the search
+    /// index into the folder it is given (the generation's `index/`, under
+    /// its temporary name), from the similarity stage's output without the
+    /// pages' fingerprints ([`Similarity::without_fingerprints`]): the index
+    /// needs none, and a big crawl's index stage peaks without them.
     pub fn write_generation(
         &self,
         crawls: Vec<CrawlEntry>,
         table: &PageTable,
-        similarity: &Similarity,
+        similarity: Similarity,
         collections: &Collections,
         mirrors: &Mirrors,
-        build_index: impl FnOnce(&Path) -> Result<IndexCounts>,
+        build_index: impl FnOnce(&Path, &Similarity) -> Result<IndexCounts>,
     ) -> Result<Manifest> {
         let generations = self.root.join("generations");
         let number = self
@@ -469,15 +472,15 @@ impl DataDir {
         &self,
         temporary: &Path,
         (name, crawls): (&str, Vec<CrawlEntry>),
-        (table, similarity, collections, mirrors): (
-            &PageTable,
-            &Similarity,
-            &Collections,
-            &Mirrors,
-        ),
-        build_index: impl FnOnce(&Path) -> Result<IndexCounts>,
+        (table, similarity, collections, mirrors): (&PageTable, Similarity, &Collections, &Mirrors),
+        build_index: impl FnOnce(&Path, &Similarity) -> Result<IndexCounts>,
     ) -> Result<Manifest> {
-        let index = build_index(&temporary.join(crate::index::INDEX_DIR))?;
+        write_compressed(&temporary.join(PAGES_FILE), table)?;
+        write_compressed(&temporary.join(SIMILARITY_FILE), &similarity)?;
+        write_compressed(&temporary.join(COLLECTIONS_FILE), collections)?;
+        write_compressed(&temporary.join(MIRRORS_FILE), mirrors)?;
+        let similarity = similarity.without_fingerprints();
+        let index = build_index(&temporary.join(crate::index::INDEX_DIR), &similarity)?;
         let manifest = Manifest {
             format: GENERATION_FORMAT,
             generation: name.to_string(),
@@ -491,10 +494,6 @@ impl DataDir {
             mirrors: mirrors.counts.clone(),
             index,
         };
-        write_compressed(&temporary.join(PAGES_FILE), table)?;
-        write_compressed(&temporary.join(SIMILARITY_FILE), similarity)?;
-        write_compressed(&temporary.join(COLLECTIONS_FILE), collections)?;
-        write_compressed(&temporary.join(MIRRORS_FILE), mirrors)?;
         write_json(&temporary.join(MANIFEST_FILE), &manifest)?;
         sync_dir(temporary)?;
         Ok(manifest)
@@ -715,10 +714,10 @@ mod tests {
                 .write_generation(
                     Vec::new(),
                     &table,
-                    &empty_similarity(),
+                    empty_similarity(),
                     &empty_collections(),
                     &empty_mirrors(),
-                    |_| Ok(IndexCounts::default()),
+                    |_, _| Ok(IndexCounts::default()),
                 )
                 .unwrap();
             assert_eq!(manifest.generation, format!("gen-{expected:06}"));
@@ -732,16 +731,50 @@ mod tests {
     }
 
     #[test]
+    fn the_index_is_built_without_fingerprints_and_the_generation_keeps_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        let (table, similarity) = crate::test_support::run(
+            &[crate::test_support::capture(
+                "http://a.example/page.html",
+                "a page of its own\nwith two lines",
+            )],
+            &Default::default(),
+        );
+        assert!(similarity.fingerprints[0].is_some());
+        let collections = crate::collections::analyse(&table, &similarity, &Default::default());
+        let mirrors =
+            crate::mirrors::analyse(&table, &similarity, &collections, &Default::default());
+        let kept = similarity.fingerprints.clone();
+        data.write_generation(
+            Vec::new(),
+            &table,
+            similarity,
+            &collections,
+            &mirrors,
+            |_, similarity| {
+                assert!(similarity.fingerprints.is_empty());
+                assert_eq!(similarity.trivial.len(), 1);
+                Ok(IndexCounts::default())
+            },
+        )
+        .unwrap();
+        let generation = data.generation().unwrap();
+        let table = generation.page_table().unwrap();
+        assert_eq!(generation.similarity(&table).unwrap().fingerprints, kept);
+    }
+
+    #[test]
     fn an_unfinished_generation_is_never_current() {
         let dir = tempfile::tempdir().unwrap();
         let data = DataDir::open(dir.path()).unwrap();
         data.write_generation(
             Vec::new(),
             &PageTable::default(),
-            &empty_similarity(),
+            empty_similarity(),
             &empty_collections(),
             &empty_mirrors(),
-            |_| Ok(IndexCounts::default()),
+            |_, _| Ok(IndexCounts::default()),
         )
         .unwrap();
         // A crash while writing generation 2 leaves only its temporary folder.
@@ -758,10 +791,10 @@ mod tests {
             data.write_generation(
                 Vec::new(),
                 &PageTable::default(),
-                &empty_similarity(),
+                empty_similarity(),
                 &empty_collections(),
                 &empty_mirrors(),
-                |_| Ok(IndexCounts::default()),
+                |_, _| Ok(IndexCounts::default()),
             )
             .unwrap()
             .generation,
@@ -777,10 +810,10 @@ mod tests {
             data.write_generation(
                 Vec::new(),
                 &PageTable::default(),
-                &empty_similarity(),
+                empty_similarity(),
                 &empty_collections(),
                 &empty_mirrors(),
-                |index| {
+                |index, _| {
                     fs::create_dir_all(index).unwrap();
                     fs::write(index.join("segment"), vec![0u8; 4096]).unwrap();
                     if fails {

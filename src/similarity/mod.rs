@@ -666,6 +666,14 @@ pub struct Evidence {
 }
 
 impl Similarity {
+    /// The analysis without its pages' fingerprints, once they are written:
+    /// the search index reads none of them, and they are most of this
+    /// stage's memory (every page's line hashes and min-hash).
+    pub fn without_fingerprints(mut self) -> Similarity {
+        self.fingerprints = Vec::new();
+        self
+    }
+
     /// The same analysis with other trivial clusters: `labels` gives each
     /// page's cluster (any numbering; renumbered in the order of each
     /// cluster's first page, as this stage numbers them), computed
