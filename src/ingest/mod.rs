@@ -10,7 +10,9 @@
 //! Parallel across files and across records: each file is read in order in
 //! batches of at most `batch_records` records and `batch_bytes` of blocks
 //! (less when many files are read at once: they share `total_batch_bytes`);
-//! a batch is decoded, extracted, hashed and stored with rayon. Memory is
+//! a batch is decoded, extracted, hashed and stored with rayon, and every
+//! [`BATCHES_PER_FLUSH`] batches the store's writes are made durable and
+//! the references they took journaled. Memory is
 //! bounded by the batches in flight, the records being worked on (one per
 //! thread) and the captures' metadata; bodies are never all held at once.
 //!
@@ -338,6 +340,10 @@ fn ingest_one_file(
     let file_name: Arc<str> = Arc::from(path.display().to_string());
     let mut result = FileResult::default();
     let mut last_position = 0u64;
+    // References stored but not flushed and journaled yet, and the batches
+    // they come from.
+    let mut unjournaled = Vec::new();
+    let mut unflushed_batches = 0;
     loop {
         let reading = Instant::now();
         let mut batch = Vec::with_capacity(options.config.batch_records.min(1024));
@@ -395,7 +401,6 @@ fn ingest_one_file(
             .par_iter()
             .map(|record| process_record(record, &file_name, limits, store, counters))
             .collect();
-        let mut taken = Vec::new();
         let mut first_error = None;
         for item in processed {
             let processed = match item {
@@ -410,7 +415,7 @@ fn ingest_one_file(
             match processed {
                 Processed::Capture(capture, stored_new, repaired) => {
                     if let Some(key) = capture.content_key {
-                        taken.push(key);
+                        unjournaled.push(key);
                         result.counts.count_body(capture.body_bytes, stored_new);
                     }
                     if let Some(repair) = repaired {
@@ -425,17 +430,41 @@ fn ingest_one_file(
                 Processed::Bad(reason) => *result.counts.skipped.entry(reason).or_default() += 1,
             }
         }
-        // The references become durable before the journal names them: a
-        // journaled reference is always one the store really holds.
-        let flushing = Instant::now();
-        store.flush()?;
-        journal.record(&taken)?;
-        add_time(&counters.flushing, flushing);
+        unflushed_batches += 1;
+        if unflushed_batches >= BATCHES_PER_FLUSH || first_error.is_some() {
+            flush_and_journal(store, journal, &mut unjournaled, counters)?;
+            unflushed_batches = 0;
+        }
         if let Some(error) = first_error {
             return Err(error);
         }
     }
+    flush_and_journal(store, journal, &mut unjournaled, counters)?;
     Ok(result)
+}
+
+/// Batches of a file stored between two flushes of the store. A flush
+/// commits the store's index, which copies a leaf page for each new key
+/// (content signatures, spread over the whole B-tree) and the branch pages
+/// above them: four batches a commit halve what ingest writes (1.5 to 0.73
+/// GB on the 100,098-page generated web; ingest 17.3-17.7 to 15.2-16.0 s), while
+/// holding at most four batches' new bodies, compressed, until the flush.
+const BATCHES_PER_FLUSH: usize = 4;
+
+/// Makes the store's staged writes durable, then journals `references`
+/// (emptied): a journaled reference is always one the store really holds.
+fn flush_and_journal(
+    store: &PageStore,
+    journal: &ReferenceJournal,
+    references: &mut Vec<ContentKey>,
+    counters: &Counters,
+) -> Result<()> {
+    let flushing = Instant::now();
+    store.flush()?;
+    journal.record(references)?;
+    references.clear();
+    add_time(&counters.flushing, flushing);
+    Ok(())
 }
 
 /// Decodes, extracts and stores one record.
