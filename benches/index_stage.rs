@@ -18,17 +18,6 @@ use std::time::{Duration, Instant};
 use mirrorscope::config::Config;
 use mirrorscope::datadir::DataDir;
 
-/// `RssAnon` and `RssFile` of `/proc/self/status`, in MB.
-fn resident_split() -> Option<(f64, f64)> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let field = |name: &str| -> Option<f64> {
-        let line = status.lines().find_map(|line| line.strip_prefix(name))?;
-        let kilobytes: f64 = line.trim().trim_end_matches("kB").trim().parse().ok()?;
-        Some(kilobytes / 1024.0)
-    };
-    Some((field("RssAnon:")?, field("RssFile:")?))
-}
-
 /// Bytes this process has caused to be written to storage so far.
 fn written_bytes() -> u64 {
     std::fs::read_to_string("/proc/self/io")
@@ -50,7 +39,7 @@ fn sampling<T>(work: impl FnOnce() -> T) -> (T, (f64, f64, f64)) {
         std::thread::spawn(move || {
             let mut most = (0.0f64, 0.0f64, 0.0f64);
             while !done.load(Ordering::Relaxed) {
-                if let Some((anonymous, file)) = resident_split() {
+                if let Some((anonymous, file)) = mirrorscope::memory::resident_split_mb() {
                     most.0 = most.0.max(anonymous);
                     most.1 = most.1.max(file);
                     most.2 = most.2.max(anonymous + file);
@@ -109,7 +98,8 @@ fn main() {
         let _ = std::fs::remove_dir_all(&scratch);
         mirrorscope::memory::release_free();
         mirrorscope::memory::reset_peak();
-        let (before_anonymous, before_file) = resident_split().unwrap_or_default();
+        let (before_anonymous, before_file) =
+            mirrorscope::memory::resident_split_mb().unwrap_or_default();
         let written = written_bytes();
         let started = Instant::now();
         let (counts, (anonymous, file, total)) = sampling(|| {
