@@ -34,11 +34,10 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::record::Field;
 
 use crate::collections::{ClusterVerdict, Grown, Growth, GrowthCounts};
-use crate::datadir::Manifest;
 use crate::export::GENERATION_FILE;
 use crate::mirrors::{Ranker, RankingRows};
 use crate::pages::PageId;
-use crate::pipeline::{self, ImportedAnalysis, PipelineError, Stages};
+use crate::pipeline::{self, ImportedAnalysis, IndexPlan, PipelineError, Stages, Written};
 use crate::similarity::TrivialClusterId;
 
 /// What stopped `import-analysis`.
@@ -67,14 +66,16 @@ const RANKING_TABLES: [(Ranker, &str); 2] = [
 
 /// What was imported.
 pub struct Imported {
-    pub manifest: Manifest,
+    /// The new generation, or the generation staged for its index's shards.
+    pub written: Written,
     pub stages: Stages,
     /// The files the clusters were read from.
     pub files: Vec<PathBuf>,
 }
 
-/// Imports `dir`'s analysis into the data folder `data`.
-pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
+/// Imports `dir`'s analysis into the data folder `data`, its search index
+/// built as `plan` says.
+pub fn import(data: &Path, dir: &Path, plan: IndexPlan) -> Result<Imported> {
     let mut files = Vec::new();
     let trivial = match table_files(dir, "trivial")? {
         Some(found) => {
@@ -132,7 +133,7 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
             })
         }
     };
-    let (manifest, stages) = pipeline::run_imported(
+    let (written, stages) = pipeline::run_imported(
         data,
         ImportedAnalysis {
             trivial,
@@ -140,9 +141,10 @@ pub fn import(data: &Path, dir: &Path) -> Result<Imported> {
             rankings,
         },
         expected.as_deref(),
+        plan,
     )?;
     Ok(Imported {
-        manifest,
+        written,
         stages,
         files,
     })

@@ -12,7 +12,7 @@ use mirrorscope::datadir::DataDir;
 use mirrorscope::eval;
 use mirrorscope::export;
 use mirrorscope::mirrors;
-use mirrorscope::pipeline::{self, IndexRequest};
+use mirrorscope::pipeline::{self, IndexPlan, IndexRequest, Written};
 use mirrorscope::report;
 use mirrorscope::web;
 
@@ -218,6 +218,39 @@ enum Command {
     ImportAnalysis {
         /// The jobs' output folder.
         dir: PathBuf,
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+        /// Build the search index apart, in this many shards: the new
+        /// generation is staged, its name printed on the first line, and
+        /// becomes current by `publish` once `index-shard` has built each
+        /// shard (the Spark job `index` runs them as tasks).
+        #[arg(long, value_parser = clap::value_parser!(u32).range(1..=i64::from(mirrorscope::index::shards::MOST_SHARDS)))]
+        index_shards: Option<u32>,
+    },
+    /// Build one shard of a staged generation's search index (see
+    /// `import-analysis --index-shards`). Takes no lock: every shard of a
+    /// generation can be built at once, each by its own process. A shard
+    /// built already is left as it is.
+    IndexShard {
+        /// The staged generation (`staged-…`).
+        staged: String,
+        /// The shard, from 0.
+        #[arg(long)]
+        shard: u32,
+        /// How many shards the index is built in.
+        #[arg(long)]
+        of: u32,
+        /// Data directory.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
+    },
+    /// Make a staged generation, every shard of its index built, the
+    /// current one. Refused when another generation became current since it
+    /// was staged.
+    Publish {
+        /// The staged generation (`staged-…`).
+        staged: String,
         /// Data directory.
         #[arg(long, default_value = "data")]
         data: PathBuf,
@@ -519,12 +552,47 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 )?;
             }
         }
-        Command::ImportAnalysis { dir, data } => {
-            let imported = mirrorscope::import::import(&data, &dir)?;
+        Command::ImportAnalysis {
+            dir,
+            data,
+            index_shards,
+        } => {
+            let plan = match index_shards {
+                Some(shards) => IndexPlan::InShards(shards),
+                None => IndexPlan::Here,
+            };
+            let imported = mirrorscope::import::import(&data, &dir, plan)?;
+            let text = match &imported.written {
+                Written::Current(manifest) => {
+                    report::import_summary(manifest, &imported.stages, &imported.files)
+                }
+                Written::Staged(staged) => {
+                    report::staged_summary(staged, &data, &imported.stages, &imported.files)
+                }
+            };
+            writeln!(stdout, "{text}")?;
+        }
+        Command::IndexShard {
+            staged,
+            shard,
+            of,
+            data,
+        } => {
+            let shard = mirrorscope::index::Shard::new(shard, of)
+                .map_err(|detail| anyhow::anyhow!("--shard {shard} --of {of}: {detail}"))?;
+            let counts = pipeline::run_index_shard(&data, &staged, shard)?;
             writeln!(
                 stdout,
-                "{}",
-                report::import_summary(&imported.manifest, &imported.stages, &imported.files)
+                "{staged}: shard {} of {} built, {} documents, {} bytes",
+                shard.number, shard.count, counts.documents, counts.bytes
+            )?;
+        }
+        Command::Publish { staged, data } => {
+            let manifest = pipeline::run_publish(&data, &staged)?;
+            writeln!(
+                stdout,
+                "{staged} published as generation {}: {} documents in its index",
+                manifest.generation, manifest.index.documents
             )?;
         }
         Command::Check { data, repair, json } => {

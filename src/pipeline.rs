@@ -504,7 +504,8 @@ pub fn run_imported(
     data_path: &Path,
     imported: ImportedAnalysis,
     expected: Option<&str>,
-) -> Result<(Manifest, Stages)> {
+    plan: IndexPlan,
+) -> Result<(Written, Stages)> {
     let data = DataDir::open_existing(data_path)?;
     let _lock = data.lock_for_writing()?;
     let config = Config::for_writer(&data)?;
@@ -566,15 +567,16 @@ pub fn run_imported(
         growth,
         rankings,
     };
-    let manifest = analyse_and_write(
+    let written = analyse_and_write(
         &data,
         &config,
         &store,
         analysis.manifest.crawls,
         clustered,
         &mut stages,
+        plan,
     )?;
-    Ok((manifest, stages))
+    Ok((written, stages))
 }
 
 /// Every stage after ingest, on the given crawls (in order, the newest
@@ -601,7 +603,21 @@ fn build_generation(
         growth: None,
         rankings: Vec::new(),
     };
-    analyse_and_write(data, config, store, entries, clustered, stages)
+    match analyse_and_write(
+        data,
+        config,
+        store,
+        entries,
+        clustered,
+        stages,
+        IndexPlan::Here,
+    )? {
+        Written::Current(manifest) => Ok(*manifest),
+        Written::Staged(staged) => Err(PipelineError::Analysis(format!(
+            "{} was staged where a generation was to be written",
+            staged.name
+        ))),
+    }
 }
 
 /// What the stages after the trivial clusters start from.
@@ -614,8 +630,27 @@ struct Clustered<'a> {
     rankings: Vec<mirrors::Ranking>,
 }
 
+/// Where a new generation's search index is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IndexPlan {
+    /// Here, before the generation is switched to.
+    Here,
+    /// Apart, in this many shards (`index-shard`), the generation staged
+    /// until `publish`.
+    InShards(u32),
+}
+
+/// What the stages wrote.
+pub enum Written {
+    /// A new generation, current.
+    Current(Box<Manifest>),
+    /// A generation staged for its index's shards.
+    Staged(crate::datadir::StagedGeneration),
+}
+
 /// The stages after the trivial clusters, then the search index: a new
-/// generation of `entries` with the clustered page table, switched to.
+/// generation of `entries` with the clustered page table, switched to (or
+/// staged, by `plan`).
 fn analyse_and_write(
     data: &DataDir,
     config: &crate::config::Config,
@@ -623,7 +658,8 @@ fn analyse_and_write(
     entries: Vec<CrawlEntry>,
     clustered: Clustered,
     stages: &mut Stages,
-) -> Result<Manifest> {
+    plan: IndexPlan,
+) -> Result<Written> {
     let Clustered {
         table,
         similarity,
@@ -658,6 +694,16 @@ fn analyse_and_write(
         ranked_pairs = mirrors.counts.ranked_pairs,
         "mirrors ranked and classified"
     );
+    if let IndexPlan::InShards(shards) = plan {
+        let staged = stages.run("write the staged generation", || {
+            data.stage_generation(
+                entries,
+                (table, &similarity, &collections, &mirrors),
+                shards,
+            )
+        })?;
+        return Ok(Written::Staged(staged));
+    }
     let mut index_time = None;
     let manifest = stages.run("index and write generation", || {
         data.write_generation(
@@ -678,7 +724,42 @@ fn analyse_and_write(
     if let Some(seconds) = index_time {
         tracing::info!(seconds, "search index built");
     }
-    Ok(manifest)
+    Ok(Written::Current(Box::new(manifest)))
+}
+
+/// Runs `index-shard`: builds `shard` of the staged generation `name`'s
+/// index from its tables and the store. Takes no lock: the shards of one
+/// generation are built at once, by as many processes.
+pub fn run_index_shard(
+    data_path: &Path,
+    name: &str,
+    shard: index::Shard,
+) -> Result<index::IndexCounts> {
+    let data = DataDir::open_existing(data_path)?;
+    let config = Config::of(&data)?;
+    let staged = data.staged(name)?;
+    let store = data.store_for_reading(&config.store)?;
+    let tables = staged.tables();
+    let table = tables.page_table()?;
+    let similarity = tables.similarity(&table)?.without_fingerprints();
+    let collections = tables.collections(&table)?;
+    Ok(data.build_staged_shard(&staged, shard, |dir| {
+        Ok(index::build_shard(
+            dir,
+            (&table, &similarity, &collections),
+            &store,
+            &config.index,
+            shard,
+        )?)
+    })?)
+}
+
+/// Runs `publish`: the staged generation `name`, its shards built, made
+/// the current one.
+pub fn run_publish(data_path: &Path, name: &str) -> Result<Manifest> {
+    let data = DataDir::open_existing(data_path)?;
+    let _lock = data.lock_for_writing()?;
+    Ok(data.publish_staged(name)?)
 }
 
 /// The current generation's page table and collections, whose cluster ids

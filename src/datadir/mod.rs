@@ -13,6 +13,7 @@
 //!   crawls/<crawl-id>.stale/    a crawl written by an older build, being ingested again; its
 //!                               references are released once the new one is complete
 //!   generations/.gen-<n>.tmp/   a generation being written
+//!   generations/staged-<id>/    a generation whose index is being built in shards (staged.rs)
 //! ```
 //!
 //! A generation directory is written under a temporary name, synced, then
@@ -21,8 +22,10 @@
 //! crash at any point leaves the previous generation serving.
 
 mod check;
+mod staged;
 
 pub use check::{check, CheckReport, Problems, Repaired};
+pub use staged::StagedGeneration;
 
 use std::collections::HashMap;
 use std::fs::{self, File};
@@ -423,29 +426,21 @@ impl DataDir {
         build_index: impl FnOnce(&Path, &Similarity) -> Result<IndexCounts>,
     ) -> Result<Manifest> {
         let generations = self.root.join("generations");
-        let number = self
-            .generation_names()?
-            .iter()
-            .filter_map(|name| generation_number(name))
-            .max()
-            .unwrap_or(0)
-            + 1;
-        let name = format!("gen-{number:06}");
+        let name = self.next_generation_name()?;
         let temporary = generations.join(format!(".{name}.tmp"));
         if temporary.exists() {
             fs::remove_dir_all(&temporary).map_err(io_error(&temporary))?;
         }
         fs::create_dir_all(&temporary).map_err(io_error(&temporary))?;
-        let final_dir = generations.join(&name);
         // A run that fails (a full disk, a killed index writer) takes its
         // half-written generation away: it is nobody's, and may be large.
         let written = (|| {
-            let manifest = self.fill_generation(
-                &temporary,
-                (&name, crawls),
-                (table, similarity, collections, mirrors),
-                build_index,
-            )?;
+            let mut manifest =
+                write_tables(&temporary, crawls, table, &similarity, collections, mirrors)?;
+            let similarity = similarity.without_fingerprints();
+            manifest.index = build_index(&temporary.join(crate::index::INDEX_DIR), &similarity)?;
+            let manifest = seal(&temporary, &name, manifest)?;
+            let final_dir = self.root.join("generations").join(&name);
             fs::rename(&temporary, &final_dir).map_err(io_error(&final_dir))?;
             Ok(manifest)
         })();
@@ -461,42 +456,28 @@ impl DataDir {
                 return Err(error);
             }
         };
-        sync_dir(&generations)?;
-        write_atomically(&self.root.join("CURRENT"), format!("{name}\n").as_bytes())?;
-        self.prune_generations(&name)?;
+        self.switch_to(&name)?;
         Ok(manifest)
     }
 
-    /// Writes a generation's files into `temporary`.
-    fn fill_generation(
-        &self,
-        temporary: &Path,
-        (name, crawls): (&str, Vec<CrawlEntry>),
-        (table, similarity, collections, mirrors): (&PageTable, Similarity, &Collections, &Mirrors),
-        build_index: impl FnOnce(&Path, &Similarity) -> Result<IndexCounts>,
-    ) -> Result<Manifest> {
-        write_compressed(&temporary.join(PAGES_FILE), table)?;
-        write_compressed(&temporary.join(SIMILARITY_FILE), &similarity)?;
-        write_compressed(&temporary.join(COLLECTIONS_FILE), collections)?;
-        write_compressed(&temporary.join(MIRRORS_FILE), mirrors)?;
-        let similarity = similarity.without_fingerprints();
-        let index = build_index(&temporary.join(crate::index::INDEX_DIR), &similarity)?;
-        let manifest = Manifest {
-            format: GENERATION_FORMAT,
-            generation: name.to_string(),
-            created: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map_or(0, |elapsed| elapsed.as_secs()),
-            crawls,
-            counts: table.counts(),
-            similarity: similarity.counts.clone(),
-            collections: collections.counts.clone(),
-            mirrors: mirrors.counts.clone(),
-            index,
-        };
-        write_json(&temporary.join(MANIFEST_FILE), &manifest)?;
-        sync_dir(temporary)?;
-        Ok(manifest)
+    /// The name the next generation written takes.
+    fn next_generation_name(&self) -> Result<String> {
+        let number = self
+            .generation_names()?
+            .iter()
+            .filter_map(|name| generation_number(name))
+            .max()
+            .unwrap_or(0)
+            + 1;
+        Ok(format!("gen-{number:06}"))
+    }
+
+    /// Makes the generation `name`, in place, the current one: points
+    /// `CURRENT` to it, then prunes the oldest.
+    fn switch_to(&self, name: &str) -> Result<()> {
+        sync_dir(&self.root.join("generations"))?;
+        write_atomically(&self.root.join("CURRENT"), format!("{name}\n").as_bytes())?;
+        self.prune_generations(name)
     }
 
     pub(crate) fn generation_names(&self) -> Result<Vec<String>> {
@@ -527,6 +508,45 @@ impl DataDir {
         }
         Ok(())
     }
+}
+
+/// Writes the manifest of the generation in `folder`, named `name` and
+/// created now, and syncs the folder: the generation is whole.
+fn seal(folder: &Path, name: &str, mut manifest: Manifest) -> Result<Manifest> {
+    manifest.generation = name.to_string();
+    manifest.created = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_secs());
+    write_json(&folder.join(MANIFEST_FILE), &manifest)?;
+    sync_dir(folder)?;
+    Ok(manifest)
+}
+
+/// Writes a generation's tables into `folder`: the manifest of what they
+/// hold, without its name, date and index, which are known later.
+fn write_tables(
+    folder: &Path,
+    crawls: Vec<CrawlEntry>,
+    table: &PageTable,
+    similarity: &Similarity,
+    collections: &Collections,
+    mirrors: &Mirrors,
+) -> Result<Manifest> {
+    write_compressed(&folder.join(PAGES_FILE), table)?;
+    write_compressed(&folder.join(SIMILARITY_FILE), similarity)?;
+    write_compressed(&folder.join(COLLECTIONS_FILE), collections)?;
+    write_compressed(&folder.join(MIRRORS_FILE), mirrors)?;
+    Ok(Manifest {
+        format: GENERATION_FORMAT,
+        generation: String::new(),
+        created: 0,
+        crawls,
+        counts: table.counts(),
+        similarity: similarity.counts.clone(),
+        collections: collections.counts.clone(),
+        mirrors: mirrors.counts.clone(),
+        index: IndexCounts::default(),
+    })
 }
 
 /// Writes `value` (postcard, then zstd) to `path` and syncs it, streaming:
@@ -689,11 +709,11 @@ fn sync_dir(path: &Path) -> Result<()> {
 mod tests {
     use super::*;
 
-    fn empty_similarity() -> Similarity {
+    pub(super) fn empty_similarity() -> Similarity {
         crate::similarity::analyse(&PageTable::default(), Vec::new(), &Default::default())
     }
 
-    fn empty_collections() -> Collections {
+    pub(super) fn empty_collections() -> Collections {
         crate::collections::analyse(
             &PageTable::default(),
             &empty_similarity(),
@@ -701,7 +721,7 @@ mod tests {
         )
     }
 
-    fn empty_mirrors() -> Mirrors {
+    pub(super) fn empty_mirrors() -> Mirrors {
         crate::mirrors::analyse(
             &PageTable::default(),
             &empty_similarity(),

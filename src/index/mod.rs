@@ -14,6 +14,7 @@ pub mod kind;
 mod merge;
 mod read_only;
 mod schema;
+pub mod shards;
 mod tokenizer;
 
 use std::borrow::Cow;
@@ -34,6 +35,7 @@ use crate::similarity::Similarity;
 use crate::store::PageStore;
 
 pub use schema::{Fields, IndexField, PageDocument, NONE};
+pub use shards::Shard;
 pub use tokenizer::{text_analyzer, words as query_terms, TEXT_TOKENIZER};
 
 /// The folder of a generation that holds the index.
@@ -159,6 +161,25 @@ pub fn build(
     store: &PageStore,
     config: &IndexConfig,
 ) -> Result<IndexCounts> {
+    build_shard(
+        dir,
+        (table, similarity, collections),
+        store,
+        config,
+        Shard::WHOLE,
+    )
+}
+
+/// Builds `shard` of a generation's index into `dir` (which must not exist
+/// yet): the documents of the pages whose body it holds
+/// ([`Shard::holds`]), each as the whole index would have it.
+pub fn build_shard(
+    dir: &Path,
+    (table, similarity, collections): (&PageTable, &Similarity, &Collections),
+    store: &PageStore,
+    config: &IndexConfig,
+    shard: Shard,
+) -> Result<IndexCounts> {
     let tantivy_error = |source| IndexError::Tantivy {
         path: dir.to_path_buf(),
         source,
@@ -202,7 +223,12 @@ pub fn build(
     let mut indexed: Vec<u32> = (0..table.pages.len() as u32)
         .filter(|&index| {
             let page = PageId(index);
-            is_indexed(&table.pages[index as usize])
+            let record = &table.pages[index as usize];
+            is_indexed(record)
+                && record
+                    .content_key
+                    .as_ref()
+                    .is_some_and(|key| shard.holds(key))
                 && !similarity.is_stand_in(page)
                 && !aliases.is_alias(page)
         })
@@ -616,7 +642,12 @@ impl SearchIndex {
             source,
         };
         // Read only: no lock, no write (a generation's index never changes).
-        let directory = read_only::ReadOnlyDirectory::open(dir).map_err(tantivy_error)?;
+        // A sharded index's shards are read as one index.
+        let directory: Box<dyn tantivy::Directory> = if shards::is_sharded(dir) {
+            Box::new(shards::ShardedDirectory::open(dir).map_err(tantivy_error)?)
+        } else {
+            Box::new(read_only::ReadOnlyDirectory::open(dir).map_err(tantivy_error)?)
+        };
         let index = Index::open(directory).map_err(tantivy_error)?;
         tokenizer::register(&index);
         let fields = Fields::of(&index.schema()).map_err(|detail| IndexError::Tantivy {

@@ -170,6 +170,27 @@ pub fn import_summary(
     text
 }
 
+/// The text `mirrorscope import-analysis --index-shards` prints: the staged
+/// generation's name alone on the first line (what scripts read), then what
+/// to run.
+pub fn staged_summary(
+    staged: &crate::datadir::StagedGeneration,
+    data: &std::path::Path,
+    stages: &crate::pipeline::Stages,
+    files: &[std::path::PathBuf],
+) -> String {
+    let mut text = format!(
+        "{name}\nimported the analysis of {} file(s); staged {name}: its tables written, its search index to be built in {shards} shard(s):\n  mirrorscope index-shard {name} --shard K --of {shards} --data {data}   (K from 0 to {last}, any order, at once)\n  mirrorscope publish {name} --data {data}",
+        files.len(),
+        name = staged.name,
+        shards = staged.shards,
+        last = staged.shards - 1,
+        data = data.display(),
+    );
+    text.push_str(&stage_line(stages));
+    text
+}
+
 /// The text `mirrorscope index --remove` prints when it is done.
 pub fn remove_summary(outcome: &RemoveOutcome) -> String {
     let counts = &outcome.manifest.counts;

@@ -23,6 +23,7 @@ mod ingest;
 mod mechanisms;
 mod mirrors;
 mod outputs;
+mod shards;
 mod similarity;
 mod spark;
 mod structure;

@@ -1,0 +1,415 @@
+//! Staged generations: a generation whose tables are written while its
+//! search index is built apart, in shards, by other processes (the Spark
+//! job of `spark/`, docs/SCALING.md), then published.
+//!
+//! ```text
+//! generations/staged-<id>/      tables, staged.json, index/shards.json
+//!   index/shard-<n>/            one shard's tantivy index, once whole
+//!   index/shard-<n>.json        its counts
+//!   index/.shard-<n>.tmp-<id>/  a shard being built
+//! ```
+//!
+//! Each shard is built under a temporary name, then renamed: a shard's
+//! folder is whole or absent, and a task run twice (a retried or
+//! speculative Spark task) keeps the first copy finished. `publish` checks
+//! every shard is there and the current generation is still the one the
+//! tables were computed from (its cluster ids continue that one's), then
+//! names the generation and switches to it as `index` does.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use super::{seal, sync_dir, write_json, write_tables};
+use crate::collections::Collections;
+use crate::generation::{
+    io_error, read_json, CrawlEntry, DataDir, DataError, Generation, Manifest, Result,
+};
+use crate::index::shards::{self, Shard, ShardList, SHARDS_FILE};
+use crate::index::{IndexCounts, INDEX_DIR};
+use crate::mirrors::Mirrors;
+use crate::pages::PageTable;
+use crate::similarity::Similarity;
+
+/// The start of a staged generation's name (and folder).
+const STAGED_PREFIX: &str = "staged-";
+
+/// What a staged generation keeps until it is published.
+const STAGED_FILE: &str = "staged.json";
+
+#[derive(Debug, Serialize, Deserialize)]
+struct StagedFacts {
+    /// The generation current when the tables were computed.
+    base: Option<String>,
+    shards: u32,
+    /// Its manifest, but for its name, date and index.
+    manifest: Manifest,
+}
+
+/// A generation written but for its index, not yet current.
+#[derive(Debug, Clone)]
+pub struct StagedGeneration {
+    /// `staged-…`: what `index-shard` and `publish` are given.
+    pub name: String,
+    pub path: PathBuf,
+    /// The shards its index is built in.
+    pub shards: u32,
+    /// The generation current when it was staged.
+    pub base: Option<String>,
+}
+
+impl StagedGeneration {
+    /// Its tables, read as a generation's.
+    pub fn tables(&self) -> Generation {
+        Generation {
+            path: self.path.clone(),
+        }
+    }
+
+    fn index_dir(&self) -> PathBuf {
+        self.path.join(INDEX_DIR)
+    }
+}
+
+fn format_error(path: &Path, detail: impl Into<String>) -> DataError {
+    DataError::Format {
+        path: path.to_path_buf(),
+        detail: detail.into(),
+    }
+}
+
+impl DataDir {
+    /// Writes a generation's tables as a staged generation whose index is
+    /// to be built in `shard_count` shards. Needs the writer lock; the
+    /// shards do not.
+    pub fn stage_generation(
+        &self,
+        crawls: Vec<CrawlEntry>,
+        (table, similarity, collections, mirrors): (
+            &PageTable,
+            &Similarity,
+            &Collections,
+            &Mirrors,
+        ),
+        shard_count: u32,
+    ) -> Result<StagedGeneration> {
+        Shard::new(0, shard_count).map_err(|detail| format_error(&self.root, detail))?;
+        let base = match self.current_generation() {
+            Ok(name) => Some(name),
+            Err(DataError::NoGeneration(_)) => None,
+            Err(error) => return Err(error),
+        };
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos());
+        let name = format!("{STAGED_PREFIX}{stamp}");
+        let generations = self.root.join("generations");
+        let path = generations.join(&name);
+        let temporary = generations.join(format!(".{name}.tmp"));
+        fs::create_dir_all(temporary.join(INDEX_DIR)).map_err(io_error(&temporary))?;
+        let written = (|| {
+            let manifest =
+                write_tables(&temporary, crawls, table, similarity, collections, mirrors)?;
+            write_json(
+                &temporary.join(INDEX_DIR).join(SHARDS_FILE),
+                &ShardList {
+                    shards: shard_count,
+                },
+            )?;
+            write_json(
+                &temporary.join(STAGED_FILE),
+                &StagedFacts {
+                    base: base.clone(),
+                    shards: shard_count,
+                    manifest,
+                },
+            )?;
+            sync_dir(&temporary.join(INDEX_DIR))?;
+            sync_dir(&temporary)?;
+            fs::rename(&temporary, &path).map_err(io_error(&path))?;
+            sync_dir(&generations)
+        })();
+        if let Err(error) = written {
+            let _ = fs::remove_dir_all(&temporary);
+            return Err(error);
+        }
+        Ok(StagedGeneration {
+            name,
+            path,
+            shards: shard_count,
+            base,
+        })
+    }
+
+    /// The staged generation `name`.
+    pub fn staged(&self, name: &str) -> Result<StagedGeneration> {
+        let generations = self.root.join("generations");
+        let well_formed = name
+            .strip_prefix(STAGED_PREFIX)
+            .is_some_and(|id| !id.is_empty() && id.bytes().all(|byte| byte.is_ascii_digit()));
+        if !well_formed {
+            return Err(format_error(
+                &generations,
+                format!("{name:?} is not a staged generation's name (staged-<digits>)"),
+            ));
+        }
+        let path = generations.join(name);
+        let facts_path = path.join(STAGED_FILE);
+        if !facts_path.is_file() {
+            return Err(format_error(
+                &path,
+                "no such staged generation (or it was published already)",
+            ));
+        }
+        let facts: StagedFacts = read_json(&facts_path)?;
+        Ok(StagedGeneration {
+            name: name.to_string(),
+            path,
+            shards: facts.shards,
+            base: facts.base,
+        })
+    }
+
+    /// Builds `shard` of `staged`'s index with `build`, which writes it into
+    /// the folder it is given (a temporary one), unless a copy of it is
+    /// finished already. Returns the shard's counts.
+    pub fn build_staged_shard(
+        &self,
+        staged: &StagedGeneration,
+        shard: Shard,
+        build: impl FnOnce(&Path) -> Result<IndexCounts>,
+    ) -> Result<IndexCounts> {
+        if shard.count != staged.shards {
+            return Err(format_error(
+                &staged.path,
+                format!(
+                    "its index is staged in {} shards, not {}",
+                    staged.shards, shard.count
+                ),
+            ));
+        }
+        let index = staged.index_dir();
+        let folder = index.join(shard.folder_name());
+        let counts_path = index.join(format!("{}.json", shard.folder_name()));
+        if folder.is_dir() {
+            tracing::info!(shard = %folder.display(), "the shard is built already");
+            return read_json(&counts_path);
+        }
+        let stamp = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |elapsed| elapsed.as_nanos());
+        let temporary = index.join(format!(
+            ".{}.tmp-{}-{stamp}",
+            shard.folder_name(),
+            std::process::id()
+        ));
+        let built = (|| {
+            let counts = build(&temporary)?;
+            sync_dir(&temporary)?;
+            write_json(&counts_path, &counts)?;
+            // A copy finished first (a task run twice) stays: both hold
+            // the same documents.
+            if folder.is_dir() {
+                fs::remove_dir_all(&temporary).map_err(io_error(&temporary))?;
+            } else {
+                fs::rename(&temporary, &folder).map_err(io_error(&folder))?;
+            }
+            sync_dir(&index)?;
+            Ok(counts)
+        })();
+        if built.is_err() && temporary.exists() {
+            let _ = fs::remove_dir_all(&temporary);
+        }
+        built
+    }
+
+    /// Publishes the staged generation `name` once every shard of its index
+    /// is built: it becomes the next generation, and current. Needs the
+    /// writer lock. Refused when another generation became current since
+    /// it was staged.
+    pub fn publish_staged(&self, name: &str) -> Result<Manifest> {
+        let staged = self.staged(name)?;
+        let facts: StagedFacts = read_json(&staged.path.join(STAGED_FILE))?;
+        let current = match self.current_generation() {
+            Ok(name) => Some(name),
+            Err(DataError::NoGeneration(_)) => None,
+            Err(error) => return Err(error),
+        };
+        if current != facts.base {
+            return Err(format_error(
+                &staged.path,
+                format!(
+                    "it was computed from generation {}, and {} is current now: its cluster ids would not continue the current ones; import the analysis again",
+                    facts.base.as_deref().unwrap_or("(none)"),
+                    current.as_deref().unwrap_or("(none)")
+                ),
+            ));
+        }
+        let index = staged.index_dir();
+        let folders = shards::shard_folders(&index).map_err(io_error(&index))?;
+        let mut counts = IndexCounts::default();
+        for folder in &folders {
+            let path = folder.with_extension("json");
+            let shard: IndexCounts = read_json(&path)?;
+            counts.documents += shard.documents;
+            counts.unreadable_bodies += shard.unreadable_bodies;
+            counts.bytes += shard.bytes;
+        }
+        // The shards open as one index, holding what their counts say.
+        let opened = crate::index::SearchIndex::open(&index)
+            .map_err(|error| format_error(&index, error.to_string()))?;
+        let documents = opened.searcher().num_docs();
+        if documents != counts.documents {
+            return Err(format_error(
+                &index,
+                format!(
+                    "the shards hold {documents} documents, their counts say {}",
+                    counts.documents
+                ),
+            ));
+        }
+        drop(opened);
+        let mut manifest = facts.manifest;
+        manifest.index = counts;
+        let generation = self.next_generation_name()?;
+        let manifest = seal(&staged.path, &generation, manifest)?;
+        let final_dir = self.root.join("generations").join(&generation);
+        fs::rename(&staged.path, &final_dir).map_err(io_error(&final_dir))?;
+        // What only staging needed; left behind, it is harmless.
+        let facts_path = final_dir.join(STAGED_FILE);
+        fs::remove_file(&facts_path).map_err(io_error(&facts_path))?;
+        self.switch_to(&generation)?;
+        Ok(manifest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{empty_collections, empty_mirrors, empty_similarity};
+    use super::*;
+    use crate::store::StoreConfig;
+
+    fn stage(data: &DataDir, shards: u32) -> StagedGeneration {
+        data.stage_generation(
+            Vec::new(),
+            (
+                &PageTable::default(),
+                &empty_similarity(),
+                &empty_collections(),
+                &empty_mirrors(),
+            ),
+            shards,
+        )
+        .unwrap()
+    }
+
+    /// Builds `shard` of `staged` as `index-shard` does, from its tables.
+    fn build(data: &DataDir, staged: &StagedGeneration, shard: Shard) -> Result<IndexCounts> {
+        let store = data.store(&StoreConfig::default()).unwrap();
+        data.build_staged_shard(staged, shard, |dir| {
+            let tables = staged.tables();
+            let table = tables.page_table()?;
+            Ok(crate::index::build_shard(
+                dir,
+                (
+                    &table,
+                    &tables.similarity(&table)?,
+                    &tables.collections(&table)?,
+                ),
+                &store,
+                &Default::default(),
+                shard,
+            )
+            .unwrap())
+        })
+    }
+
+    #[test]
+    fn a_staged_generation_is_published_once_every_shard_is_built() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        let staged = stage(&data, 2);
+        assert!(matches!(
+            data.current_generation(),
+            Err(DataError::NoGeneration(_))
+        ));
+        assert_eq!(data.staged(&staged.name).unwrap().shards, 2);
+        let refused = data.publish_staged(&staged.name).unwrap_err().to_string();
+        assert!(refused.contains("shard 0 of 2 is missing"), "{refused}");
+
+        build(&data, &staged, Shard::new(1, 2).unwrap()).unwrap();
+        let refused = data.publish_staged(&staged.name).unwrap_err().to_string();
+        assert!(refused.contains("shard 0 of 2 is missing"), "{refused}");
+        // A shard built already is kept: the second build is not run.
+        let kept = data
+            .build_staged_shard(&staged, Shard::new(1, 2).unwrap(), |_| {
+                panic!("built again")
+            })
+            .unwrap();
+        assert_eq!(kept.documents, 0);
+        let wrong_count = build(&data, &staged, Shard::new(0, 3).unwrap()).unwrap_err();
+        assert!(wrong_count
+            .to_string()
+            .contains("staged in 2 shards, not 3"));
+        build(&data, &staged, Shard::new(0, 2).unwrap()).unwrap();
+
+        let manifest = data.publish_staged(&staged.name).unwrap();
+        assert_eq!(manifest.generation, "gen-000001");
+        assert_eq!(data.current_generation().unwrap(), "gen-000001");
+        assert!(!staged.path.exists());
+        let index = dir.path().join("generations/gen-000001/index");
+        assert!(shards::is_sharded(&index));
+        assert!(!index.parent().unwrap().join(STAGED_FILE).exists());
+        assert_eq!(data.manifest().unwrap(), manifest);
+        assert!(data.publish_staged(&staged.name).is_err());
+    }
+
+    #[test]
+    fn a_staged_generation_is_refused_once_another_became_current() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        let staged = stage(&data, 1);
+        data.write_generation(
+            Vec::new(),
+            &PageTable::default(),
+            empty_similarity(),
+            &empty_collections(),
+            &empty_mirrors(),
+            |_, _| Ok(IndexCounts::default()),
+        )
+        .unwrap();
+        build(&data, &staged, Shard::WHOLE).unwrap();
+        let refused = data.publish_staged(&staged.name).unwrap_err().to_string();
+        assert!(refused.contains("import the analysis again"), "{refused}");
+        assert_eq!(data.current_generation().unwrap(), "gen-000001");
+        assert!(staged.path.exists());
+    }
+
+    #[test]
+    fn only_staged_generations_names_are_taken() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        for name in [
+            "gen-000001",
+            "staged-",
+            "staged-../../x",
+            "staged-1/2",
+            "staged-12",
+        ] {
+            assert!(data.staged(name).is_err(), "{name}");
+        }
+        assert!(data
+            .stage_generation(
+                Vec::new(),
+                (
+                    &PageTable::default(),
+                    &empty_similarity(),
+                    &empty_collections(),
+                    &empty_mirrors(),
+                ),
+                0,
+            )
+            .is_err());
+    }
+}

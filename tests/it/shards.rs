@@ -1,0 +1,255 @@
+//! A search index built in shards (`import-analysis --index-shards`, one
+//! `index-shard` per shard, `publish`) serves what one index built from the
+//! same analysis does: the same entries, in the same order, with the same
+//! counts, facets and snippets, for the 30 queries of
+//! tests/relevance/corpus-queries.tsv and for words on most pages, rolled
+//! up and flat. Until every shard is built the staged generation is not
+//! current and cannot be published; a shard built twice is kept once.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use mirrorscope::datadir::DataDir;
+use mirrorscope::search::{Engine, Filters, Rank, SearchConfig, SearchRequest};
+
+fn run(args: &[&str]) -> std::process::Output {
+    mirrorscope(&crate_dir(), args)
+}
+
+fn current(data: &Path) -> String {
+    std::fs::read_to_string(data.join("CURRENT"))
+        .unwrap()
+        .trim()
+        .to_string()
+}
+
+/// Every query the comparison runs: the relevance queries, then words
+/// on most of the crawl's pages (many entries, many pages of results).
+fn queries() -> Vec<String> {
+    let tsv =
+        std::fs::read_to_string(crate_dir().join("tests/relevance/corpus-queries.tsv")).unwrap();
+    let mut queries: Vec<String> = tsv
+        .lines()
+        .skip(1)
+        .map(|line| line.split('\t').next().unwrap().to_string())
+        .collect();
+    assert_eq!(queries.len(), 30);
+    queries.extend(["the", "configuration", "version 2", "\"virtual host\""].map(String::from));
+    queries
+}
+
+/// What a search shows: as text, without the time it took and with each
+/// score left out; the scores; and how many entries it shows.
+fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize) -> Shown {
+    let mut results = engine
+        .search(&SearchRequest {
+            query: query.to_string(),
+            page,
+            rollup,
+            rank,
+            as_typed: false,
+            filters: Filters::default(),
+        })
+        .unwrap();
+    results.took_ms = 0.0;
+    let scores = results.groups.iter().map(|group| group.score).collect();
+    for group in &mut results.groups {
+        group.score = 0.0;
+    }
+    Shown {
+        text: format!("{results:#?}"),
+        scores,
+    }
+}
+
+/// A search's results, and their scores apart: tantivy sums a document's
+/// term scores in an order that depends on where its segment ends (a term
+/// whose postings end is swapped out of the union), so one document's
+/// score may differ in its last bit between one index and its shards.
+#[derive(Debug)]
+struct Shown {
+    text: String,
+    scores: Vec<f32>,
+}
+
+impl Shown {
+    fn is_like(&self, other: &Shown) -> bool {
+        self.text == other.text
+            && self.scores.len() == other.scores.len()
+            && self
+                .scores
+                .iter()
+                .zip(&other.scores)
+                .all(|(first, second)| (first - second).abs() <= 1e-5 * first.abs().max(1.0))
+    }
+}
+
+fn engine(data: &Path) -> Engine {
+    let data = DataDir::open_existing(data).unwrap();
+    Engine::open(&data, SearchConfig::default(), &Default::default()).unwrap()
+}
+
+fn copy_folder(from: &Path, to: &Path) {
+    let status = std::process::Command::new("cp")
+        .arg("-a")
+        .arg(from)
+        .arg(to)
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+#[test]
+fn an_index_built_in_shards_serves_what_one_index_does() {
+    let whole = index_shipped_crawl_into("shards-whole");
+    let root = whole.parent().unwrap().to_path_buf();
+    let sharded: PathBuf = root.join("sharded");
+    copy_folder(&whole, &sharded);
+    // The analysis to import: the generation's own trivial clusters.
+    let tables = root.join("tables");
+    let output = run(&[
+        "export",
+        "--data",
+        whole.to_str().unwrap(),
+        "--out",
+        tables.to_str().unwrap(),
+        "--format",
+        "parquet",
+        "--tables",
+        "trivial",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+
+    let output = run(&[
+        "import-analysis",
+        tables.to_str().unwrap(),
+        "--data",
+        whole.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(current(&whole), "gen-000002");
+
+    let data = sharded.to_str().unwrap();
+    let output = run(&[
+        "import-analysis",
+        tables.to_str().unwrap(),
+        "--data",
+        data,
+        "--index-shards",
+        "3",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed = stdout(&output);
+    let staged = printed.lines().next().unwrap().to_string();
+    assert!(staged.starts_with("staged-"), "{printed}");
+    assert!(printed.contains("index-shard"), "{printed}");
+    // Staged, not current: search goes on serving the generation before.
+    assert_eq!(current(&sharded), "gen-000001");
+
+    let publish = || run(&["publish", &staged, "--data", data]);
+    let output = publish();
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("shard 0 of 3 is missing"),
+        "{}",
+        stderr(&output)
+    );
+    assert_eq!(current(&sharded), "gen-000001");
+
+    for (shard, of) in [("3", "3"), ("0", "4")] {
+        let output = run(&[
+            "index-shard",
+            &staged,
+            "--shard",
+            shard,
+            "--of",
+            of,
+            "--data",
+            data,
+        ]);
+        assert!(!output.status.success(), "shard {shard} of {of} was built");
+    }
+    let mut documents = 0;
+    for shard in ["2", "0", "1", "1"] {
+        let output = run(&[
+            "index-shard",
+            &staged,
+            "--shard",
+            shard,
+            "--of",
+            "3",
+            "--data",
+            data,
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        let printed = stdout(&output);
+        let built: u64 = printed
+            .split(" built, ")
+            .nth(1)
+            .and_then(|rest| rest.split(' ').next())
+            .and_then(|count| count.parse().ok())
+            .unwrap_or_else(|| panic!("{printed}"));
+        assert!(built > 0, "{printed}");
+        documents += built;
+    }
+    let output = publish();
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(current(&sharded), "gen-000002");
+    assert!(!sharded.join("generations").join(&staged).exists());
+    let output = publish();
+    assert!(!output.status.success(), "published twice");
+
+    let manifest = |data: &Path| -> serde_json::Value {
+        let text =
+            std::fs::read_to_string(data.join("generations/gen-000002/manifest.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    };
+    let (whole_manifest, sharded_manifest) = (manifest(&whole), manifest(&sharded));
+    for part in ["crawls", "counts", "similarity", "collections", "mirrors"] {
+        assert_eq!(whole_manifest[part], sharded_manifest[part], "{part}");
+    }
+    let indexed = whole_manifest["index"]["documents"].as_u64().unwrap();
+    assert_eq!(sharded_manifest["index"]["documents"], indexed);
+    // Shard 1, built twice, counted once.
+    assert_eq!(documents, indexed + sharded_manifest_shard(&sharded, 1));
+    let output = run(&["check", "--data", data]);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+
+    let (one, shards) = (engine(&whole), engine(&sharded));
+    for query in queries() {
+        for (rollup, rank) in [
+            (true, Rank::Relevance),
+            (true, Rank::Replication),
+            (false, Rank::Relevance),
+        ] {
+            for page in [1, 2] {
+                let expected = shown(&one, &query, rollup, rank, page);
+                if page == 1 {
+                    assert!(!expected.scores.is_empty(), "{query:?} found nothing");
+                }
+                let found = shown(&shards, &query, rollup, rank, page);
+                assert!(
+                    found.is_like(&expected),
+                    "{query:?}, rolled up {rollup}, {rank:?}, page {page}: {found:#?} against {expected:#?}"
+                );
+            }
+        }
+    }
+}
+
+/// The documents shard `number` of the current generation's index holds.
+fn sharded_manifest_shard(data: &Path, number: u32) -> u64 {
+    let path = data.join(format!(
+        "generations/gen-000002/index/shard-{number:04}.json"
+    ));
+    let counts: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    counts["documents"].as_u64().unwrap()
+}
