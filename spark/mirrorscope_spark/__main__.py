@@ -16,6 +16,10 @@ export --format parquet`:
   the `prefix` ranker's pairs, bharat-2000's path-prefix evidence) with
   OUT/prefix.json;
 - `analysis` runs all three, the later two on Spark's own trivial clusters;
+- `index` imports what they wrote (`--analysis`, the OUT of `analysis`) into
+  a data folder (`--data`) with its search index built in shards
+  (`--shards`), one Spark task each running `mirrorscope index-shard`
+  (`--mirrorscope`, the binary), then publishes the generation (index.py);
 - `jobs` runs job after job in one Spark session, as standard input asks
   (one JSON object a line: {"job", "tables", "out", "config", "trivial"}),
   and answers each with a line of JSON ({"figures"} or {"error"}).
@@ -83,7 +87,26 @@ def session(arguments):
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("ERROR")
+    ship_package(spark)
     return spark
+
+
+def ship_package(spark):
+    """Sends this package's code with the jobs: an executor of a cluster
+    (not local mode) runs in a folder of its own, where `mirrorscope_spark`
+    cannot be imported otherwise."""
+    import atexit
+    import tempfile
+    import zipfile
+
+    package = os.path.dirname(os.path.abspath(__file__))
+    handle, path = tempfile.mkstemp(prefix="mirrorscope_spark-", suffix=".zip")
+    atexit.register(os.remove, path)
+    with os.fdopen(handle, "wb") as raw, zipfile.ZipFile(raw, "w") as archive:
+        for name in sorted(os.listdir(package)):
+            if name.endswith(".py"):
+                archive.write(os.path.join(package, name), os.path.join("mirrorscope_spark", name))
+    spark.sparkContext.addPyFile(path)
 
 
 def read_tables(spark, folder, names):
@@ -104,7 +127,7 @@ JOBS = ("similarity", "collections", "mirrors", "analysis")
 
 def job_parser():
     parser = argparse.ArgumentParser(prog="python -m mirrorscope_spark")
-    parser.add_argument("job", choices=[*JOBS, "jobs"])
+    parser.add_argument("job", choices=[*JOBS, "jobs", "index"])
     parser.add_argument("--tables", help="folder of NAME.parquet tables")
     parser.add_argument("--out", help="folder to write the results into")
     parser.add_argument(
@@ -113,6 +136,16 @@ def job_parser():
     parser.add_argument(
         "--trivial",
         help="the collections and mirrors jobs' trivial table (default TABLES/trivial.parquet)",
+    )
+    parser.add_argument("--data", help="the index job's mirrorscope data folder")
+    parser.add_argument(
+        "--analysis", help="the index job's analysis to import (the OUT of `analysis`)"
+    )
+    parser.add_argument(
+        "--shards", type=int, default=2, help="shards the index job builds the index in"
+    )
+    parser.add_argument(
+        "--mirrorscope", default="mirrorscope", help="the mirrorscope binary the index job runs"
     )
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--partitions", type=int, default=8, help="shuffle partitions")
@@ -130,12 +163,32 @@ def main(argv=None):
         answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
         return serve_jobs(arguments, answers)
+    if arguments.job == "index":
+        return index_job(arguments)
     for option in ("tables", "out"):
         if getattr(arguments, option) is None:
             raise SystemExit(f"--{option} is required by the {arguments.job} job")
     spark = session(arguments)
     try:
         figures = run(spark, arguments)
+    finally:
+        spark.stop()
+    json.dump(figures, sys.stdout, indent=2)
+    print()
+
+
+def index_job(arguments):
+    """`index`: see index.py."""
+    from . import index
+
+    for option in ("data", "analysis"):
+        if getattr(arguments, option) is None:
+            raise SystemExit(f"--{option} is required by the index job")
+    spark = session(arguments)
+    try:
+        figures = index.run(
+            spark, arguments.mirrorscope, arguments.data, arguments.analysis, arguments.shards
+        )
     finally:
         spark.stop()
     json.dump(figures, sys.stdout, indent=2)

@@ -26,5 +26,6 @@ mod outputs;
 mod shards;
 mod similarity;
 mod spark;
+mod spark_cluster;
 mod structure;
 mod wget;

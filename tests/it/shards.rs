@@ -18,7 +18,7 @@ fn run(args: &[&str]) -> std::process::Output {
     mirrorscope(&crate_dir(), args)
 }
 
-fn current(data: &Path) -> String {
+pub fn current(data: &Path) -> String {
     std::fs::read_to_string(data.join("CURRENT"))
         .unwrap()
         .trim()
@@ -27,7 +27,7 @@ fn current(data: &Path) -> String {
 
 /// Every query the comparison runs: the relevance queries, then words
 /// on most of the crawl's pages (many entries, many pages of results).
-fn queries() -> Vec<String> {
+pub fn queries() -> Vec<String> {
     let tsv =
         std::fs::read_to_string(crate_dir().join("tests/relevance/corpus-queries.tsv")).unwrap();
     let mut queries: Vec<String> = tsv
@@ -42,7 +42,7 @@ fn queries() -> Vec<String> {
 
 /// What a search shows: as text, without the time it took and with each
 /// score left out; the scores; and how many entries it shows.
-fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize) -> Shown {
+pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize) -> Shown {
     let mut results = engine
         .search(&SearchRequest {
             query: query.to_string(),
@@ -69,13 +69,13 @@ fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize) ->
 /// whose postings end is swapped out of the union), so one document's
 /// score may differ in its last bit between one index and its shards.
 #[derive(Debug)]
-struct Shown {
+pub struct Shown {
     text: String,
     scores: Vec<f32>,
 }
 
 impl Shown {
-    fn is_like(&self, other: &Shown) -> bool {
+    pub fn is_like(&self, other: &Shown) -> bool {
         self.text == other.text
             && self.scores.len() == other.scores.len()
             && self
@@ -86,12 +86,12 @@ impl Shown {
     }
 }
 
-fn engine(data: &Path) -> Engine {
+pub fn engine(data: &Path) -> Engine {
     let data = DataDir::open_existing(data).unwrap();
     Engine::open(&data, SearchConfig::default(), &Default::default()).unwrap()
 }
 
-fn copy_folder(from: &Path, to: &Path) {
+pub fn copy_folder(from: &Path, to: &Path) {
     let status = std::process::Command::new("cp")
         .arg("-a")
         .arg(from)
@@ -222,7 +222,14 @@ fn an_index_built_in_shards_serves_what_one_index_does() {
         stderr(&output)
     );
 
-    let (one, shards) = (engine(&whole), engine(&sharded));
+    serve_alike(&whole, &sharded);
+}
+
+/// Checks the current generations of the data folders `expected` and
+/// `found` serve alike: every query of [`queries`], rolled up (ranked by
+/// relevance, and by replication) and flat, its first two pages.
+pub fn serve_alike(expected: &Path, found: &Path) {
+    let (one, other) = (engine(expected), engine(found));
     for query in queries() {
         for (rollup, rank) in [
             (true, Rank::Relevance),
@@ -230,14 +237,14 @@ fn an_index_built_in_shards_serves_what_one_index_does() {
             (false, Rank::Relevance),
         ] {
             for page in [1, 2] {
-                let expected = shown(&one, &query, rollup, rank, page);
+                let shown_by_one = shown(&one, &query, rollup, rank, page);
                 if page == 1 {
-                    assert!(!expected.scores.is_empty(), "{query:?} found nothing");
+                    assert!(!shown_by_one.scores.is_empty(), "{query:?} found nothing");
                 }
-                let found = shown(&shards, &query, rollup, rank, page);
+                let shown_by_other = shown(&other, &query, rollup, rank, page);
                 assert!(
-                    found.is_like(&expected),
-                    "{query:?}, rolled up {rollup}, {rank:?}, page {page}: {found:#?} against {expected:#?}"
+                    shown_by_other.is_like(&shown_by_one),
+                    "{query:?}, rolled up {rollup}, {rank:?}, page {page}: {shown_by_other:#?} against {shown_by_one:#?}"
                 );
             }
         }

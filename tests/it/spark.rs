@@ -46,14 +46,14 @@ pub fn spark_python() -> Option<String> {
 
 /// How long one job may take here: its usual minute or two on these
 /// crawls, many times over, before the test gives up on it.
-const JOB_TIMEOUT: Duration = Duration::from_secs(15 * 60);
+pub const JOB_TIMEOUT: Duration = Duration::from_secs(15 * 60);
 
 /// The Spark session every test of the run shares: `python -m
 /// mirrorscope_spark jobs`, which runs the jobs written to its standard
 /// input one after another and answers each with a line of JSON. One JVM
 /// started and warmed up once, instead of once a job; the tests take turns
 /// (the lock), as Spark in local mode has the machine's cores anyway.
-struct Jobs {
+pub struct Jobs {
     child: Child,
     asks: ChildStdin,
     answers: mpsc::Receiver<String>,
@@ -61,7 +61,9 @@ struct Jobs {
     log: PathBuf,
 }
 
-static JOBS: Mutex<Option<Jobs>> = Mutex::new(None);
+/// Also taken by tests that run Spark jobs of their own (tests/it/spark_cluster.rs):
+/// on two cores, the jobs take turns.
+pub static JOBS: Mutex<Option<Jobs>> = Mutex::new(None);
 
 impl Jobs {
     fn start(python: &str) -> Jobs {
@@ -178,7 +180,7 @@ fn export(data: &str, out: &Path, format: &str, tables: &str) {
 }
 
 /// Exports the tables the jobs read from `data` into `out`.
-fn export_parquet(data: &str, out: &Path) {
+pub fn export_parquet(data: &str, out: &Path) {
     export(
         data,
         out,
@@ -189,7 +191,7 @@ fn export_parquet(data: &str, out: &Path) {
 
 /// The current generation's clusters, collections and mirrors, as the
 /// text `export` writes, by table.
-fn analysis_tables(data: &str) -> Vec<(&'static str, String)> {
+pub fn analysis_tables(data: &str) -> Vec<(&'static str, String)> {
     let dir = tempfile::tempdir().unwrap();
     let tables = ["clusters", "collections", "collection_pages", "mirrors"];
     export(data, dir.path(), "tsv", &tables.join(","));
