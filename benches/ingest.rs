@@ -47,6 +47,8 @@ fn main() {
                 progress: false,
                 add: false,
                 allow_shrink: false,
+                parts: None,
+                index_shards: None,
             };
             let started = Instant::now();
             let outcome = pool

@@ -96,6 +96,8 @@ fn main() {
         progress: false,
         add: false,
         allow_shrink: false,
+        parts: None,
+        index_shards: None,
     })
     .expect("the generated web indexes");
     let total = started.elapsed().as_secs_f64();

@@ -51,6 +51,8 @@ fn main() {
         progress: false,
         add: false,
         allow_shrink: false,
+        parts: None,
+        index_shards: None,
     })
     .expect("indexing the shipped crawl");
     println!(

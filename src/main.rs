@@ -47,6 +47,31 @@ enum Command {
         /// (refused otherwise: a file cut short or replaced by mistake).
         #[arg(long)]
         allow_shrink: bool,
+        /// Take the files from the ingest parts in this folder (written by
+        /// `ingest-part`, one per task of the Spark job `ingest`) instead
+        /// of reading them: the same crawl and generation.
+        #[arg(long, value_name = "DIR", conflicts_with = "remove")]
+        parts: Option<PathBuf>,
+        /// Build the search index apart, in this many shards: the new
+        /// generation is staged, and becomes current by `publish` once
+        /// `index-shard` has built each shard (see `import-analysis`).
+        #[arg(long, conflicts_with = "remove", value_parser = clap::value_parser!(u32).range(1..=i64::from(mirrorscope::index::shards::MOST_SHARDS)))]
+        index_shards: Option<u32>,
+    },
+    /// Read WARC files into an ingest part (a folder of its own: a page
+    /// store of their bodies and what was read of each file), for `index
+    /// --parts` to take. A part written before is left as it is.
+    IngestPart {
+        /// WARC files (.warc, .warc.gz).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The part's folder (created).
+        #[arg(long)]
+        out: PathBuf,
+        /// The data folder whose settings (ingest, store) the part is read
+        /// with; its defaults when it has none.
+        #[arg(long, default_value = "data")]
+        data: PathBuf,
     },
     /// Serve the search site. Indexes the shipped crawl first when DATA has no
     /// index yet; picks up new generations written by `index` while running.
@@ -347,6 +372,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
             add,
             remove: Some(crawl_id),
             allow_shrink,
+            ..
         } => {
             if !crawl.is_empty() || add || allow_shrink {
                 anyhow::bail!("--remove takes a crawl id only, no CRAWL files");
@@ -359,6 +385,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
             data,
             add,
             allow_shrink,
+            parts,
+            index_shards,
             ..
         } => {
             let inputs = if crawl.is_empty() {
@@ -372,8 +400,25 @@ fn run(cli: Cli) -> Result<ExitCode> {
                 progress: std::io::stderr().is_terminal(),
                 add,
                 allow_shrink,
+                parts,
+                index_shards,
             })?;
             writeln!(stdout, "{}", report::index_summary(&outcome))?;
+        }
+        Command::IngestPart { files, out, data } => {
+            let summary = pipeline::run_ingest_part(&files, &out, &data)?;
+            writeln!(
+                stdout,
+                "{}: {} file(s), {} captures{}",
+                out.display(),
+                summary.files,
+                summary.captures,
+                if summary.written {
+                    ""
+                } else {
+                    " (written before)"
+                }
+            )?;
         }
         Command::Serve {
             data,
@@ -567,7 +612,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
                     report::import_summary(manifest, &imported.stages, &imported.files)
                 }
                 Written::Staged(staged) => {
-                    report::staged_summary(staged, &data, &imported.stages, &imported.files)
+                    report::staged_summary(staged, &imported.stages, &imported.files)
                 }
             };
             writeln!(stdout, "{text}")?;

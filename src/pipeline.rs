@@ -120,6 +120,12 @@ pub struct IndexRequest {
     /// current generation read from files of the same names
     /// (`--allow-shrink`; [`PipelineError::Shrinks`]).
     pub allow_shrink: bool,
+    /// A folder of ingest parts to take the files from instead of reading
+    /// them (`--parts`; [`ingest::parts`]).
+    pub parts: Option<PathBuf>,
+    /// Build the search index apart, in this many shards: the generation
+    /// is staged (`--index-shards`; [`IndexPlan::InShards`]).
+    pub index_shards: Option<u32>,
 }
 
 /// What a crawl changed against the one before it (gomes-et-al-2006 §2,
@@ -179,7 +185,10 @@ pub struct IndexOutcome {
     /// True when the crawl had been ingested before and was reused.
     pub reused: bool,
     pub report: IngestReport,
+    /// The new generation's manifest (a staged one's, but for its index).
     pub manifest: Manifest,
+    /// With `--index-shards`: the generation staged, not yet current.
+    pub staged: Option<crate::datadir::StagedGeneration>,
     /// Interrupted ingests rolled back before this one.
     pub rolled_back: usize,
     /// With `--add`: the crawl against the one before it.
@@ -325,9 +334,22 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
             earlier_captures: &earlier_captures,
             progress: &progress,
         };
-        let ingested = stages.run("ingest and store", || {
-            ingest::ingest_files(&files, &store, &partial, &options)
-        })?;
+        let ingested = match &request.parts {
+            None => stages.run("ingest and store", || {
+                ingest::ingest_files(&files, &store, &partial, &options)
+            }),
+            Some(folder) => stages.run("ingest parts into the store", || {
+                let parts = ingest::parts::parts_in(folder)?;
+                ingest::parts::assemble_parts(
+                    &files,
+                    &parts,
+                    &store,
+                    &partial,
+                    &options,
+                    &config.store,
+                )
+            }),
+        }?;
         bar.finish_and_clear();
         if ingested.captures.is_empty() {
             data.abandon_crawl(&crawl_id, &partial, &store)?;
@@ -380,7 +402,15 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         });
     entries.push(new_entry);
     crawls.push(captures);
-    let manifest = build_generation(&data, &config, &store, entries, crawls, &mut stages)?;
+    let plan = match request.index_shards {
+        Some(shards) => IndexPlan::InShards(shards),
+        None => IndexPlan::Here,
+    };
+    let (manifest, staged) =
+        match build_generation(&data, &config, &store, (entries, crawls), &mut stages, plan)? {
+            Written::Current(manifest) => (*manifest, None),
+            Written::Staged(staged) => (staged.manifest.clone(), Some(*staged)),
+        };
     if stale {
         // The new generation uses the crawl just ingested again.
         data.release_stale(&crawl_id, &store)?;
@@ -390,6 +420,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         reused,
         report,
         manifest,
+        staged,
         rolled_back,
         change,
         stages,
@@ -586,10 +617,10 @@ fn build_generation(
     data: &DataDir,
     config: &crate::config::Config,
     store: &crate::store::PageStore,
-    entries: Vec<CrawlEntry>,
-    crawls: Vec<Vec<Capture>>,
+    (entries, crawls): (Vec<CrawlEntry>, Vec<Vec<Capture>>),
     stages: &mut Stages,
-) -> Result<Manifest> {
+    plan: IndexPlan,
+) -> Result<Written> {
     // The page table takes what the analysis needs of the captures (their
     // links resolved to page ids, their fingerprints and texts moved): the
     // captures, links as URLs and all, are gone before the analysis starts.
@@ -603,21 +634,7 @@ fn build_generation(
         growth: None,
         rankings: Vec::new(),
     };
-    match analyse_and_write(
-        data,
-        config,
-        store,
-        entries,
-        clustered,
-        stages,
-        IndexPlan::Here,
-    )? {
-        Written::Current(manifest) => Ok(*manifest),
-        Written::Staged(staged) => Err(PipelineError::Analysis(format!(
-            "{} was staged where a generation was to be written",
-            staged.name
-        ))),
-    }
+    analyse_and_write(data, config, store, entries, clustered, stages, plan)
 }
 
 /// What the stages after the trivial clusters start from.
@@ -645,7 +662,7 @@ pub enum Written {
     /// A new generation, current.
     Current(Box<Manifest>),
     /// A generation staged for its index's shards.
-    Staged(crate::datadir::StagedGeneration),
+    Staged(Box<crate::datadir::StagedGeneration>),
 }
 
 /// The stages after the trivial clusters, then the search index: a new
@@ -702,7 +719,7 @@ fn analyse_and_write(
                 shards,
             )
         })?;
-        return Ok(Written::Staged(staged));
+        return Ok(Written::Staged(Box::new(staged)));
     }
     let mut index_time = None;
     let manifest = stages.run("index and write generation", || {
@@ -727,6 +744,31 @@ fn analyse_and_write(
     Ok(Written::Current(Box::new(manifest)))
 }
 
+/// Runs `ingest-part`: `files` read into the part folder `out`, with the
+/// settings of the data folder `data` (its defaults when it has none).
+pub fn run_ingest_part(
+    files: &[PathBuf],
+    out: &Path,
+    data: &Path,
+) -> Result<ingest::parts::PartSummary> {
+    let config = if data.join(crate::generation::CONFIG_FILE).is_file() {
+        Config::of(&DataDir::open_existing(data)?)?
+    } else {
+        Config::default()
+    };
+    let options = IngestOptions {
+        config: &config.ingest,
+        earlier_captures: &[],
+        progress: &|_| {},
+    };
+    Ok(ingest::parts::ingest_part(
+        files,
+        out,
+        &options,
+        &config.store,
+    )?)
+}
+
 /// Runs `index-shard`: builds `shard` of the staged generation `name`'s
 /// index from its tables and the store. Takes no lock: the shards of one
 /// generation are built at once, by as many processes.
@@ -735,7 +777,8 @@ pub fn run_index_shard(
     name: &str,
     shard: index::Shard,
 ) -> Result<index::IndexCounts> {
-    let data = DataDir::open_existing(data_path)?;
+    // A first generation may be staged in a folder with none current.
+    let data = DataDir::open_to_check(data_path)?;
     let config = Config::of(&data)?;
     let staged = data.staged(name)?;
     let store = data.store_for_reading(&config.store)?;
@@ -757,7 +800,7 @@ pub fn run_index_shard(
 /// Runs `publish`: the staged generation `name`, its shards built, made
 /// the current one.
 pub fn run_publish(data_path: &Path, name: &str) -> Result<Manifest> {
-    let data = DataDir::open_existing(data_path)?;
+    let data = DataDir::open_to_check(data_path)?;
     let _lock = data.lock_for_writing()?;
     Ok(data.publish_staged(name)?)
 }
@@ -810,6 +853,8 @@ pub fn index_shipped_crawl_unless_indexed(folder: &Path) -> Result<()> {
                 progress: true,
                 add: false,
                 allow_shrink: false,
+                parts: None,
+                index_shards: None,
             }) {
                 Ok(_) => continue,
                 Err(PipelineError::Data(DataError::Busy { path })) => path,
@@ -866,7 +911,22 @@ pub fn run_remove(data_path: &Path, crawl_id: &str) -> Result<RemoveOutcome> {
         .map(|entry| data.crawl_captures(&entry.id))
         .collect::<Result<_, DataError>>()?;
     let mut stages = Stages::default();
-    let manifest = build_generation(&data, &config, &store, entries, crawls, &mut stages)?;
+    let manifest = match build_generation(
+        &data,
+        &config,
+        &store,
+        (entries, crawls),
+        &mut stages,
+        IndexPlan::Here,
+    )? {
+        Written::Current(manifest) => *manifest,
+        Written::Staged(staged) => {
+            return Err(PipelineError::Analysis(format!(
+                "{} was staged where a generation was to be written",
+                staged.name
+            )))
+        }
+    };
     // Only now that no generation in use needs them.
     let released_references = data.remove_crawl(crawl_id, &store)?;
     Ok(RemoveOutcome {

@@ -20,6 +20,12 @@ export --format parquet`:
   a data folder (`--data`) with its search index built in shards
   (`--shards`), one Spark task each running `mirrorscope index-shard`
   (`--mirrorscope`, the binary), then publishes the generation (index.py);
+- `pipeline` indexes a crawl (`--crawl`, WARC files or folders) into a data
+  folder (`--data`): its files read by Spark tasks (`mirrorscope
+  ingest-part`, `--files-per-task` each, into `--parts`), the parts taken
+  by `mirrorscope index --parts` on the driver, which builds the analysis
+  and stages the generation, its index built in shards as `index` builds it
+  (ingest.py);
 - `jobs` runs job after job in one Spark session, as standard input asks
   (one JSON object a line: {"job", "tables", "out", "config", "trivial"}),
   and answers each with a line of JSON ({"figures"} or {"error"}).
@@ -127,7 +133,7 @@ JOBS = ("similarity", "collections", "mirrors", "analysis")
 
 def job_parser():
     parser = argparse.ArgumentParser(prog="python -m mirrorscope_spark")
-    parser.add_argument("job", choices=[*JOBS, "jobs", "index"])
+    parser.add_argument("job", choices=[*JOBS, "jobs", "index", "pipeline"])
     parser.add_argument("--tables", help="folder of NAME.parquet tables")
     parser.add_argument("--out", help="folder to write the results into")
     parser.add_argument(
@@ -147,6 +153,11 @@ def job_parser():
     parser.add_argument(
         "--mirrorscope", default="mirrorscope", help="the mirrorscope binary the index job runs"
     )
+    parser.add_argument("--crawl", nargs="+", help="the pipeline job's WARC files or folders")
+    parser.add_argument("--parts", help="the pipeline job's folder of ingest parts")
+    parser.add_argument(
+        "--files-per-task", type=int, default=1, help="WARC files a pipeline ingest task reads"
+    )
     parser.add_argument("--master", default="local[*]")
     parser.add_argument("--partitions", type=int, default=8, help="shuffle partitions")
     parser.add_argument("--driver-memory", default="4g")
@@ -163,7 +174,7 @@ def main(argv=None):
         answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
         os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
         return serve_jobs(arguments, answers)
-    if arguments.job == "index":
+    if arguments.job in ("index", "pipeline"):
         return index_job(arguments)
     for option in ("tables", "out"):
         if getattr(arguments, option) is None:
@@ -178,17 +189,29 @@ def main(argv=None):
 
 
 def index_job(arguments):
-    """`index`: see index.py."""
-    from . import index
+    """`index` (index.py) and `pipeline` (ingest.py)."""
+    from . import index, ingest
 
-    for option in ("data", "analysis"):
+    needed = ("data", "analysis") if arguments.job == "index" else ("data", "crawl", "parts")
+    for option in needed:
         if getattr(arguments, option) is None:
-            raise SystemExit(f"--{option} is required by the index job")
+            raise SystemExit(f"--{option} is required by the {arguments.job} job")
     spark = session(arguments)
     try:
-        figures = index.run(
-            spark, arguments.mirrorscope, arguments.data, arguments.analysis, arguments.shards
-        )
+        if arguments.job == "index":
+            figures = index.run(
+                spark, arguments.mirrorscope, arguments.data, arguments.analysis, arguments.shards
+            )
+        else:
+            figures = ingest.run(
+                spark,
+                arguments.mirrorscope,
+                arguments.data,
+                arguments.crawl,
+                arguments.parts,
+                arguments.shards,
+                arguments.files_per_task,
+            )
     finally:
         spark.stop()
     json.dump(figures, sys.stdout, indent=2)

@@ -57,6 +57,8 @@ pub struct StagedGeneration {
     pub shards: u32,
     /// The generation current when it was staged.
     pub base: Option<String>,
+    /// Its manifest, named after it, without its index.
+    pub manifest: Manifest,
 }
 
 impl StagedGeneration {
@@ -109,8 +111,9 @@ impl DataDir {
         let temporary = generations.join(format!(".{name}.tmp"));
         fs::create_dir_all(temporary.join(INDEX_DIR)).map_err(io_error(&temporary))?;
         let written = (|| {
-            let manifest =
+            let mut tables =
                 write_tables(&temporary, crawls, table, similarity, collections, mirrors)?;
+            tables.generation = name.clone();
             write_json(
                 &temporary.join(INDEX_DIR).join(SHARDS_FILE),
                 &ShardList {
@@ -122,23 +125,29 @@ impl DataDir {
                 &StagedFacts {
                     base: base.clone(),
                     shards: shard_count,
-                    manifest,
+                    manifest: tables.clone(),
                 },
             )?;
+
             sync_dir(&temporary.join(INDEX_DIR))?;
             sync_dir(&temporary)?;
             fs::rename(&temporary, &path).map_err(io_error(&path))?;
-            sync_dir(&generations)
+            sync_dir(&generations)?;
+            Ok(tables)
         })();
-        if let Err(error) = written {
-            let _ = fs::remove_dir_all(&temporary);
-            return Err(error);
-        }
+        let manifest = match written {
+            Ok(manifest) => manifest,
+            Err(error) => {
+                let _ = fs::remove_dir_all(&temporary);
+                return Err(error);
+            }
+        };
         Ok(StagedGeneration {
             name,
             path,
             shards: shard_count,
             base,
+            manifest,
         })
     }
 
@@ -168,6 +177,7 @@ impl DataDir {
             path,
             shards: facts.shards,
             base: facts.base,
+            manifest: facts.manifest,
         })
     }
 

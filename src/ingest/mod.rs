@@ -21,6 +21,7 @@
 //! already in the data directory.
 
 mod config;
+pub mod parts;
 mod report;
 
 use std::collections::HashMap;
@@ -59,6 +60,9 @@ pub enum IngestError {
     },
     #[error("{path}: {detail}")]
     Format { path: PathBuf, detail: String },
+    /// A file an ingest part could not read at all, as the part said.
+    #[error("{message}")]
+    FileFailed { reason: String, message: String },
 }
 
 pub type Result<T> = std::result::Result<T, IngestError>;
@@ -82,6 +86,21 @@ struct Counters {
     fingerprinting: AtomicU64,
     storing: AtomicU64,
     flushing: AtomicU64,
+}
+
+impl Counters {
+    /// The time each kind of work took, in seconds.
+    fn work(&self) -> IngestWork {
+        let seconds = |counter: &AtomicU64| counter.load(Ordering::Relaxed) as f64 / 1e9;
+        IngestWork {
+            reading: seconds(&self.reading),
+            decoding: seconds(&self.decoding),
+            extracting: seconds(&self.extracting),
+            fingerprinting: seconds(&self.fingerprinting),
+            storing: seconds(&self.storing),
+            flushing: seconds(&self.flushing),
+        }
+    }
 }
 
 /// Adds the time since `started` to `counter`, in nanoseconds.
@@ -208,29 +227,58 @@ pub fn ingest_files(
     let started = Instant::now();
     let journal = ReferenceJournal::create(crawl_dir.join(REFERENCES_FILE))?;
     let counters = Counters::default();
+    let per_file = read_files(files, store, &journal, options, &counters);
+    let mut ingested = merge_files(files.len(), per_file, store, journal, options)?;
+    ingested.report.records = counters.records.load(Ordering::Relaxed);
+    ingested.report.bytes_read = counters.bytes_read.load(Ordering::Relaxed);
+    ingested.report.elapsed_seconds = started.elapsed().as_secs_f64();
+    ingested.work = counters.work();
+    Ok(ingested)
+}
+
+/// Reads `files` at once (one a thread), storing their bodies in `store`.
+fn read_files(
+    files: &[PathBuf],
+    store: &PageStore,
+    journal: &ReferenceJournal,
+    options: &IngestOptions<'_>,
+    counters: &Counters,
+) -> Vec<Result<FileResult>> {
     let limits = ReadLimits {
         max_body_bytes: options.config.max_body_bytes,
     };
-
     // One file per thread is read at once: they share the total budget.
     let in_flight = files.len().min(rayon::current_num_threads());
     let batch_budget = options.config.batch_budget(in_flight);
-    let per_file: Vec<Result<FileResult>> = files
+    files
         .par_iter()
         .map(|path| {
             ingest_one_file(
                 path,
                 store,
-                &journal,
+                journal,
                 (limits, batch_budget),
                 options,
-                &counters,
+                counters,
             )
         })
-        .collect();
+        .collect()
+}
 
+/// One crawl's captures and report from what was read of each of its
+/// `file_count` files (in the crawl's order): the files' captures one after
+/// another, revisits resolved against them (and the earlier crawls'),
+/// their counts added up. Records and bytes read, and the time taken, are
+/// the caller's to set.
+fn merge_files(
+    file_count: usize,
+    per_file: Vec<Result<FileResult>>,
+    store: &PageStore,
+    journal: ReferenceJournal,
+    options: &IngestOptions<'_>,
+) -> Result<Ingested> {
     let mut report = IngestReport {
-        files: files.len() as u64,
+        files: file_count as u64,
         ..IngestReport::default()
     };
     // Sized once: growing by doubling held up to twice the captures.
@@ -248,24 +296,22 @@ pub fn ingest_files(
     let mut revisits = Vec::with_capacity(revisit_count);
     let mut record_ids: Vec<u64> = Vec::new();
     for result in per_file {
-        let file_result = match result {
-            Ok(file_result) => file_result,
-            Err(IngestError::Warc(error)) => {
-                // A missing or unreadable file is reported and counted; the others go on.
-                tracing::error!("{error}");
-                *report
-                    .skipped
-                    .entry(error.reason().to_string())
-                    .or_default() += 1;
-                report.failed_files.push(error.to_string());
+        let (reason, message) = match result {
+            Ok(file_result) => {
+                report.absorb(&file_result.counts);
+                record_ids.extend(file_result.counts.record_ids);
+                captures.extend(file_result.captures);
+                revisits.extend(file_result.revisits);
                 continue;
             }
+            Err(IngestError::Warc(error)) => (error.reason().to_string(), error.to_string()),
+            Err(IngestError::FileFailed { reason, message }) => (reason, message),
             Err(error) => return Err(error),
         };
-        report.absorb(&file_result.counts);
-        record_ids.extend(file_result.counts.record_ids);
-        captures.extend(file_result.captures);
-        revisits.extend(file_result.revisits);
+        // A missing or unreadable file is reported and counted; the others go on.
+        tracing::error!("{message}");
+        *report.skipped.entry(reason).or_default() += 1;
+        report.failed_files.push(message);
     }
     report.duplicate_record_ids = repeated(record_ids);
     if report.duplicate_record_ids > 0 {
@@ -285,8 +331,6 @@ pub fn ingest_files(
     )?;
     journal.finish()?;
 
-    report.records = counters.records.load(Ordering::Relaxed);
-    report.bytes_read = counters.bytes_read.load(Ordering::Relaxed);
     report.captures = captures.len() as u64;
     let mut keys: Vec<ContentKey> = captures
         .iter()
@@ -295,20 +339,10 @@ pub fn ingest_files(
     keys.sort_unstable();
     keys.dedup();
     report.distinct_bodies = keys.len() as u64;
-    report.elapsed_seconds = started.elapsed().as_secs_f64();
-    let seconds = |counter: &AtomicU64| counter.load(Ordering::Relaxed) as f64 / 1e9;
-    let work = IngestWork {
-        reading: seconds(&counters.reading),
-        decoding: seconds(&counters.decoding),
-        extracting: seconds(&counters.extracting),
-        fingerprinting: seconds(&counters.fingerprinting),
-        storing: seconds(&counters.storing),
-        flushing: seconds(&counters.flushing),
-    };
     Ok(Ingested {
         captures,
         report,
-        work,
+        work: IngestWork::default(),
     })
 }
 
@@ -321,7 +355,7 @@ fn repeated(mut ids: Vec<u64>) -> u64 {
 /// Name of the journal of store references inside a crawl directory.
 pub const REFERENCES_FILE: &str = "references";
 
-#[derive(Default)]
+#[derive(Default, serde::Serialize, serde::Deserialize)]
 struct FileResult {
     captures: Vec<Capture>,
     revisits: Vec<corpus::Revisit>,
@@ -379,7 +413,11 @@ fn ingest_one_file(
                         _ => ", record skipped",
                     };
                     tracing::warn!("{error}{what}");
-                    *result.counts.skipped.entry(error.reason()).or_default() += 1;
+                    *result
+                        .counts
+                        .skipped
+                        .entry(error.reason().into())
+                        .or_default() += 1;
                     if matches!(error, corpus::WarcError::NotWarc { .. }) {
                         result.counts.failed_files.push(error.to_string());
                     }
@@ -394,6 +432,8 @@ fn ingest_one_file(
         counters
             .bytes_read
             .fetch_add(position - last_position, Ordering::Relaxed);
+        result.counts.records += items as u64;
+        result.counts.bytes_read += position - last_position;
         last_position = position;
         (options.progress)(counters.bytes_read.load(Ordering::Relaxed));
 
@@ -419,15 +459,17 @@ fn ingest_one_file(
                         result.counts.count_body(capture.body_bytes, stored_new);
                     }
                     if let Some(repair) = repaired {
-                        *result.counts.repaired.entry(repair).or_default() += 1;
+                        *result.counts.repaired.entry(repair.into()).or_default() += 1;
                     }
                     result.captures.push(*capture);
                 }
                 Processed::Revisit(revisit) => result.revisits.push(*revisit),
                 Processed::Ignored(reason) => {
-                    *result.counts.ignored.entry(reason).or_default() += 1
+                    *result.counts.ignored.entry(reason.into()).or_default() += 1
                 }
-                Processed::Bad(reason) => *result.counts.skipped.entry(reason).or_default() += 1,
+                Processed::Bad(reason) => {
+                    *result.counts.skipped.entry(reason.into()).or_default() += 1
+                }
             }
         }
         unflushed_batches += 1;

@@ -1,19 +1,26 @@
 //! The counts an ingest reports (`mirrorscope index` prints them; they are
 //! kept in `crawls/<id>/report.json`).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-/// Counts of one file, merged into the crawl's report.
-#[derive(Debug, Default)]
+/// Counts of one file, merged into the crawl's report (kept in an ingest
+/// part, `parts.rs`, until then).
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub(super) struct Counts {
     /// Hashes of the file's `WARC-Record-ID`s.
     pub record_ids: Vec<u64>,
-    pub skipped: BTreeMap<&'static str, u64>,
-    pub ignored: BTreeMap<&'static str, u64>,
-    pub repaired: BTreeMap<&'static str, u64>,
+    /// Records read, good and bad, and the file's bytes read (the crawl's
+    /// running totals are the reading threads' counters: these are for an
+    /// ingest part's files).
+    pub records: u64,
+    pub bytes_read: u64,
+    pub skipped: BTreeMap<Cow<'static, str>, u64>,
+    pub ignored: BTreeMap<Cow<'static, str>, u64>,
+    pub repaired: BTreeMap<Cow<'static, str>, u64>,
     pub failed_files: Vec<String>,
     pub pages_with_body: u64,
     pub new_blocks: u64,
@@ -33,6 +40,16 @@ impl Counts {
             self.duplicate_pages_eliminated += 1;
             self.bytes_saved += body_bytes;
         }
+    }
+
+    /// Forgets the bodies counted: they are counted again where they are
+    /// stored for good (an ingest part's bodies, in the data folder's store).
+    pub fn forget_bodies(&mut self) {
+        self.pages_with_body = 0;
+        self.body_bytes = 0;
+        self.new_blocks = 0;
+        self.duplicate_pages_eliminated = 0;
+        self.bytes_saved = 0;
     }
 }
 

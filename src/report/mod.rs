@@ -82,6 +82,9 @@ pub fn index_summary(outcome: &IndexOutcome) -> String {
         outcome.manifest.generation, counts.pages, counts.hosts, counts.distinct_bodies, counts.exact_duplicate_pages, counts.links
     ));
     text.push_str(&analysis_lines(&outcome.manifest));
+    if let Some(staged) = &outcome.staged {
+        text.push_str(&format!("\n{}", shards_to_build(staged)));
+    }
     text.push_str(&stage_line(&outcome.stages));
     if !outcome.reused {
         text.push_str(&throughput_line(&outcome.report, &outcome.stages));
@@ -175,20 +178,33 @@ pub fn import_summary(
 /// to run.
 pub fn staged_summary(
     staged: &crate::datadir::StagedGeneration,
-    data: &std::path::Path,
     stages: &crate::pipeline::Stages,
     files: &[std::path::PathBuf],
 ) -> String {
     let mut text = format!(
-        "{name}\nimported the analysis of {} file(s); staged {name}: its tables written, its search index to be built in {shards} shard(s):\n  mirrorscope index-shard {name} --shard K --of {shards} --data {data}   (K from 0 to {last}, any order, at once)\n  mirrorscope publish {name} --data {data}",
+        "{}\nimported the analysis of {} file(s); {}",
+        staged.name,
         files.len(),
+        shards_to_build(staged)
+    );
+    text.push_str(&stage_line(stages));
+    text
+}
+
+/// What a staged generation waits for, and what to run.
+fn shards_to_build(staged: &crate::datadir::StagedGeneration) -> String {
+    let data = staged
+        .path
+        .parent()
+        .and_then(std::path::Path::parent)
+        .unwrap_or(std::path::Path::new("."));
+    format!(
+        "staged {name}: its tables written, its search index to be built in {shards} shard(s):\n  mirrorscope index-shard {name} --shard K --of {shards} --data {data}   (K from 0 to {last}, any order, at once)\n  mirrorscope publish {name} --data {data}",
         name = staged.name,
         shards = staged.shards,
         last = staged.shards - 1,
         data = data.display(),
-    );
-    text.push_str(&stage_line(stages));
-    text
+    )
 }
 
 /// The text `mirrorscope index --remove` prints when it is done.

@@ -27,6 +27,8 @@ fn index_corpus() -> Indexed {
         progress: false,
         add: false,
         allow_shrink: false,
+        parts: None,
+        index_shards: None,
     })
     .expect("the shipped crawl indexes");
     let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();

@@ -19,6 +19,8 @@ fn index(
         progress: false,
         add: false,
         allow_shrink: false,
+        parts: None,
+        index_shards: None,
     })
 }
 
@@ -161,6 +163,8 @@ fn a_crawl_that_shrinks_by_mistake_needs_allow_shrink() {
         progress: false,
         add: false,
         allow_shrink: true,
+        parts: None,
+        index_shards: None,
     })
     .unwrap();
     assert_eq!(pages_of(&data), 1);
@@ -843,6 +847,8 @@ fn an_interrupted_removal_is_finished_by_the_next_writer_or_undone_if_still_in_u
         progress: false,
         add: true,
         allow_shrink: false,
+        parts: None,
+        index_shards: None,
     })
     .unwrap();
     let with_both = store.stats().unwrap();

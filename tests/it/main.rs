@@ -23,6 +23,7 @@ mod ingest;
 mod mechanisms;
 mod mirrors;
 mod outputs;
+mod parts;
 mod shards;
 mod similarity;
 mod spark;

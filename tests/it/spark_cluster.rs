@@ -1,16 +1,19 @@
-//! The analysis and the sharded search index on a real Spark cluster, not
-//! local mode: a standalone master and two workers started on loopback from
-//! the PySpark install, the `analysis` job then the `index` job submitted to
-//! `spark://127.0.0.1:…`, and the generation they make served as the
-//! single-machine one is: the same clusters, collections and mirrors, and
-//! for the 30 queries of tests/relevance/corpus-queries.tsv (and broad
-//! words) the same rolled-up and flat results with the same counts.
+//! The whole pipeline on a real Spark cluster, not local mode: a standalone
+//! master and two workers started on loopback from the PySpark install;
+//! submitted to `spark://127.0.0.1:…`, the `pipeline` job (the shipped
+//! crawl's WARC files read by ingest tasks, the index built by shard tasks),
+//! then the `analysis` and `index` jobs (the analysis on Spark, imported,
+//! its index in shards). Each generation they make is the single machine's
+//! `index` of the same crawl: the same clusters, collections, mirrors and
+//! manifest, and for the 30 queries of tests/relevance/corpus-queries.tsv
+//! (and broad words) the same rolled-up and flat results with the same
+//! counts.
 //!
 //! Needs Java and PySpark (see tests/it/spark.rs); skipped with a message
 //! without them.
 
 use crate::common;
-use crate::shards::{copy_folder, current, serve_alike};
+use crate::shards::{current, serve_alike};
 use crate::spark::{analysis_tables, export_parquet, spark_python, JOBS, JOB_TIMEOUT};
 
 use std::path::{Path, PathBuf};
@@ -200,8 +203,54 @@ fn submit(python: &str, cluster: &Cluster, arguments: &[&str]) -> serde_json::Va
     serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).expect("the job prints JSON")
 }
 
+/// Checks the current generation of `found` holds the single machine's
+/// analysis (`single`'s current generation, `gen-000001`): the same
+/// clusters, collections, mirrors and manifest, and serves alike.
+fn same_as_single_machine(single: &Path, found: &Path) {
+    let expected = analysis_tables(single.to_str().unwrap());
+    for ((table, single), (_, cluster)) in expected
+        .iter()
+        .zip(analysis_tables(found.to_str().unwrap()))
+    {
+        assert!(
+            !single.is_empty() && *single == cluster,
+            "{table}: the cluster's generation holds another table than the single machine's"
+        );
+    }
+    let manifest = |data: &Path| -> serde_json::Value {
+        let path = data
+            .join("generations")
+            .join(current(data))
+            .join("manifest.json");
+        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+    };
+    let (one, other) = (manifest(single), manifest(found));
+    for part in ["counts", "similarity", "collections", "mirrors"] {
+        assert_eq!(one[part], other[part], "{part}");
+    }
+    // The same crawl (the job names its files by their absolute paths).
+    for field in ["id", "captures"] {
+        assert_eq!(
+            one["crawls"][0][field], other["crawls"][0][field],
+            "{field}"
+        );
+    }
+    assert_eq!(one["index"]["documents"], other["index"]["documents"]);
+    serve_alike(single, found);
+}
+
+/// The shards a job's figures say were built, by number.
+fn shards_built(figures: &serde_json::Value) -> Vec<u64> {
+    figures["shards"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|shard| shard["shard"].as_u64().unwrap())
+        .collect()
+}
+
 #[test]
-fn the_analysis_and_a_sharded_index_on_a_standalone_cluster_serve_the_single_machine_result() {
+fn the_pipeline_and_the_analysis_on_a_standalone_cluster_serve_the_single_machine_result() {
     let Some(python) = spark_python() else {
         return;
     };
@@ -210,11 +259,42 @@ fn the_analysis_and_a_sharded_index_on_a_standalone_cluster_serve_the_single_mac
     let single = index_shipped_crawl_into("spark-cluster");
     let root = single.parent().unwrap().to_path_buf();
     let on_cluster = root.join("on-cluster");
-    copy_folder(&single, &on_cluster);
-    let tables = root.join("tables");
-    export_parquet(single.to_str().unwrap(), &tables);
-
     let cluster = Cluster::start(&python, 2, &root.join("cluster"));
+
+    // WARC to served: the files read by tasks, the index built by tasks.
+    let pipeline = submit(
+        &python,
+        &cluster,
+        &[
+            "pipeline",
+            "--crawl",
+            corpus_dir().to_str().unwrap(),
+            "--data",
+            on_cluster.to_str().unwrap(),
+            "--parts",
+            root.join("parts").to_str().unwrap(),
+            "--files-per-task",
+            "2",
+            "--shards",
+            "3",
+            "--mirrorscope",
+            env!("CARGO_BIN_EXE_mirrorscope"),
+        ],
+    );
+    let parts = pipeline["parts"].as_array().unwrap();
+    assert_eq!(pipeline["files"], 11, "{pipeline:#}");
+    assert_eq!(parts.len(), 6, "{pipeline:#}");
+    assert_eq!(shards_built(&pipeline), [0, 1, 2], "{pipeline:#}");
+    eprintln!(
+        "ingest parts read by {} executor(s), index shards built by {}",
+        pipeline["ingest_executors"], pipeline["executors"]
+    );
+    assert_eq!(current(&on_cluster), "gen-000001");
+    same_as_single_machine(&single, &on_cluster);
+
+    // Then the analysis on Spark, imported, its index built in shards.
+    let tables = root.join("tables");
+    export_parquet(on_cluster.to_str().unwrap(), &tables);
     let results = root.join("results");
     let analysis = submit(
         &python,
@@ -244,45 +324,7 @@ fn the_analysis_and_a_sharded_index_on_a_standalone_cluster_serve_the_single_mac
         ],
     );
     drop(cluster);
-    let built: Vec<u64> = index["shards"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|shard| shard["shard"].as_u64().unwrap())
-        .collect();
-    assert_eq!(built, [0, 1, 2], "{index:#}");
-    eprintln!(
-        "the index's 3 shards were built by {} executor(s)",
-        index["executors"]
-    );
+    assert_eq!(shards_built(&index), [0, 1, 2], "{index:#}");
     assert_eq!(current(&on_cluster), "gen-000002");
-
-    // The same clusters, collections and mirrors as the single machine's.
-    let expected = analysis_tables(single.to_str().unwrap());
-    for ((table, single), (_, cluster)) in expected
-        .iter()
-        .zip(analysis_tables(on_cluster.to_str().unwrap()))
-    {
-        assert!(
-            !single.is_empty() && *single == cluster,
-            "{table}: the cluster's generation holds another table than the single machine's"
-        );
-    }
-    let manifest = |data: &Path, generation: &str| -> serde_json::Value {
-        let path = data
-            .join("generations")
-            .join(generation)
-            .join("manifest.json");
-        serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-    };
-    let (one, other) = (
-        manifest(&single, "gen-000001"),
-        manifest(&on_cluster, "gen-000002"),
-    );
-    for part in ["crawls", "counts", "similarity", "collections", "mirrors"] {
-        assert_eq!(one[part], other[part], "{part}");
-    }
-    assert_eq!(one["index"]["documents"], other["index"]["documents"]);
-    // And the same results, served from the shards.
-    serve_alike(&single, &on_cluster);
+    same_as_single_machine(&single, &on_cluster);
 }

@@ -1,0 +1,312 @@
+//! Ingest in parts: a crawl's WARC files read by separate processes (the
+//! Spark job `ingest`, docs/SCALING.md), each part then taken into the data
+//! folder as if `index` had read its files.
+//!
+//! `mirrorscope ingest-part FILE… --out PART` ([`ingest_part`]) reads its
+//! files as `index` does (decoding, extraction, fingerprints) into a folder
+//! of its own: a page store holding their bodies and `part.bin`, what was
+//! read of each file (its captures, revisit records and counts). A part is
+//! written under a temporary name and renamed once whole, so a task run
+//! twice finds it done.
+//!
+//! `mirrorscope index INPUT… --parts DIR` ([`assemble_parts`]) then lists the
+//! crawl's files as `index` does and takes each file's part instead of
+//! reading it: the bodies copied into the data folder's store (once a body,
+//! each capture a reference, journaled as ingest journals them), the file
+//! names as the listing gives them, then the files merged as `index`
+//! merges them (revisits resolved across every part). The crawl, its id
+//! and its generation are those `index` makes of the same files.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use rayon::prelude::*;
+use rustc_hash::FxHashMap;
+use serde::{Deserialize, Serialize};
+
+use super::{
+    io_error, merge_files, read_files, Counters, FileResult, IngestError, IngestOptions, Ingested,
+    ReferenceJournal, Result, REFERENCES_FILE,
+};
+use crate::corpus::RecordLocation;
+use crate::store::{ContentKey, PageStore, StoreConfig};
+
+/// The file of a part that says what was read.
+pub const PART_FILE: &str = "part.bin";
+
+/// The folder of a part that holds its bodies.
+const STORE_DIR: &str = "store";
+
+/// The first bytes of [`PART_FILE`]: a part of another build's format is
+/// refused, not misread (its captures are [`super::read_captures`]'s).
+const PART_HEADER: &[u8] = b"mirrorscope ingest part 1 (captures 7)\n";
+
+/// What a part read of one file.
+#[derive(Serialize, Deserialize)]
+enum PartFile {
+    Read(FileResult),
+    /// It could not be read at all (missing, not WARC): why, as `index`
+    /// reports it.
+    Failed {
+        reason: String,
+        message: String,
+    },
+}
+
+#[derive(Serialize, Deserialize)]
+struct Part {
+    /// Each file as the part was given it, and what was read of it.
+    files: Vec<(String, PartFile)>,
+}
+
+/// What `ingest-part` did.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PartSummary {
+    pub files: usize,
+    pub captures: usize,
+    /// False when the part was written before (a task run again).
+    pub written: bool,
+}
+
+/// Reads `files` into the part folder `part` (which must not exist, or be
+/// a finished part: then nothing is read again).
+pub fn ingest_part(
+    files: &[PathBuf],
+    part: &Path,
+    options: &IngestOptions<'_>,
+    store_config: &StoreConfig,
+) -> Result<PartSummary> {
+    if part.join(PART_FILE).is_file() {
+        let read = read_part(part)?;
+        return Ok(PartSummary {
+            files: read.files.len(),
+            captures: captures_of(&read),
+            written: false,
+        });
+    }
+    let name = part
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "part".into());
+    let temporary = part.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
+    if temporary.exists() {
+        std::fs::remove_dir_all(&temporary).map_err(io_error(&temporary))?;
+    }
+    std::fs::create_dir_all(&temporary).map_err(io_error(&temporary))?;
+    let written = (|| {
+        let store =
+            PageStore::open(&temporary.join(STORE_DIR), store_config.clone())?.stage_writes();
+        let journal = ReferenceJournal::create(temporary.join(REFERENCES_FILE))?;
+        let counters = Counters::default();
+        let per_file = read_files(files, &store, &journal, options, &counters);
+        store.flush()?;
+        journal.finish()?;
+        drop(store);
+        let mut read = Part { files: Vec::new() };
+        for (path, result) in files.iter().zip(per_file) {
+            let outcome = match result {
+                Ok(file) => PartFile::Read(file),
+                Err(IngestError::Warc(error)) => PartFile::Failed {
+                    reason: error.reason().to_string(),
+                    message: error.to_string(),
+                },
+                Err(error) => return Err(error),
+            };
+            read.files.push((path.display().to_string(), outcome));
+        }
+        write_part(&temporary.join(PART_FILE), &read)?;
+        std::fs::File::open(&temporary)
+            .and_then(|folder| folder.sync_all())
+            .map_err(io_error(&temporary))?;
+        std::fs::rename(&temporary, part).map_err(io_error(part))?;
+        Ok(PartSummary {
+            files: read.files.len(),
+            captures: captures_of(&read),
+            written: true,
+        })
+    })();
+    if written.is_err() && temporary.exists() {
+        let _ = std::fs::remove_dir_all(&temporary);
+    }
+    written
+}
+
+fn captures_of(part: &Part) -> usize {
+    part.files
+        .iter()
+        .map(|(_, file)| match file {
+            PartFile::Read(file) => file.captures.len(),
+            PartFile::Failed { .. } => 0,
+        })
+        .sum()
+}
+
+fn write_part(path: &Path, part: &Part) -> Result<()> {
+    let bytes = postcard::to_allocvec(part).map_err(|error| IngestError::Format {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })?;
+    let mut written = PART_HEADER.to_vec();
+    written.extend(zstd::encode_all(bytes.as_slice(), 3).map_err(io_error(path))?);
+    std::fs::write(path, &written).map_err(io_error(path))?;
+    std::fs::File::open(path)
+        .and_then(|file| file.sync_all())
+        .map_err(io_error(path))
+}
+
+fn read_part(folder: &Path) -> Result<Part> {
+    let path = folder.join(PART_FILE);
+    let bytes = std::fs::read(&path).map_err(io_error(&path))?;
+    let Some(bytes) = bytes.strip_prefix(PART_HEADER) else {
+        return Err(IngestError::Format {
+            path,
+            detail: "not an ingest part of this build's format: run ingest-part again".into(),
+        });
+    };
+    let bytes = zstd::decode_all(bytes).map_err(io_error(&path))?;
+    postcard::from_bytes(&bytes).map_err(|error| IngestError::Format {
+        path,
+        detail: error.to_string(),
+    })
+}
+
+/// The finished parts in `dir` (each a folder holding [`PART_FILE`]), in
+/// name order.
+pub fn parts_in(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut parts = Vec::new();
+    for entry in std::fs::read_dir(dir).map_err(io_error(dir))? {
+        let path = entry.map_err(io_error(dir))?.path();
+        if path.join(PART_FILE).is_file() {
+            parts.push(path);
+        }
+    }
+    parts.sort();
+    Ok(parts)
+}
+
+/// The path `path` names, for matching a part's file with the listing's.
+fn same_file(path: &Path) -> PathBuf {
+    std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+/// Ingests `files` (listed as `index` lists a crawl's files) from the
+/// `parts` that read them into `store`, journaling references in
+/// `crawl_dir/references`; as [`super::ingest_files`] would have.
+pub fn assemble_parts(
+    files: &[PathBuf],
+    parts: &[PathBuf],
+    store: &PageStore,
+    crawl_dir: &Path,
+    options: &IngestOptions<'_>,
+    store_config: &StoreConfig,
+) -> Result<Ingested> {
+    let started = Instant::now();
+    // Which part read each file, by the file it names.
+    let mut read: FxHashMap<PathBuf, (usize, PartFile)> = FxHashMap::default();
+    let mut part_stores = Vec::with_capacity(parts.len());
+    for (number, folder) in parts.iter().enumerate() {
+        for (path, file) in read_part(folder)?.files {
+            let key = same_file(Path::new(&path));
+            if read.contains_key(&key) {
+                tracing::warn!(
+                    "{path}: read by two parts; the part {} is taken",
+                    parts[read[&key].0].display()
+                );
+                continue;
+            }
+            read.insert(key, (number, file));
+        }
+        part_stores.push(PageStore::open_for_reading(
+            &folder.join(STORE_DIR),
+            store_config.clone(),
+        )?);
+    }
+    let mut taken = Vec::with_capacity(files.len());
+    for path in files {
+        let Some(found) = read.remove(&same_file(path)) else {
+            return Err(IngestError::Format {
+                path: path.clone(),
+                detail: format!(
+                    "no part read it (parts: {}); run ingest-part on it",
+                    parts.len()
+                ),
+            });
+        };
+        taken.push((path, found));
+    }
+    if !read.is_empty() {
+        tracing::warn!(
+            "{} file(s) the parts read are not the crawl's, left out",
+            read.len()
+        );
+    }
+
+    let journal = ReferenceJournal::create(crawl_dir.join(REFERENCES_FILE))?;
+    // Each part's body, once copied: its key in `store`.
+    let copied: Mutex<FxHashMap<(usize, ContentKey), ContentKey>> = Mutex::default();
+    let per_file: Vec<Result<FileResult>> = taken
+        .into_par_iter()
+        .map(|(path, (part, file))| match file {
+            PartFile::Failed { reason, message } => {
+                Err(IngestError::FileFailed { reason, message })
+            }
+            PartFile::Read(mut file) => {
+                let name: Arc<str> = Arc::from(path.display().to_string());
+                let location = |location: &mut RecordLocation| location.file = Arc::clone(&name);
+                file.counts.forget_bodies();
+                let mut references = Vec::new();
+                for capture in &mut file.captures {
+                    location(&mut capture.info.location);
+                    let Some(key) = capture.content_key else {
+                        continue;
+                    };
+                    let known = copied
+                        .lock()
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .get(&(part, key))
+                        .copied();
+                    let (ours, stored_new) = match known {
+                        Some(ours) => {
+                            store.add_reference(&ours)?;
+                            (ours, false)
+                        }
+                        None => {
+                            let body = part_stores[part].get(&key)?;
+                            let outcome = store.put(&body)?;
+                            copied
+                                .lock()
+                                .unwrap_or_else(|poisoned| poisoned.into_inner())
+                                .insert((part, key), outcome.key);
+                            (outcome.key, outcome.stored_new)
+                        }
+                    };
+                    capture.content_key = Some(ours);
+                    file.counts.count_body(capture.body_bytes, stored_new);
+                    references.push(ours);
+                }
+                for revisit in &mut file.revisits {
+                    location(&mut revisit.info.location);
+                }
+                store.flush()?;
+                journal.record(&references)?;
+                Ok(file)
+            }
+        })
+        .collect();
+    let records = per_file
+        .iter()
+        .flatten()
+        .map(|file| file.counts.records)
+        .sum();
+    let bytes_read = per_file
+        .iter()
+        .flatten()
+        .map(|file| file.counts.bytes_read)
+        .sum();
+    let mut ingested = merge_files(files.len(), per_file, store, journal, options)?;
+    ingested.report.records = records;
+    ingested.report.bytes_read = bytes_read;
+    ingested.report.elapsed_seconds = started.elapsed().as_secs_f64();
+    Ok(ingested)
+}

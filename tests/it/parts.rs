@@ -1,0 +1,161 @@
+//! Ingest in parts (`ingest-part`, then `index --parts`), as the Spark job
+//! `pipeline` runs it: the shipped crawl's files read by three parts give
+//! the crawl `index` gives from the files themselves (its id, its ingest
+//! report, its pages and analysis); a part run again is left as it was; a
+//! file no part read is refused by name, and the next run recovers.
+
+use crate::common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+
+fn run(args: &[&str]) -> std::process::Output {
+    mirrorscope(&crate_dir(), args)
+}
+
+/// The shipped crawl's WARC files, in name order.
+fn crawl_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(corpus_dir())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.to_string_lossy().ends_with(".warc.gz"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn ingest_part(files: &[PathBuf], out: &Path) -> String {
+    let mut args = vec!["ingest-part".to_string()];
+    args.extend(files.iter().map(|path| path.display().to_string()));
+    args.extend(["--out".into(), out.display().to_string()]);
+    args.extend([
+        "--data".into(),
+        out.with_extension("no-data").display().to_string(),
+    ]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = run(&args);
+    assert!(output.status.success(), "{}", stderr(&output));
+    stdout(&output)
+}
+
+/// The crawl's report, without the time it took.
+fn report(data: &Path) -> serde_json::Value {
+    let crawls: Vec<PathBuf> = std::fs::read_dir(data.join("crawls"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    assert_eq!(crawls.len(), 1, "{crawls:?}");
+    let mut report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(crawls[0].join("report.json")).unwrap())
+            .unwrap();
+    report["elapsed_seconds"] = 0.into();
+    report
+}
+
+fn manifest(data: &Path) -> serde_json::Value {
+    let path = data.join("generations/gen-000001/manifest.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+#[test]
+fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
+    let single = index_shipped_crawl_into("parts-single");
+    let root = single.parent().unwrap().to_path_buf();
+    let files = crawl_files();
+    assert!(files.len() >= 6);
+    let parts = root.join("parts");
+    let groups: Vec<&[PathBuf]> = files.chunks(files.len().div_ceil(3)).collect();
+    for (number, group) in groups.iter().enumerate() {
+        let printed = ingest_part(group, &parts.join(format!("part-{number}")));
+        assert!(!printed.contains("written before"), "{printed}");
+    }
+    // A task run again finds its part done.
+    assert!(ingest_part(groups[1], &parts.join("part-1")).contains("written before"));
+
+    let assembled = root.join("assembled");
+    let output = run(&[
+        "index",
+        "corpus",
+        "--data",
+        assembled.to_str().unwrap(),
+        "--parts",
+        parts.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(report(&single), report(&assembled));
+    let (one, other) = (manifest(&single), manifest(&assembled));
+    for part in ["crawls", "counts", "similarity", "collections", "mirrors"] {
+        assert_eq!(one[part], other[part], "{part}");
+    }
+    assert_eq!(one["index"]["documents"], other["index"]["documents"]);
+    // The same pages, with the same bodies read back.
+    let export = |data: &Path, out: &Path| {
+        let output = run(&[
+            "export",
+            "--data",
+            data.to_str().unwrap(),
+            "--out",
+            out.to_str().unwrap(),
+            "--tables",
+            "pages,links",
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        ["pages", "links"]
+            .map(|table| std::fs::read_to_string(out.join(format!("{table}.tsv"))).unwrap())
+    };
+    assert_eq!(
+        export(&single, &root.join("single-tables")),
+        export(&assembled, &root.join("assembled-tables"))
+    );
+    let output = run(&["check", "--data", assembled.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+
+    // Without the last part, its files are missing: refused by name.
+    std::fs::remove_dir_all(parts.join("part-2")).unwrap();
+    let fresh = root.join("fresh");
+    let output = run(&[
+        "index",
+        "corpus",
+        "--data",
+        fresh.to_str().unwrap(),
+        "--parts",
+        parts.to_str().unwrap(),
+    ]);
+    assert!(!output.status.success());
+    let last = groups[2][0]
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .to_string();
+    assert!(
+        stderr(&output).contains(&last) && stderr(&output).contains("no part read it"),
+        "{}",
+        stderr(&output)
+    );
+    assert!(!fresh.join("CURRENT").exists());
+    // With the part written again, the next run takes over what the
+    // failed one left (its references given back) and ends consistent.
+    ingest_part(groups[2], &parts.join("part-2"));
+    let output = run(&[
+        "index",
+        "corpus",
+        "--data",
+        fresh.to_str().unwrap(),
+        "--parts",
+        parts.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let output = run(&["check", "--data", fresh.to_str().unwrap()]);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+}
