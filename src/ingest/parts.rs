@@ -18,7 +18,7 @@
 //! and its generation are those `index` makes of the same files.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Instant;
 
 use rayon::prelude::*;
@@ -29,7 +29,6 @@ use super::{
     io_error, merge_files, read_files, Counters, FileResult, IngestError, IngestOptions, Ingested,
     ReferenceJournal, Result, REFERENCES_FILE,
 };
-use crate::corpus::RecordLocation;
 use crate::store::{ContentKey, PageStore, StoreConfig};
 
 /// The file of a part that says what was read.
@@ -185,6 +184,61 @@ pub fn parts_in(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(parts)
 }
 
+/// Puts made between two flushes of the store while a file's bodies are
+/// copied: they are staged in memory (compressed) until the flush.
+const PUTS_PER_FLUSH: usize = 4096;
+
+/// Copies the bodies of one `file` a part read from the part's store
+/// `from` into `store`, each capture a reference (journaled once the store
+/// holds it, as ingest journals): each distinct body is read back once,
+/// and put as many times as captures have it, which the store counts in
+/// memory until it flushes. Names the file as `path` does.
+fn copy_bodies(
+    path: &Path,
+    mut file: FileResult,
+    from: &PageStore,
+    store: &PageStore,
+    journal: &ReferenceJournal,
+) -> Result<FileResult> {
+    let name: Arc<str> = Arc::from(path.display().to_string());
+    let mut with_body: FxHashMap<ContentKey, Vec<usize>> = FxHashMap::default();
+    let mut order = Vec::new();
+    for (at, capture) in file.captures.iter_mut().enumerate() {
+        capture.info.location.file = Arc::clone(&name);
+        if let Some(key) = capture.content_key {
+            let captures = with_body.entry(key).or_default();
+            if captures.is_empty() {
+                order.push(key);
+            }
+            captures.push(at);
+        }
+    }
+    for revisit in &mut file.revisits {
+        revisit.info.location.file = Arc::clone(&name);
+    }
+    file.counts.forget_bodies();
+    let mut references = Vec::new();
+    for key in order {
+        let body = from.get(&key)?;
+        for at in &with_body[&key] {
+            let outcome = store.put(&body)?;
+            let capture = &mut file.captures[*at];
+            capture.content_key = Some(outcome.key);
+            file.counts
+                .count_body(capture.body_bytes, outcome.stored_new);
+            references.push(outcome.key);
+        }
+        if references.len() >= PUTS_PER_FLUSH {
+            store.flush()?;
+            journal.record(&references)?;
+            references.clear();
+        }
+    }
+    store.flush()?;
+    journal.record(&references)?;
+    Ok(file)
+}
+
 /// The path `path` names, for matching a part's file with the listing's.
 fn same_file(path: &Path) -> PathBuf {
     std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf())
@@ -243,55 +297,13 @@ pub fn assemble_parts(
     }
 
     let journal = ReferenceJournal::create(crawl_dir.join(REFERENCES_FILE))?;
-    // Each part's body, once copied: its key in `store`.
-    let copied: Mutex<FxHashMap<(usize, ContentKey), ContentKey>> = Mutex::default();
     let per_file: Vec<Result<FileResult>> = taken
         .into_par_iter()
         .map(|(path, (part, file))| match file {
             PartFile::Failed { reason, message } => {
                 Err(IngestError::FileFailed { reason, message })
             }
-            PartFile::Read(mut file) => {
-                let name: Arc<str> = Arc::from(path.display().to_string());
-                let location = |location: &mut RecordLocation| location.file = Arc::clone(&name);
-                file.counts.forget_bodies();
-                let mut references = Vec::new();
-                for capture in &mut file.captures {
-                    location(&mut capture.info.location);
-                    let Some(key) = capture.content_key else {
-                        continue;
-                    };
-                    let known = copied
-                        .lock()
-                        .unwrap_or_else(|poisoned| poisoned.into_inner())
-                        .get(&(part, key))
-                        .copied();
-                    let (ours, stored_new) = match known {
-                        Some(ours) => {
-                            store.add_reference(&ours)?;
-                            (ours, false)
-                        }
-                        None => {
-                            let body = part_stores[part].get(&key)?;
-                            let outcome = store.put(&body)?;
-                            copied
-                                .lock()
-                                .unwrap_or_else(|poisoned| poisoned.into_inner())
-                                .insert((part, key), outcome.key);
-                            (outcome.key, outcome.stored_new)
-                        }
-                    };
-                    capture.content_key = Some(ours);
-                    file.counts.count_body(capture.body_bytes, stored_new);
-                    references.push(ours);
-                }
-                for revisit in &mut file.revisits {
-                    location(&mut revisit.info.location);
-                }
-                store.flush()?;
-                journal.record(&references)?;
-                Ok(file)
-            }
+            PartFile::Read(file) => copy_bodies(path, file, &part_stores[part], store, &journal),
         })
         .collect();
     let records = per_file
