@@ -39,6 +39,18 @@ fn ingest_part(files: &[PathBuf], out: &Path) -> String {
     stdout(&output)
 }
 
+/// `index` of the shipped crawl into `data`, its files taken from `parts`.
+fn index_from_parts(data: &Path, parts: &Path) -> std::process::Output {
+    run(&[
+        "index",
+        "corpus",
+        "--data",
+        data.to_str().unwrap(),
+        "--parts",
+        parts.to_str().unwrap(),
+    ])
+}
+
 /// The crawl's report, without the time it took.
 fn report(data: &Path) -> serde_json::Value {
     let crawls: Vec<PathBuf> = std::fs::read_dir(data.join("crawls"))
@@ -74,14 +86,7 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
     assert!(ingest_part(groups[1], &parts.join("part-1")).contains("written before"));
 
     let assembled = root.join("assembled");
-    let output = run(&[
-        "index",
-        "corpus",
-        "--data",
-        assembled.to_str().unwrap(),
-        "--parts",
-        parts.to_str().unwrap(),
-    ]);
+    let output = index_from_parts(&assembled, &parts);
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(report(&single), report(&assembled));
     let (one, other) = (manifest(&single), manifest(&assembled));
@@ -119,14 +124,7 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
     // Without the last part, its files are missing: refused by name.
     std::fs::remove_dir_all(parts.join("part-2")).unwrap();
     let fresh = root.join("fresh");
-    let output = run(&[
-        "index",
-        "corpus",
-        "--data",
-        fresh.to_str().unwrap(),
-        "--parts",
-        parts.to_str().unwrap(),
-    ]);
+    let output = index_from_parts(&fresh, &parts);
     assert!(!output.status.success());
     let last = groups[2][0]
         .file_name()
@@ -142,14 +140,7 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
     // With the part written again, the next run takes over what the
     // failed one left (its references given back) and ends consistent.
     ingest_part(groups[2], &parts.join("part-2"));
-    let output = run(&[
-        "index",
-        "corpus",
-        "--data",
-        fresh.to_str().unwrap(),
-        "--parts",
-        parts.to_str().unwrap(),
-    ]);
+    let output = index_from_parts(&fresh, &parts);
     assert!(output.status.success(), "{}", stderr(&output));
     let output = run(&["check", "--data", fresh.to_str().unwrap()]);
     assert!(
