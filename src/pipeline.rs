@@ -300,6 +300,13 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         .map(|path| path.display().to_string())
         .collect();
     let stale = data.has_crawl(&crawl_id) && !data.crawl_is_current(&crawl_id)?;
+    if stale && request.index_shards.is_some() {
+        // Its old reading is given back once the new generation is
+        // current, which a staged one is not until `publish`.
+        return Err(PipelineError::Analysis(format!(
+            "{crawl_id} was ingested by an older build: index it again without --index-shards first"
+        )));
+    }
     if stale {
         tracing::info!(crawl = %crawl_id, "crawl was ingested by an older build; ingesting it again");
         data.set_aside_stale(&crawl_id)?;

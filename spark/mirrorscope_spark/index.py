@@ -16,15 +16,34 @@ system, or one machine), and `mirrorscope` runnable there.
 """
 
 import os
+import signal
 import subprocess
+import sys
 import time
+
+
+def _die_with_parent():
+    """In the child, before it runs: killed when the Python worker that
+    started it dies (Spark killing a task kills the worker, not its
+    children), so an abandoned attempt does not go on beside its retry."""
+    import ctypes
+
+    try:
+        # PR_SET_PDEATHSIG
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
 
 
 def mirrorscope(binary, *arguments):
     """Runs `binary` with `arguments`; its standard output, or an error
     with its standard error."""
     done = subprocess.run(
-        [binary, *arguments], capture_output=True, text=True, check=False
+        [binary, *arguments],
+        capture_output=True,
+        text=True,
+        check=False,
+        preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
     )
     if done.returncode != 0:
         raise RuntimeError(

@@ -38,6 +38,10 @@ const STAGED_PREFIX: &str = "staged-";
 /// What a staged generation keeps until it is published.
 const STAGED_FILE: &str = "staged.json";
 
+/// A shard's counts, in its folder: a name tantivy and
+/// [`shards::ShardedDirectory`] leave alone (it starts with a dot).
+const SHARD_COUNTS_FILE: &str = ".counts.json";
+
 #[derive(Debug, Serialize, Deserialize)]
 struct StagedFacts {
     /// The generation current when the tables were computed.
@@ -201,10 +205,9 @@ impl DataDir {
         }
         let index = staged.index_dir();
         let folder = index.join(shard.folder_name());
-        let counts_path = index.join(format!("{}.json", shard.folder_name()));
         if folder.is_dir() {
             tracing::info!(shard = %folder.display(), "the shard is built already");
-            return read_json(&counts_path);
+            return read_json(&folder.join(SHARD_COUNTS_FILE));
         }
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
@@ -216,14 +219,17 @@ impl DataDir {
         ));
         let built = (|| {
             let counts = build(&temporary)?;
+            write_json(&temporary.join(SHARD_COUNTS_FILE), &counts)?;
             sync_dir(&temporary)?;
-            write_json(&counts_path, &counts)?;
-            // A copy finished first (a task run twice) stays: both hold
-            // the same documents.
-            if folder.is_dir() {
+            // The rename is the commit: the folder comes with its counts.
+            // A copy finished first (a task run twice) stays: both hold the
+            // same documents.
+            if let Err(error) = fs::rename(&temporary, &folder) {
+                if !folder.is_dir() {
+                    return Err(io_error(&folder)(error));
+                }
                 fs::remove_dir_all(&temporary).map_err(io_error(&temporary))?;
-            } else {
-                fs::rename(&temporary, &folder).map_err(io_error(&folder))?;
+                return read_json(&folder.join(SHARD_COUNTS_FILE));
             }
             sync_dir(&index)?;
             Ok(counts)
@@ -239,6 +245,9 @@ impl DataDir {
     /// writer lock. Refused when another generation became current since
     /// it was staged.
     pub fn publish_staged(&self, name: &str) -> Result<Manifest> {
+        if let Some(manifest) = self.finish_interrupted_publish(name)? {
+            return Ok(manifest);
+        }
         let staged = self.staged(name)?;
         let facts: StagedFacts = read_json(&staged.path.join(STAGED_FILE))?;
         let current = match self.current_generation() {
@@ -260,8 +269,7 @@ impl DataDir {
         let folders = shards::shard_folders(&index).map_err(io_error(&index))?;
         let mut counts = IndexCounts::default();
         for folder in &folders {
-            let path = folder.with_extension("json");
-            let shard: IndexCounts = read_json(&path)?;
+            let shard: IndexCounts = read_json(&folder.join(SHARD_COUNTS_FILE))?;
             counts.documents += shard.documents;
             counts.unreadable_bodies += shard.unreadable_bodies;
             counts.bytes += shard.bytes;
@@ -280,17 +288,64 @@ impl DataDir {
             ));
         }
         drop(opened);
+        // What killed copies of a shard left: nobody's.
+        for entry in fs::read_dir(&index).map_err(io_error(&index))? {
+            let path = entry.map_err(io_error(&index))?.path();
+            let leftover = path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with('.') && name.contains(".tmp-"));
+            if leftover {
+                fs::remove_dir_all(&path).map_err(io_error(&path))?;
+            }
+        }
         let mut manifest = facts.manifest;
         manifest.index = counts;
         let generation = self.next_generation_name()?;
         let manifest = seal(&staged.path, &generation, manifest)?;
         let final_dir = self.root.join("generations").join(&generation);
         fs::rename(&staged.path, &final_dir).map_err(io_error(&final_dir))?;
-        // What only staging needed; left behind, it is harmless.
+        self.switch_to(&generation)?;
+        // Kept until now: a publish interrupted after the rename is
+        // finished by the next (see `finish_interrupted_publish`).
         let facts_path = final_dir.join(STAGED_FILE);
         fs::remove_file(&facts_path).map_err(io_error(&facts_path))?;
-        self.switch_to(&generation)?;
         Ok(manifest)
+    }
+
+    /// When a publish of `name` was interrupted after its generation was
+    /// renamed into place (a `gen-…` still holding the staging facts of
+    /// `name`): switches to it if its base is still current, and returns
+    /// its manifest.
+    fn finish_interrupted_publish(&self, name: &str) -> Result<Option<Manifest>> {
+        for generation in self.generation_names()? {
+            let folder = self.root.join("generations").join(&generation);
+            let facts_path = folder.join(STAGED_FILE);
+            if !facts_path.is_file() {
+                continue;
+            }
+            let facts: StagedFacts = read_json(&facts_path)?;
+            if facts.manifest.generation != name {
+                continue;
+            }
+            let current = match self.current_generation() {
+                Ok(current) => Some(current),
+                Err(DataError::NoGeneration(_)) => None,
+                Err(error) => return Err(error),
+            };
+            if current.as_deref() != Some(generation.as_str()) {
+                if current != facts.base {
+                    return Err(format_error(
+                        &folder,
+                        "published from a generation that is no longer current; import the analysis again",
+                    ));
+                }
+                self.switch_to(&generation)?;
+            }
+            fs::remove_file(&facts_path).map_err(io_error(&facts_path))?;
+            return Generation { path: folder }.manifest().map(Some);
+        }
+        Ok(None)
     }
 }
 
@@ -373,6 +428,42 @@ mod tests {
         assert!(!index.parent().unwrap().join(STAGED_FILE).exists());
         assert_eq!(data.manifest().unwrap(), manifest);
         assert!(data.publish_staged(&staged.name).is_err());
+    }
+
+    #[test]
+    fn a_publish_interrupted_after_its_rename_is_finished_by_the_next() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        let staged = stage(&data, 1);
+        build(&data, &staged, Shard::WHOLE).unwrap();
+        // A killed copy of the shard left its folder.
+        let leftover = staged.path.join("index/.shard-0000.tmp-1-2");
+        fs::create_dir_all(&leftover).unwrap();
+        // Killed after the rename, before CURRENT: as publish leaves it.
+        let sealed = seal(&staged.path, "gen-000001", staged.manifest.clone()).unwrap();
+        let renamed = dir.path().join("generations/gen-000001");
+        fs::rename(&staged.path, &renamed).unwrap();
+        assert!(data.current_generation().is_err());
+
+        let manifest = data.publish_staged(&staged.name).unwrap();
+        assert_eq!(manifest, sealed);
+        assert_eq!(data.current_generation().unwrap(), "gen-000001");
+        assert!(!renamed.join(STAGED_FILE).exists());
+        assert!(data.publish_staged(&staged.name).is_err());
+        assert!(renamed.join("index/.shard-0000.tmp-1-2").exists());
+
+        // A publish that runs whole takes such leftovers away.
+        let staged = stage(&data, 1);
+        build(&data, &staged, Shard::WHOLE).unwrap();
+        fs::create_dir_all(staged.path.join("index/.shard-0000.tmp-3-4")).unwrap();
+        let manifest = data.publish_staged(&staged.name).unwrap();
+        let index = dir
+            .path()
+            .join("generations")
+            .join(&manifest.generation)
+            .join("index");
+        assert!(!index.join(".shard-0000.tmp-3-4").exists());
+        assert!(index.join("shard-0000/.counts.json").is_file());
     }
 
     #[test]

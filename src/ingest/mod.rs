@@ -425,6 +425,7 @@ fn ingest_one_file(
             }
         }
         add_time(&counters.reading, reading);
+        result.counts.records += items as u64;
         if batch.is_empty() && reader.is_finished() {
             break;
         }
@@ -432,7 +433,6 @@ fn ingest_one_file(
         counters
             .bytes_read
             .fetch_add(position - last_position, Ordering::Relaxed);
-        result.counts.records += items as u64;
         result.counts.bytes_read += position - last_position;
         last_position = position;
         (options.progress)(counters.bytes_read.load(Ordering::Relaxed));

@@ -78,6 +78,18 @@ pub fn ingest_part(
 ) -> Result<PartSummary> {
     if part.join(PART_FILE).is_file() {
         let read = read_part(part)?;
+        let given: Vec<PathBuf> = files.iter().map(|path| same_file(path)).collect();
+        let written: Vec<PathBuf> = read
+            .files
+            .iter()
+            .map(|(path, _)| same_file(Path::new(path)))
+            .collect();
+        if given != written {
+            return Err(IngestError::Format {
+                path: part.to_path_buf(),
+                detail: "a part of other files is there: remove it, or name another part".into(),
+            });
+        }
         return Ok(PartSummary {
             files: read.files.len(),
             captures: captures_of(&read),
@@ -88,11 +100,16 @@ pub fn ingest_part(
         .file_name()
         .map(|name| name.to_string_lossy().into_owned())
         .unwrap_or_else(|| "part".into());
-    let temporary = part.with_file_name(format!(".{name}.tmp-{}", std::process::id()));
-    if temporary.exists() {
-        std::fs::remove_dir_all(&temporary).map_err(io_error(&temporary))?;
+    // Its own: another attempt at this part (a retried task, elsewhere)
+    // may be writing beside it.
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    let temporary = part.with_file_name(format!(".{name}.tmp-{}-{stamp}", std::process::id()));
+    if let Some(parent) = temporary.parent() {
+        std::fs::create_dir_all(parent).map_err(io_error(parent))?;
     }
-    std::fs::create_dir_all(&temporary).map_err(io_error(&temporary))?;
+    std::fs::create_dir(&temporary).map_err(io_error(&temporary))?;
     let written = (|| {
         let store =
             PageStore::open(&temporary.join(STORE_DIR), store_config.clone())?.stage_writes();
@@ -106,10 +123,15 @@ pub fn ingest_part(
         for (path, result) in files.iter().zip(per_file) {
             let outcome = match result {
                 Ok(file) => PartFile::Read(file),
-                Err(IngestError::Warc(error)) => PartFile::Failed {
-                    reason: error.reason().to_string(),
-                    message: error.to_string(),
-                },
+                // A file that is not WARC stays so: the crawl reports it.
+                // One that could not be opened may open on a retry (on
+                // another machine): the task fails.
+                Err(IngestError::Warc(error @ crate::corpus::WarcError::NotWarc { .. })) => {
+                    PartFile::Failed {
+                        reason: error.reason().to_string(),
+                        message: error.to_string(),
+                    }
+                }
                 Err(error) => return Err(error),
             };
             read.files.push((path.display().to_string(), outcome));
@@ -118,11 +140,19 @@ pub fn ingest_part(
         std::fs::File::open(&temporary)
             .and_then(|folder| folder.sync_all())
             .map_err(io_error(&temporary))?;
-        std::fs::rename(&temporary, part).map_err(io_error(part))?;
+        let written = match std::fs::rename(&temporary, part) {
+            Ok(()) => true,
+            // Another attempt finished first: its part stays.
+            Err(_) if part.join(PART_FILE).is_file() => {
+                std::fs::remove_dir_all(&temporary).map_err(io_error(&temporary))?;
+                false
+            }
+            Err(error) => return Err(io_error(part)(error)),
+        };
         Ok(PartSummary {
             files: read.files.len(),
             captures: captures_of(&read),
-            written: true,
+            written,
         })
     })();
     if written.is_err() && temporary.exists() {
@@ -176,7 +206,11 @@ pub fn parts_in(dir: &Path) -> Result<Vec<PathBuf>> {
     let mut parts = Vec::new();
     for entry in std::fs::read_dir(dir).map_err(io_error(dir))? {
         let path = entry.map_err(io_error(dir))?.path();
-        if path.join(PART_FILE).is_file() {
+        let temporary = path
+            .file_name()
+            .and_then(|name| name.to_str())
+            .is_none_or(|name| name.starts_with('.'));
+        if !temporary && path.join(PART_FILE).is_file() {
             parts.push(path);
         }
     }
@@ -321,4 +355,37 @@ pub fn assemble_parts(
     ingested.report.bytes_read = bytes_read;
     ingested.report.elapsed_seconds = started.elapsed().as_secs_f64();
     Ok(ingested)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_finished_parts_are_taken_in_name_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for name in ["part-2", "part-1", ".part-0.tmp-7-8", "empty"] {
+            std::fs::create_dir_all(dir.path().join(name)).unwrap();
+        }
+        for name in ["part-2", "part-1", ".part-0.tmp-7-8"] {
+            std::fs::write(dir.path().join(name).join(PART_FILE), b"").unwrap();
+        }
+        let parts: Vec<String> = parts_in(dir.path())
+            .unwrap()
+            .iter()
+            .map(|path| path.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(parts, ["part-1", "part-2"]);
+    }
+
+    #[test]
+    fn a_part_of_another_format_is_refused_by_name() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(PART_FILE), b"mirrorscope ingest part 0\n").unwrap();
+        let Err(error) = read_part(dir.path()) else {
+            panic!("an old part was read");
+        };
+        assert!(error.to_string().contains(PART_FILE), "{error}");
+        assert!(error.to_string().contains("ingest-part again"), "{error}");
+    }
 }

@@ -82,8 +82,20 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
         let printed = ingest_part(group, &parts.join(format!("part-{number}")));
         assert!(!printed.contains("written before"), "{printed}");
     }
-    // A task run again finds its part done.
+    // A task run again finds its part done; a part of other files is
+    // refused.
     assert!(ingest_part(groups[1], &parts.join("part-1")).contains("written before"));
+    let mut args = vec!["ingest-part".to_string()];
+    args.extend(groups[0].iter().map(|path| path.display().to_string()));
+    args.extend(["--out".into(), parts.join("part-1").display().to_string()]);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let output = run(&args);
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("a part of other files"),
+        "{}",
+        stderr(&output)
+    );
 
     let assembled = root.join("assembled");
     let output = index_from_parts(&assembled, &parts);

@@ -254,7 +254,7 @@ pub fn serve_alike(expected: &Path, found: &Path) {
 /// The documents shard `number` of the current generation's index holds.
 fn sharded_manifest_shard(data: &Path, number: u32) -> u64 {
     let path = data.join(format!(
-        "generations/gen-000002/index/shard-{number:04}.json"
+        "generations/gen-000002/index/shard-{number:04}/.counts.json"
     ));
     let counts: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
