@@ -35,6 +35,19 @@ pub fn temporary_beside(path: &Path) -> PathBuf {
     folder_of(path).join(format!(".{name}.tmp-{}", std::process::id()))
 }
 
+/// A temporary name for `path` no other process takes, even one with the
+/// same process id on another machine of a shared file system:
+/// `.NAME.tmp-PID-NANOS` beside it, for work several processes may do at
+/// once (an ingest part, an index shard: Spark tasks run twice).
+pub fn unique_temporary_beside(path: &Path) -> PathBuf {
+    let stamp = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |elapsed| elapsed.as_nanos());
+    let mut name = temporary_beside(path).into_os_string();
+    name.push(format!("-{stamp}"));
+    PathBuf::from(name)
+}
+
 fn folder_of(path: &Path) -> &Path {
     match path.parent() {
         Some(folder) if !folder.as_os_str().is_empty() => folder,

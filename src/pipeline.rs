@@ -758,11 +758,8 @@ pub fn run_ingest_part(
     out: &Path,
     data: &Path,
 ) -> Result<ingest::parts::PartSummary> {
-    let config = if data.join(crate::generation::CONFIG_FILE).is_file() {
-        Config::of(&DataDir::open_existing(data)?)?
-    } else {
-        Config::default()
-    };
+    // Read only: a part writes nothing to the data folder.
+    let config = Config::load(&data.join(crate::generation::CONFIG_FILE))?;
     let options = IngestOptions {
         config: &config.ingest,
         earlier_captures: &[],

@@ -721,6 +721,18 @@ mod tests {
         )
     }
 
+    /// A generation of no pages, written and made current in `data`.
+    pub(super) fn write_empty_generation(data: &DataDir) -> Result<Manifest> {
+        data.write_generation(
+            Vec::new(),
+            &PageTable::default(),
+            empty_similarity(),
+            &empty_collections(),
+            &empty_mirrors(),
+            |_, _| Ok(IndexCounts::default()),
+        )
+    }
+
     pub(super) fn empty_mirrors() -> Mirrors {
         crate::mirrors::analyse(
             &PageTable::default(),
@@ -795,15 +807,7 @@ mod tests {
     fn an_unfinished_generation_is_never_current() {
         let dir = tempfile::tempdir().unwrap();
         let data = DataDir::open(dir.path()).unwrap();
-        data.write_generation(
-            Vec::new(),
-            &PageTable::default(),
-            empty_similarity(),
-            &empty_collections(),
-            &empty_mirrors(),
-            |_, _| Ok(IndexCounts::default()),
-        )
-        .unwrap();
+        write_empty_generation(&data).unwrap();
         // A crash while writing generation 2 leaves only its temporary folder.
         fs::create_dir_all(dir.path().join("generations/.gen-000002.tmp")).unwrap();
         fs::write(
@@ -815,16 +819,7 @@ mod tests {
         assert!(data.page_table().is_ok());
         // The next writer cleans it and takes the number.
         assert_eq!(
-            data.write_generation(
-                Vec::new(),
-                &PageTable::default(),
-                empty_similarity(),
-                &empty_collections(),
-                &empty_mirrors(),
-                |_, _| Ok(IndexCounts::default()),
-            )
-            .unwrap()
-            .generation,
+            write_empty_generation(&data).unwrap().generation,
             "gen-000002"
         );
     }

@@ -86,6 +86,15 @@ fn format_error(path: &Path, detail: impl Into<String>) -> DataError {
 }
 
 impl DataDir {
+    /// The current generation's name; `None` in a folder with none yet.
+    fn current_if_any(&self) -> Result<Option<String>> {
+        match self.current_generation() {
+            Ok(name) => Ok(Some(name)),
+            Err(DataError::NoGeneration(_)) => Ok(None),
+            Err(error) => Err(error),
+        }
+    }
+
     /// Writes a generation's tables as a staged generation whose index is
     /// to be built in `shard_count` shards. Needs the writer lock; the
     /// shards do not.
@@ -101,11 +110,7 @@ impl DataDir {
         shard_count: u32,
     ) -> Result<StagedGeneration> {
         Shard::new(0, shard_count).map_err(|detail| format_error(&self.root, detail))?;
-        let base = match self.current_generation() {
-            Ok(name) => Some(name),
-            Err(DataError::NoGeneration(_)) => None,
-            Err(error) => return Err(error),
-        };
+        let base = self.current_if_any()?;
         let stamp = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |elapsed| elapsed.as_nanos());
@@ -209,14 +214,7 @@ impl DataDir {
             tracing::info!(shard = %folder.display(), "the shard is built already");
             return read_json(&folder.join(SHARD_COUNTS_FILE));
         }
-        let stamp = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |elapsed| elapsed.as_nanos());
-        let temporary = index.join(format!(
-            ".{}.tmp-{}-{stamp}",
-            shard.folder_name(),
-            std::process::id()
-        ));
+        let temporary = crate::atomic::unique_temporary_beside(&folder);
         let built = (|| {
             let counts = build(&temporary)?;
             write_json(&temporary.join(SHARD_COUNTS_FILE), &counts)?;
@@ -250,11 +248,7 @@ impl DataDir {
         }
         let staged = self.staged(name)?;
         let facts: StagedFacts = read_json(&staged.path.join(STAGED_FILE))?;
-        let current = match self.current_generation() {
-            Ok(name) => Some(name),
-            Err(DataError::NoGeneration(_)) => None,
-            Err(error) => return Err(error),
-        };
+        let current = self.current_if_any()?;
         if current != facts.base {
             return Err(format_error(
                 &staged.path,
@@ -328,11 +322,7 @@ impl DataDir {
             if facts.manifest.generation != name {
                 continue;
             }
-            let current = match self.current_generation() {
-                Ok(current) => Some(current),
-                Err(DataError::NoGeneration(_)) => None,
-                Err(error) => return Err(error),
-            };
+            let current = self.current_if_any()?;
             if current.as_deref() != Some(generation.as_str()) {
                 if current != facts.base {
                     return Err(format_error(
@@ -351,7 +341,9 @@ impl DataDir {
 
 #[cfg(test)]
 mod tests {
-    use super::super::tests::{empty_collections, empty_mirrors, empty_similarity};
+    use super::super::tests::{
+        empty_collections, empty_mirrors, empty_similarity, write_empty_generation,
+    };
     use super::*;
     use crate::store::StoreConfig;
 
@@ -471,15 +463,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let data = DataDir::open(dir.path()).unwrap();
         let staged = stage(&data, 1);
-        data.write_generation(
-            Vec::new(),
-            &PageTable::default(),
-            empty_similarity(),
-            &empty_collections(),
-            &empty_mirrors(),
-            |_, _| Ok(IndexCounts::default()),
-        )
-        .unwrap();
+        write_empty_generation(&data).unwrap();
         build(&data, &staged, Shard::WHOLE).unwrap();
         let refused = data.publish_staged(&staged.name).unwrap_err().to_string();
         assert!(refused.contains("import the analysis again"), "{refused}");

@@ -96,16 +96,9 @@ pub fn ingest_part(
             written: false,
         });
     }
-    let name = part
-        .file_name()
-        .map(|name| name.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "part".into());
     // Its own: another attempt at this part (a retried task, elsewhere)
     // may be writing beside it.
-    let stamp = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |elapsed| elapsed.as_nanos());
-    let temporary = part.with_file_name(format!(".{name}.tmp-{}-{stamp}", std::process::id()));
+    let temporary = crate::atomic::unique_temporary_beside(part);
     if let Some(parent) = temporary.parent() {
         std::fs::create_dir_all(parent).map_err(io_error(parent))?;
     }
