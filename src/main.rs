@@ -62,7 +62,8 @@ enum Command {
     /// store of their bodies and what was read of each file), for `index
     /// --parts` to take. A part written before is left as it is.
     IngestPart {
-        /// WARC files (.warc, .warc.gz).
+        /// WARC files (.warc, .warc.gz), or folders of them (listed as
+        /// `index` lists a crawl's).
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// The part's folder (created).
@@ -409,10 +410,15 @@ fn run(cli: Cli) -> Result<ExitCode> {
             let summary = pipeline::run_ingest_part(&files, &out, &data)?;
             writeln!(
                 stdout,
-                "{}: {} file(s), {} captures{}",
+                "{}: {} file(s), {} captures{}{}",
                 out.display(),
                 summary.files,
                 summary.captures,
+                if summary.skipped > 0 {
+                    format!(", {} passed over (said above)", summary.skipped)
+                } else {
+                    String::new()
+                },
                 if summary.written {
                     ""
                 } else {

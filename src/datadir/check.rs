@@ -394,8 +394,10 @@ impl DataDir {
 
     /// Files and folders a crash left under a temporary name (`.NAME.tmp…`):
     /// a generation being written, a file being replaced in the data
-    /// folder or in a crawl folder. The store's own are in its walk.
-    fn leftovers(&self) -> Result<Vec<PathBuf>> {
+    /// folder or in a crawl folder; and staged generations that can no
+    /// longer be published (abandoned when another generation became
+    /// current). The store's own are in its walk.
+    pub(super) fn leftovers(&self) -> Result<Vec<PathBuf>> {
         let mut folders = vec![self.root.clone(), self.root.join("generations")];
         folders.extend(self.crawl_folders()?);
         let mut found = Vec::new();
@@ -407,6 +409,11 @@ impl DataDir {
                     found.push(entry.path());
                 }
             }
+        }
+        // With `CURRENT` unreadable, which staged generations are stale is
+        // not known: repairing it comes first.
+        if let Ok(current) = self.current_if_any() {
+            found.extend(self.stale_staged(current.as_deref())?);
         }
         found.sort();
         Ok(found)

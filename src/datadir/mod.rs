@@ -473,11 +473,13 @@ impl DataDir {
     }
 
     /// Makes the generation `name`, in place, the current one: points
-    /// `CURRENT` to it, then prunes the oldest.
+    /// `CURRENT` to it, then prunes the oldest generations and the staged
+    /// ones that can no longer be published.
     fn switch_to(&self, name: &str) -> Result<()> {
         sync_dir(&self.root.join("generations"))?;
         write_atomically(&self.root.join("CURRENT"), format!("{name}\n").as_bytes())?;
-        self.prune_generations(name)
+        self.prune_generations(name)?;
+        self.remove_stale_staged(name)
     }
 
     pub(crate) fn generation_names(&self) -> Result<Vec<String>> {

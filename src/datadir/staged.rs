@@ -87,7 +87,7 @@ fn format_error(path: &Path, detail: impl Into<String>) -> DataError {
 
 impl DataDir {
     /// The current generation's name; `None` in a folder with none yet.
-    fn current_if_any(&self) -> Result<Option<String>> {
+    pub(super) fn current_if_any(&self) -> Result<Option<String>> {
         match self.current_generation() {
             Ok(name) => Ok(Some(name)),
             Err(DataError::NoGeneration(_)) => Ok(None),
@@ -177,7 +177,7 @@ impl DataDir {
         if !facts_path.is_file() {
             return Err(format_error(
                 &path,
-                "no such staged generation (or it was published already)",
+                "no such staged generation: it was published, or removed when another generation became current",
             ));
         }
         let facts: StagedFacts = read_json(&facts_path)?;
@@ -236,6 +236,42 @@ impl DataDir {
             let _ = fs::remove_dir_all(&temporary);
         }
         built
+    }
+
+    /// Staged generations that can never be published: staged on a
+    /// generation that is no longer `current` (publish refuses them; their
+    /// cluster ids continue the old one's). Those still on `current` may
+    /// have shards being built and are kept.
+    pub(super) fn stale_staged(&self, current: Option<&str>) -> Result<Vec<PathBuf>> {
+        let generations = self.root.join("generations");
+        let mut stale = Vec::new();
+        for entry in fs::read_dir(&generations).map_err(io_error(&generations))? {
+            let path = entry.map_err(io_error(&generations))?.path();
+            let staged = path
+                .file_name()
+                .and_then(|name| name.to_str())
+                .is_some_and(|name| name.starts_with(STAGED_PREFIX));
+            let facts_path = path.join(STAGED_FILE);
+            if !staged || !facts_path.is_file() {
+                continue;
+            }
+            let facts: StagedFacts = read_json(&facts_path)?;
+            if facts.base.as_deref() != current {
+                stale.push(path);
+            }
+        }
+        stale.sort();
+        Ok(stale)
+    }
+
+    /// Removes the staged generations [`DataDir::stale_staged`] finds, once
+    /// `current` is current. Needs the writer lock.
+    pub(super) fn remove_stale_staged(&self, current: &str) -> Result<()> {
+        for path in self.stale_staged(Some(current))? {
+            tracing::info!(staged = %path.display(), "removing a staged generation that can no longer be published");
+            fs::remove_dir_all(&path).map_err(io_error(&path))?;
+        }
+        Ok(())
     }
 
     /// Publishes the staged generation `name` once every shard of its index
@@ -459,16 +495,49 @@ mod tests {
     }
 
     #[test]
-    fn a_staged_generation_is_refused_once_another_became_current() {
+    fn staged_generations_another_current_generation_outdates_are_removed() {
         let dir = tempfile::tempdir().unwrap();
         let data = DataDir::open(dir.path()).unwrap();
-        let staged = stage(&data, 1);
+        let outdated = stage(&data, 1);
+        build(&data, &outdated, Shard::WHOLE).unwrap();
+        // `index` makes another generation current: the staged one can
+        // never be published, and goes.
         write_empty_generation(&data).unwrap();
-        build(&data, &staged, Shard::WHOLE).unwrap();
-        let refused = data.publish_staged(&staged.name).unwrap_err().to_string();
+        assert!(!outdated.path.exists());
+        let refused = data.publish_staged(&outdated.name).unwrap_err().to_string();
+        assert!(refused.contains("no such staged generation"), "{refused}");
+
+        // Two staged on the new current one: publishing either outdates
+        // the other.
+        let published = stage(&data, 1);
+        let other = stage(&data, 1);
+        assert!(data.stale_staged(Some("gen-000001")).unwrap().is_empty());
+        build(&data, &published, Shard::WHOLE).unwrap();
+        data.publish_staged(&published.name).unwrap();
+        assert_eq!(data.current_generation().unwrap(), "gen-000002");
+        assert!(!other.path.exists());
+
+        // CURRENT pointed back by hand (or by an older build, which kept
+        // such folders): publish refuses, and `check --repair` removes it.
+        let kept = stage(&data, 1);
+        build(&data, &kept, Shard::WHOLE).unwrap();
+        super::super::write_atomically(&dir.path().join("CURRENT"), b"gen-000001\n").unwrap();
+        let refused = data.publish_staged(&kept.name).unwrap_err().to_string();
         assert!(refused.contains("import the analysis again"), "{refused}");
         assert_eq!(data.current_generation().unwrap(), "gen-000001");
-        assert!(staged.path.exists());
+        assert_eq!(data.leftovers().unwrap(), vec![kept.path.clone()]);
+        let config = StoreConfig::default();
+        let report = super::super::check(&data, &config, false).unwrap();
+        assert_eq!(report.temporary_files.count, 1, "{report}");
+        // (The empty generations written here have no search index: that
+        // is the check's other finding.)
+        let repaired = super::super::check(&data, &config, true).unwrap();
+        assert_eq!(repaired.temporary_files.count, 0, "{repaired}");
+        assert_eq!(
+            repaired.repaired.as_ref().unwrap().temporary_files_removed,
+            1
+        );
+        assert!(!kept.path.exists());
     }
 
     #[test]

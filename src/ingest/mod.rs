@@ -355,7 +355,7 @@ fn repeated(mut ids: Vec<u64>) -> u64 {
 /// Name of the journal of store references inside a crawl directory.
 pub const REFERENCES_FILE: &str = "references";
 
-#[derive(Default, serde::Serialize, serde::Deserialize)]
+#[derive(Default, Clone, serde::Serialize, serde::Deserialize)]
 struct FileResult {
     captures: Vec<Capture>,
     revisits: Vec<corpus::Revisit>,

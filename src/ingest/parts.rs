@@ -39,10 +39,28 @@ const STORE_DIR: &str = "store";
 
 /// The first bytes of [`PART_FILE`]: a part of another build's format is
 /// refused, not misread (its captures are [`super::read_captures`]'s).
-const PART_HEADER: &[u8] = b"mirrorscope ingest part 1 (captures 7)\n";
+const PART_HEADER: &[u8] = b"mirrorscope ingest part 2 (captures 7)\n";
+
+/// A file as it was when its part read it: a file changed since (a crawl
+/// file appended to, replaced) is read again, not taken from the part.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct FileStamp {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> std::io::Result<FileStamp> {
+        let metadata = std::fs::metadata(path)?;
+        Ok(FileStamp {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+        })
+    }
+}
 
 /// What a part read of one file.
-#[derive(Serialize, Deserialize)]
+#[derive(Clone, Serialize, Deserialize)]
 enum PartFile {
     Read(FileResult),
     /// It could not be read at all (missing, not WARC): why, as `index`
@@ -55,8 +73,9 @@ enum PartFile {
 
 #[derive(Serialize, Deserialize)]
 struct Part {
-    /// Each file as the part was given it, and what was read of it.
-    files: Vec<(String, PartFile)>,
+    /// Each file as the part was given it, as it was before it was read,
+    /// and what was read of it.
+    files: Vec<(String, FileStamp, PartFile)>,
 }
 
 /// What `ingest-part` did.
@@ -66,23 +85,34 @@ pub struct PartSummary {
     pub captures: usize,
     /// False when the part was written before (a task run again).
     pub written: bool,
+    /// Inputs passed over, as `index` passes them over (not a regular
+    /// file, empty, unreadable), with why; `index --parts` reports them.
+    pub skipped: usize,
 }
 
-/// Reads `files` into the part folder `part` (which must not exist, or be
-/// a finished part: then nothing is read again).
+/// Reads the WARC files of `inputs` (files, and folders of them, listed as
+/// `index` lists a crawl's: nothing that is not a regular file is opened)
+/// into the part folder `part`, which must not exist, or be a finished
+/// part of the same files: then nothing is read again.
 pub fn ingest_part(
-    files: &[PathBuf],
+    inputs: &[PathBuf],
     part: &Path,
     options: &IngestOptions<'_>,
     store_config: &StoreConfig,
 ) -> Result<PartSummary> {
+    let listed = crate::corpus::list_warc_files(inputs)?;
+    for (path, why) in &listed.skipped {
+        tracing::warn!("{}: passed over: {why}", path.display());
+    }
+    let files = &listed.files;
+    let skipped = listed.skipped.len();
     if part.join(PART_FILE).is_file() {
         let read = read_part(part)?;
         let given: Vec<PathBuf> = files.iter().map(|path| same_file(path)).collect();
         let written: Vec<PathBuf> = read
             .files
             .iter()
-            .map(|(path, _)| same_file(Path::new(path)))
+            .map(|(path, _, _)| same_file(Path::new(path)))
             .collect();
         if given != written {
             return Err(IngestError::Format {
@@ -94,6 +124,7 @@ pub fn ingest_part(
             files: read.files.len(),
             captures: captures_of(&read),
             written: false,
+            skipped,
         });
     }
     // Its own: another attempt at this part (a retried task, elsewhere)
@@ -108,12 +139,18 @@ pub fn ingest_part(
             PageStore::open(&temporary.join(STORE_DIR), store_config.clone())?.stage_writes();
         let journal = ReferenceJournal::create(temporary.join(REFERENCES_FILE))?;
         let counters = Counters::default();
+        // Before reading: a file that changes while it is read is then
+        // found changed.
+        let stamps = files
+            .iter()
+            .map(|path| FileStamp::of(path).map_err(io_error(path)))
+            .collect::<Result<Vec<_>>>()?;
         let per_file = read_files(files, &store, &journal, options, &counters);
         store.flush()?;
         journal.finish()?;
         drop(store);
         let mut read = Part { files: Vec::new() };
-        for (path, result) in files.iter().zip(per_file) {
+        for ((path, stamp), result) in files.iter().zip(stamps).zip(per_file) {
             let outcome = match result {
                 Ok(file) => PartFile::Read(file),
                 // A file that is not WARC stays so: the crawl reports it.
@@ -127,7 +164,8 @@ pub fn ingest_part(
                 }
                 Err(error) => return Err(error),
             };
-            read.files.push((path.display().to_string(), outcome));
+            read.files
+                .push((path.display().to_string(), stamp, outcome));
         }
         write_part(&temporary.join(PART_FILE), &read)?;
         std::fs::File::open(&temporary)
@@ -146,6 +184,7 @@ pub fn ingest_part(
             files: read.files.len(),
             captures: captures_of(&read),
             written,
+            skipped,
         })
     })();
     if written.is_err() && temporary.exists() {
@@ -157,7 +196,7 @@ pub fn ingest_part(
 fn captures_of(part: &Part) -> usize {
     part.files
         .iter()
-        .map(|(_, file)| match file {
+        .map(|(_, _, file)| match file {
             PartFile::Read(file) => file.captures.len(),
             PartFile::Failed { .. } => 0,
         })
@@ -284,28 +323,35 @@ pub fn assemble_parts(
 ) -> Result<Ingested> {
     let started = Instant::now();
     // Which part read each file, by the file it names.
-    let mut read: FxHashMap<PathBuf, (usize, PartFile)> = FxHashMap::default();
+    let mut read: FxHashMap<PathBuf, (usize, FileStamp, PartFile)> = FxHashMap::default();
     let mut part_stores = Vec::with_capacity(parts.len());
     for (number, folder) in parts.iter().enumerate() {
-        for (path, file) in read_part(folder)?.files {
+        for (path, stamp, file) in read_part(folder)?.files {
             let key = same_file(Path::new(&path));
-            if read.contains_key(&key) {
+            if let Some((first, _, _)) = read.get(&key) {
                 tracing::warn!(
                     "{path}: read by two parts; the part {} is taken",
-                    parts[read[&key].0].display()
+                    parts[*first].display()
                 );
                 continue;
             }
-            read.insert(key, (number, file));
+            read.insert(key, (number, stamp, file));
         }
         part_stores.push(PageStore::open_for_reading(
             &folder.join(STORE_DIR),
             store_config.clone(),
         )?);
     }
+    // Two paths naming one file (links) are two files, as `index` reads
+    // them: each gets the part's reading (a copy, for all but the last).
+    let keys: Vec<PathBuf> = files.iter().map(|path| same_file(path)).collect();
+    let mut uses: FxHashMap<&Path, usize> = FxHashMap::default();
+    for key in &keys {
+        *uses.entry(key).or_default() += 1;
+    }
     let mut taken = Vec::with_capacity(files.len());
-    for path in files {
-        let Some(found) = read.remove(&same_file(path)) else {
+    for (path, key) in files.iter().zip(&keys) {
+        let Some((part, stamp, _)) = read.get(key) else {
             return Err(IngestError::Format {
                 path: path.clone(),
                 detail: format!(
@@ -314,7 +360,24 @@ pub fn assemble_parts(
                 ),
             });
         };
-        taken.push((path, found));
+        if FileStamp::of(path).map_err(io_error(path))? != *stamp {
+            return Err(IngestError::Format {
+                path: path.clone(),
+                detail: format!(
+                    "changed since the part {} read it; run ingest-part on it again",
+                    parts[*part].display()
+                ),
+            });
+        }
+        let part = *part;
+        let left = uses.get_mut(key.as_path()).expect("counted above");
+        *left -= 1;
+        let file = if *left == 0 {
+            read.remove(key).expect("found above").2
+        } else {
+            read[key].2.clone()
+        };
+        taken.push((path, (part, file)));
     }
     if !read.is_empty() {
         tracing::warn!(

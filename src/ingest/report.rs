@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 
 /// Counts of one file, merged into the crawl's report (kept in an ingest
 /// part, `parts.rs`, until then).
-#[derive(Debug, Default, Serialize, Deserialize)]
+#[derive(Debug, Default, Clone, Serialize, Deserialize)]
 pub(super) struct Counts {
     /// Hashes of the file's `WARC-Record-ID`s.
     pub record_ids: Vec<u64>,

@@ -162,3 +162,69 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
         stderr(&output)
     );
 }
+
+/// What a crawl folder holds besides plain WARC files: a FIFO with a WARC
+/// name (opening it would block), a link naming a file already there. A
+/// part reads what `index` reads of them, and a file changed after its
+/// part read it is refused, not taken with its old content.
+#[test]
+fn a_part_reads_what_index_reads_and_a_changed_file_is_refused() {
+    let root = std::path::PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("parts-odd");
+    let _ = std::fs::remove_dir_all(&root);
+    let crawl = root.join("crawl");
+    std::fs::create_dir_all(&crawl).unwrap();
+    let files = crawl_files();
+    let smallest = files
+        .iter()
+        .min_by_key(|path| std::fs::metadata(path).unwrap().len())
+        .unwrap();
+    let copy = crawl.join("a.warc.gz");
+    std::fs::copy(smallest, &copy).unwrap();
+    std::os::unix::fs::symlink(&copy, crawl.join("b-link.warc.gz")).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(crawl.join("c-fifo.warc.gz"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+
+    let parts = root.join("parts");
+    let printed = ingest_part(std::slice::from_ref(&crawl), &parts.join("part-0"));
+    assert!(printed.contains("2 file(s)"), "{printed}");
+    assert!(printed.contains("1 passed over"), "{printed}");
+
+    let single = root.join("single");
+    let output = run(&[
+        "index",
+        crawl.to_str().unwrap(),
+        "--data",
+        single.to_str().unwrap(),
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let index_from = |data: &Path| {
+        run(&[
+            "index",
+            crawl.to_str().unwrap(),
+            "--data",
+            data.to_str().unwrap(),
+            "--parts",
+            parts.to_str().unwrap(),
+        ])
+    };
+    let assembled = root.join("assembled");
+    let output = index_from(&assembled);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(report(&single), report(&assembled));
+    // The file and its link, each read; the FIFO passed over.
+    assert_eq!(report(&assembled)["files"], 2, "{}", report(&assembled));
+
+    // The same bytes written again: the file is not as its part read it.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    std::fs::write(&copy, std::fs::read(&copy).unwrap()).unwrap();
+    let output = index_from(&root.join("changed"));
+    assert!(!output.status.success());
+    assert!(
+        stderr(&output).contains("a.warc.gz") && stderr(&output).contains("changed since the part"),
+        "{}",
+        stderr(&output)
+    );
+}

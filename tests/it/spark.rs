@@ -1,16 +1,19 @@
 //! The analysis as Spark jobs (spark/, docs/SCALING.md) against the Rust
-//! stages: a crawl exported as Parquet, the jobs run on Spark in local
-//! mode, and what they compute compared with the generation's: the trivial
+//! stages: a crawl exported as Parquet, the jobs run on Spark, and what
+//! they compute compared with the generation's ([`analysis_is_the_rust_one`],
+//! which the cluster test, tests/it/spark_cluster.rs, runs on the shipped
+//! crawl's analysis on a standalone cluster, and the development crawl's
+//! test, tests/it/devcrawl.rs, on its crawl 1 in local mode): the trivial
 //! clusters page by page with the similarity stage's figures; the similar
 //! clusters as grown (from Spark's own trivial clusters), by growth's
 //! figures and by importing them, which must give the generation's clusters,
 //! collections and mirrors to the byte; then the `clusters` ranker's
 //! mirrored host pairs pair by pair with their scores, and the `prefix`
-//! ranker's (the path-prefix evidence) in order with their scores. Strict growth (cho
-//! §3, without §4's extended clusters) is compared on the shipped crawl. The
-//! development crawl's test (tests/it/devcrawl.rs) does the same on its
-//! crawl 1, whose clusters the split by path does divide (the shipped
-//! crawl's do not).
+//! ranker's (the path-prefix evidence) in order with their scores. Here, in
+//! local mode: strict growth (cho §3, without §4's extended clusters) on
+//! the shipped crawl, and min-hash clusters imported and served. Crawl 1 of
+//! the development crawl has clusters the split by path divides (the
+//! shipped crawl's have none).
 //!
 //! The jobs of every test run in one Spark session ([`Jobs`]), taking
 //! turns. Each job has 15 minutes ([`JOB_TIMEOUT`]); one that takes longer
@@ -240,8 +243,8 @@ fn growth_figures_agree(spark: &serde_json::Value, rust: &serde_json::Value) {
 
 /// Runs the analysis jobs on the data folder `data` and checks their
 /// trivial clusters, figures, similar clusters and mirrored pairs against
-/// the generation's. Imports the jobs' results: writes a generation (the
-/// same analysis) into `data`.
+/// the generation's ([`analysis_is_the_rust_one`]). Imports the jobs'
+/// results: writes a generation (the same analysis) into `data`.
 pub fn spark_analysis_matches(python: &str, data: &str) {
     let dir = tempfile::tempdir().unwrap();
     let tables = dir.path().join("tables");
@@ -255,6 +258,20 @@ pub fn spark_analysis_matches(python: &str, data: &str) {
         &results,
         config.exists().then_some(config.as_path()),
     );
+    analysis_is_the_rust_one(data, &tables, &results, &output);
+}
+
+/// Checks what the `analysis` job made of `tables` (exported from `data`'s
+/// current generation) into `results`, reporting `output`: the same
+/// trivial clusters row for row, the same figures, the same pairs of both
+/// rankers; then imports the results into `data` and checks the similar
+/// clusters, collections and mirrors are the generation's.
+pub fn analysis_is_the_rust_one(
+    data: &str,
+    tables: &Path,
+    results: &Path,
+    output: &serde_json::Value,
+) {
     let figures = &output["similarity"];
 
     // The same table: every page in the same cluster, numbered alike.
@@ -365,18 +382,7 @@ pub fn spark_analysis_matches(python: &str, data: &str) {
     // same similar clusters, collections and mirrors as the Rust stages
     // computed.
     let expected = analysis_tables(data);
-    imported_analysis_is(data, &results, &expected);
-}
-
-#[test]
-fn spark_gives_the_rust_trivial_clusters_similar_clusters_and_mirrored_pairs_on_the_shipped_crawl()
-{
-    let Some(python) = spark_python() else {
-        return;
-    };
-    // A data folder of its own: the import writes a generation.
-    let data = index_shipped_crawl_into("spark-analysis");
-    spark_analysis_matches(&python, data.to_str().unwrap());
+    imported_analysis_is(data, results, &expected);
 }
 
 #[test]

@@ -2,8 +2,9 @@
 //! master and two workers started on loopback from the PySpark install;
 //! submitted to `spark://127.0.0.1:…`, the `pipeline` job (the shipped
 //! crawl's WARC files read by ingest tasks, the index built by shard tasks),
-//! then the `analysis` and `index` jobs (the analysis on Spark, imported,
-//! its index in shards). Each generation they make is the single machine's
+//! then the `analysis` and `index` jobs (the analysis on Spark, checked
+//! row for row against the Rust stages' as tests/it/spark.rs checks it,
+//! imported, its index in shards). Each generation they make is the single machine's
 //! `index` of the same crawl: the same clusters, collections, mirrors and
 //! manifest, and for the 30 queries of tests/relevance/corpus-queries.tsv
 //! (and broad words) the same rolled-up and flat results with the same
@@ -308,6 +309,10 @@ fn the_pipeline_and_the_analysis_on_a_standalone_cluster_serve_the_single_machin
         ],
     );
     assert!(analysis["similarity"]["trivial_clusters"].as_u64().unwrap() > 0);
+    // Row for row and figure for figure the Rust stages' analysis (the
+    // check imports it into the single machine's folder, as its second
+    // generation).
+    crate::spark::analysis_is_the_rust_one(single.to_str().unwrap(), &tables, &results, &analysis);
     let index = submit(
         &python,
         &cluster,
