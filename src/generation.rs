@@ -134,9 +134,10 @@ impl Generation {
     pub fn analysis(&self) -> Result<Analysis> {
         let manifest = self.manifest()?;
         let table = self.page_table()?;
+        let similarity = self.similarity(&table)?;
         Ok(Analysis {
             manifest,
-            similarity: self.similarity(&table)?,
+            similarity,
             collections: self.collections(&table)?,
             mirrors: self.mirrors(&table)?,
             table,
@@ -185,6 +186,15 @@ impl Generation {
         self.read_checked(SIMILARITY_FILE, |similarity: &Similarity| {
             similarity.problem(table.pages.len())
         })
+    }
+
+    /// [`Generation::similarity`] without the pages' fingerprints, which
+    /// are never held whole: what an index shard reads.
+    pub fn similarity_without_fingerprints(&self, table: &PageTable) -> Result<Similarity> {
+        let path = self.path.join(SIMILARITY_FILE);
+        let read: crate::similarity::WithoutFingerprints = read_compressed(&path)?;
+        read.into_similarity(table.pages.len())
+            .map_err(|detail| DataError::Format { path, detail })
     }
 
     /// The collections stage's output, checked against the page table.

@@ -788,7 +788,7 @@ pub fn run_index_shard(
     let store = data.store_for_reading(&config.store)?;
     let tables = staged.tables();
     let table = tables.page_table()?;
-    let similarity = tables.similarity(&table)?.without_fingerprints();
+    let similarity = tables.similarity_without_fingerprints(&table)?;
     let collections = tables.collections(&table)?;
     Ok(data.build_staged_shard(&staged, shard, |dir| {
         Ok(index::build_shard(

@@ -791,7 +791,13 @@ impl Similarity {
 
     /// Why this similarity cannot belong to a table of `pages` pages, if so.
     pub fn problem(&self, pages: usize) -> Option<String> {
-        if self.fingerprints.len() != pages
+        self.problem_with(self.fingerprints.len(), pages)
+    }
+
+    /// [`Similarity::problem`], for a similarity written with `fingerprints`
+    /// of them.
+    fn problem_with(&self, fingerprints: usize, pages: usize) -> Option<String> {
+        if fingerprints != pages
             || self.trivial.len() != pages
             || self.representative.len() != pages
             || self.languages.len() != pages
@@ -938,6 +944,78 @@ impl Similarity {
             required_chunks: required,
             shared_megashingle,
         })
+    }
+}
+
+/// A [`Similarity`] as written, its fingerprints read past one at a time
+/// and dropped: what an index shard reads (it uses none of them, and they
+/// are most of the file: every page's line hashes and min-hash). The fields are [`Similarity`]'s, in its order (a test reads a
+/// written one both ways).
+#[derive(Deserialize)]
+pub struct WithoutFingerprints {
+    config: SimilarityConfig,
+    fingerprints: Skipped<Option<Fingerprint>>,
+    trivial: Vec<TrivialClusterId>,
+    representative: Vec<PageId>,
+    boilerplate: Vec<u64>,
+    languages: Vec<Option<Language>>,
+    stand_in: Vec<bool>,
+    counts: SimilarityCounts,
+}
+
+impl WithoutFingerprints {
+    /// The similarity, without fingerprints, with why it cannot belong to a
+    /// table of `pages` pages, if so.
+    pub fn into_similarity(self, pages: usize) -> std::result::Result<Similarity, String> {
+        let similarity = Similarity {
+            config: self.config,
+            fingerprints: Vec::new(),
+            trivial: self.trivial,
+            representative: self.representative,
+            boilerplate: self.boilerplate,
+            languages: self.languages,
+            stand_in: self.stand_in,
+            counts: self.counts,
+        };
+        match similarity.problem_with(self.fingerprints.count, pages) {
+            Some(problem) => Err(problem),
+            None => Ok(similarity),
+        }
+    }
+}
+
+/// A sequence of `T` read and dropped element by element: only its length
+/// is kept.
+struct Skipped<T> {
+    count: usize,
+    kind: std::marker::PhantomData<T>,
+}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Skipped<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Counter<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Counter<T> {
+            type Value = Skipped<T>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("a sequence")
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Skipped<T>, A::Error> {
+                let mut count = 0;
+                while seq.next_element::<T>()?.is_some() {
+                    count += 1;
+                }
+                Ok(Skipped {
+                    count,
+                    kind: std::marker::PhantomData,
+                })
+            }
+        }
+        deserializer.deserialize_seq(Counter(std::marker::PhantomData))
     }
 }
 

@@ -366,3 +366,26 @@ fn one_text_answering_many_urls_of_a_host_is_not_split() {
     ));
     assert_eq!(similarity.counts.trivial_clusters, 1);
 }
+
+#[test]
+fn a_similarity_read_without_fingerprints_is_the_similarity_less_them() {
+    let captures = [
+        capture("http://a.example/x", "one line\nand another line of words"),
+        capture("http://b.example/x", "one line\nand another line of words"),
+        capture("http://c.example/y", "quite other words here"),
+        capture_with_status("http://c.example/gone", "", 404),
+    ];
+    let (table, similarity) = run(&captures, &SimilarityConfig::default());
+    assert!(similarity.fingerprints.iter().any(Option::is_some));
+    let written = postcard::to_allocvec(&similarity).unwrap();
+    let read: WithoutFingerprints = postcard::from_bytes(&written).unwrap();
+    let read = read.into_similarity(table.pages.len()).unwrap();
+    assert!(read.fingerprints.is_empty());
+    assert_eq!(
+        postcard::to_allocvec(&read).unwrap(),
+        postcard::to_allocvec(&similarity.clone().without_fingerprints()).unwrap()
+    );
+    // Written for another table: refused, as a whole read is.
+    let read: WithoutFingerprints = postcard::from_bytes(&written).unwrap();
+    assert!(read.into_similarity(table.pages.len() + 1).is_err());
+}
