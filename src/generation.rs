@@ -188,8 +188,9 @@ impl Generation {
         })
     }
 
-    /// [`Generation::similarity`] without the pages' fingerprints, which
-    /// are never held whole: what an index shard reads.
+    /// [`Generation::similarity`] without the pages' fingerprints, each
+    /// decoded and dropped at once (the file's bytes are read whole, as
+    /// every table's are): what an index shard reads.
     pub fn similarity_without_fingerprints(&self, table: &PageTable) -> Result<Similarity> {
         let path = self.path.join(SIMILARITY_FILE);
         let read: crate::similarity::WithoutFingerprints = read_compressed(&path)?;

@@ -122,8 +122,10 @@ pub fn check(data: &DataDir, config: &StoreConfig, repair: bool) -> Result<Check
             ..
         } = data.recount_references(&store)?;
         store.compact()?;
-        data.remove_leftovers()?;
+        // `CURRENT` first: which staged generations are leftovers depends
+        // on it.
         let current_set_to = repoint_current(data)?;
+        data.remove_leftovers()?;
         let mut after = gather(data, &store, false)?;
         after.repaired = Some(Repaired {
             counts_fixed,
@@ -410,9 +412,15 @@ impl DataDir {
                 }
             }
         }
-        // With `CURRENT` unreadable, which staged generations are stale is
-        // not known: repairing it comes first.
-        if let Ok(current) = self.current_if_any() {
+        // Which staged generations are stale is known only while `CURRENT`
+        // names a generation that is there (or there is none at all):
+        // `--repair` points it first.
+        let current = match self.current_generation() {
+            Ok(name) if self.root.join("generations").join(&name).is_dir() => Some(Some(name)),
+            Err(DataError::NoGeneration(_)) if self.generation_names()?.is_empty() => Some(None),
+            _ => None,
+        };
+        if let Some(current) = current {
             found.extend(self.stale_staged(current.as_deref())?);
         }
         found.sort();

@@ -479,7 +479,8 @@ impl DataDir {
         sync_dir(&self.root.join("generations"))?;
         write_atomically(&self.root.join("CURRENT"), format!("{name}\n").as_bytes())?;
         self.prune_generations(name)?;
-        self.remove_stale_staged(name)
+        self.remove_stale_staged(name);
+        Ok(())
     }
 
     pub(crate) fn generation_names(&self) -> Result<Vec<String>> {

@@ -87,7 +87,7 @@ fn format_error(path: &Path, detail: impl Into<String>) -> DataError {
 
 impl DataDir {
     /// The current generation's name; `None` in a folder with none yet.
-    pub(super) fn current_if_any(&self) -> Result<Option<String>> {
+    fn current_if_any(&self) -> Result<Option<String>> {
         match self.current_generation() {
             Ok(name) => Ok(Some(name)),
             Err(DataError::NoGeneration(_)) => Ok(None),
@@ -215,6 +215,15 @@ impl DataDir {
             return read_json(&folder.join(SHARD_COUNTS_FILE));
         }
         let temporary = crate::atomic::unique_temporary_beside(&folder);
+        // Not `create_dir_all`: a staged generation removed meanwhile (once
+        // another became current) is not made again.
+        fs::create_dir(&temporary).map_err(|error| match error.kind() {
+            std::io::ErrorKind::NotFound => format_error(
+                &staged.path,
+                "no such staged generation: it was removed when another generation became current",
+            ),
+            _ => io_error(&temporary)(error),
+        })?;
         let built = (|| {
             let counts = build(&temporary)?;
             write_json(&temporary.join(SHARD_COUNTS_FILE), &counts)?;
@@ -255,9 +264,14 @@ impl DataDir {
             if !staged || !facts_path.is_file() {
                 continue;
             }
-            let facts: StagedFacts = read_json(&facts_path)?;
-            if facts.base.as_deref() != current {
-                stale.push(path);
+            // One whose facts cannot be read cannot be published either.
+            match read_json::<StagedFacts>(&facts_path) {
+                Ok(facts) if facts.base.as_deref() == current => {}
+                Ok(_) => stale.push(path),
+                Err(error) => {
+                    tracing::warn!("{error}: the staged generation cannot be published");
+                    stale.push(path);
+                }
             }
         }
         stale.sort();
@@ -265,13 +279,26 @@ impl DataDir {
     }
 
     /// Removes the staged generations [`DataDir::stale_staged`] finds, once
-    /// `current` is current. Needs the writer lock.
-    pub(super) fn remove_stale_staged(&self, current: &str) -> Result<()> {
-        for path in self.stale_staged(Some(current))? {
+    /// `current` is current. Needs the writer lock. Each is first renamed to
+    /// a temporary name, so that a shard task still building in it fails
+    /// rather than writing its shard back; what cannot be removed is said
+    /// and left to `check --repair` (`current` is current already).
+    pub(super) fn remove_stale_staged(&self, current: &str) {
+        let stale = match self.stale_staged(Some(current)) {
+            Ok(stale) => stale,
+            Err(error) => {
+                tracing::warn!("{error}: staged generations left as they are");
+                return;
+            }
+        };
+        for path in stale {
             tracing::info!(staged = %path.display(), "removing a staged generation that can no longer be published");
-            fs::remove_dir_all(&path).map_err(io_error(&path))?;
+            let aside = crate::atomic::unique_temporary_beside(&path);
+            let removed = fs::rename(&path, &aside).and_then(|()| fs::remove_dir_all(&aside));
+            if let Err(error) = removed {
+                tracing::warn!(staged = %path.display(), "{error}: left for check --repair");
+            }
         }
-        Ok(())
     }
 
     /// Publishes the staged generation `name` once every shard of its index
@@ -500,12 +527,21 @@ mod tests {
         let data = DataDir::open(dir.path()).unwrap();
         let outdated = stage(&data, 1);
         build(&data, &outdated, Shard::WHOLE).unwrap();
-        // `index` makes another generation current: the staged one can
-        // never be published, and goes.
+        let unbuilt = stage(&data, 1);
+        // `index` makes another generation current: the staged ones can
+        // never be published, and go.
         write_empty_generation(&data).unwrap();
         assert!(!outdated.path.exists());
         let refused = data.publish_staged(&outdated.name).unwrap_err().to_string();
         assert!(refused.contains("no such staged generation"), "{refused}");
+        // A shard task that had read its tables before fails, and does not
+        // make the folder again.
+        let refused = build(&data, &unbuilt, Shard::WHOLE)
+            .unwrap_err()
+            .to_string();
+        assert!(refused.contains("removed when another"), "{refused}");
+        assert!(!unbuilt.path.exists());
+        assert!(data.leftovers().unwrap().is_empty());
 
         // Two staged on the new current one: publishing either outdates
         // the other.
@@ -517,27 +553,49 @@ mod tests {
         assert_eq!(data.current_generation().unwrap(), "gen-000002");
         assert!(!other.path.exists());
 
-        // CURRENT pointed back by hand (or by an older build, which kept
-        // such folders): publish refuses, and `check --repair` removes it.
+        // CURRENT pointed back by hand: publish refuses.
         let kept = stage(&data, 1);
         build(&data, &kept, Shard::WHOLE).unwrap();
-        super::super::write_atomically(&dir.path().join("CURRENT"), b"gen-000001\n").unwrap();
+        let current_file = dir.path().join("CURRENT");
+        super::super::write_atomically(&current_file, b"gen-000001\n").unwrap();
         let refused = data.publish_staged(&kept.name).unwrap_err().to_string();
         assert!(refused.contains("import the analysis again"), "{refused}");
-        assert_eq!(data.current_generation().unwrap(), "gen-000001");
         assert_eq!(data.leftovers().unwrap(), vec![kept.path.clone()]);
+        // `check --repair` points CURRENT to the newest intact generation
+        // first (gen-000001, written empty here, has no index): the staged
+        // generation is on it, and stays.
         let config = StoreConfig::default();
+        let repaired = super::super::check(&data, &config, true).unwrap();
+        assert_eq!(
+            repaired.repaired.unwrap().current_set_to.as_deref(),
+            Some("gen-000002")
+        );
+        assert!(kept.path.exists());
+
+        // One an older build left, on a generation no longer current, is
+        // counted, and removed by `--repair`; not while CURRENT is missing.
+        let left = dir.path().join("generations/staged-1");
+        fs::create_dir_all(&left).unwrap();
+        let mut facts: StagedFacts = read_json(&kept.path.join(STAGED_FILE)).unwrap();
+        facts.base = Some("gen-000001".into());
+        write_json(&left.join(STAGED_FILE), &facts).unwrap();
+        assert_eq!(data.leftovers().unwrap(), vec![left.clone()]);
+        let current = fs::read(&current_file).unwrap();
+        fs::remove_file(&current_file).unwrap();
+        assert!(data.leftovers().unwrap().is_empty());
+        super::super::write_atomically(&current_file, &current).unwrap();
         let report = super::super::check(&data, &config, false).unwrap();
         assert_eq!(report.temporary_files.count, 1, "{report}");
-        // (The empty generations written here have no search index: that
-        // is the check's other finding.)
         let repaired = super::super::check(&data, &config, true).unwrap();
-        assert_eq!(repaired.temporary_files.count, 0, "{repaired}");
         assert_eq!(
             repaired.repaired.as_ref().unwrap().temporary_files_removed,
             1
         );
-        assert!(!kept.path.exists());
+        assert!(!left.exists());
+        assert_eq!(
+            data.publish_staged(&kept.name).unwrap().generation,
+            "gen-000003"
+        );
     }
 
     #[test]

@@ -102,30 +102,56 @@ pub fn ingest_part(
 ) -> Result<PartSummary> {
     let listed = crate::corpus::list_warc_files(inputs)?;
     for (path, why) in &listed.skipped {
+        // What `index` passes over (not a regular file, empty, a link to
+        // nothing) is passed over; a file that could not be opened may open
+        // on a retry (on another machine): the task fails.
+        let passed_over = match std::fs::metadata(path) {
+            Ok(metadata) => !metadata.is_file() || metadata.len() == 0,
+            Err(error) => error.kind() == std::io::ErrorKind::NotFound,
+        };
+        if !passed_over {
+            return Err(IngestError::Format {
+                path: path.clone(),
+                detail: why.clone(),
+            });
+        }
         tracing::warn!("{}: passed over: {why}", path.display());
     }
     let files = &listed.files;
     let skipped = listed.skipped.len();
     if part.join(PART_FILE).is_file() {
-        let read = read_part(part)?;
-        let given: Vec<PathBuf> = files.iter().map(|path| same_file(path)).collect();
-        let written: Vec<PathBuf> = read
-            .files
-            .iter()
-            .map(|(path, _, _)| same_file(Path::new(path)))
-            .collect();
-        if given != written {
-            return Err(IngestError::Format {
-                path: part.to_path_buf(),
-                detail: "a part of other files is there: remove it, or name another part".into(),
-            });
+        match read_part(part) {
+            Ok(read) => {
+                let given: Vec<PathBuf> = files.iter().map(|path| same_file(path)).collect();
+                let written: Vec<PathBuf> = read
+                    .files
+                    .iter()
+                    .map(|(path, _, _)| same_file(Path::new(path)))
+                    .collect();
+                if given != written {
+                    return Err(IngestError::Format {
+                        path: part.to_path_buf(),
+                        detail: "a part of other files is there: remove it, or name another part"
+                            .into(),
+                    });
+                }
+                let unchanged = read.files.iter().all(|(path, stamp, _)| {
+                    FileStamp::of(Path::new(path)).is_ok_and(|now| now == *stamp)
+                });
+                if unchanged {
+                    return Ok(PartSummary {
+                        files: read.files.len(),
+                        captures: captures_of(&read),
+                        written: false,
+                        skipped,
+                    });
+                }
+                tracing::info!(part = %part.display(), "a file changed since the part read it: reading again");
+            }
+            // Of another build's format, or damaged: read again.
+            Err(error) => tracing::info!("{error}: reading the part again"),
         }
-        return Ok(PartSummary {
-            files: read.files.len(),
-            captures: captures_of(&read),
-            written: false,
-            skipped,
-        });
+        set_aside(part)?;
     }
     // Its own: another attempt at this part (a retried task, elsewhere)
     // may be writing beside it.
@@ -191,6 +217,18 @@ pub fn ingest_part(
         let _ = std::fs::remove_dir_all(&temporary);
     }
     written
+}
+
+/// Removes the part `part`, first renamed to a temporary name (which
+/// [`parts_in`] passes over), so that it is never half there. Another
+/// attempt may have set it aside first.
+fn set_aside(part: &Path) -> Result<()> {
+    let aside = crate::atomic::unique_temporary_beside(part);
+    match std::fs::rename(part, &aside) {
+        Ok(()) => std::fs::remove_dir_all(&aside).map_err(io_error(&aside)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(io_error(part)(error)),
+    }
 }
 
 fn captures_of(part: &Part) -> usize {
@@ -329,10 +367,13 @@ pub fn assemble_parts(
         for (path, stamp, file) in read_part(folder)?.files {
             let key = same_file(Path::new(&path));
             if let Some((first, _, _)) = read.get(&key) {
-                tracing::warn!(
-                    "{path}: read by two parts; the part {} is taken",
-                    parts[*first].display()
-                );
+                // (A link and its target given to one part are both read.)
+                if *first != number {
+                    tracing::warn!(
+                        "{path}: read by two parts; the part {} is taken",
+                        parts[*first].display()
+                    );
+                }
                 continue;
             }
             read.insert(key, (number, stamp, file));

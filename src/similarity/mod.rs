@@ -947,8 +947,8 @@ impl Similarity {
     }
 }
 
-/// A [`Similarity`] as written, its fingerprints read past one at a time
-/// and dropped: what an index shard reads (it uses none of them, and they
+/// A [`Similarity`] as written, its fingerprints decoded one at a time and
+/// dropped (never all decoded at once): what an index shard reads (it uses none of them, and they
 /// are most of the file: every page's line hashes and min-hash). The fields are [`Similarity`]'s, in its order (a test reads a
 /// written one both ways).
 #[derive(Deserialize)]

@@ -154,8 +154,16 @@ fn imported_clusters_become_the_generation_s() {
     );
 }
 
+/// The tests that import refused tables into the shared crawl's folder
+/// take turns: each import takes its writer lock, and a second import at
+/// once would be refused as busy, not for its tables.
+static SHARED_FOLDER: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn tables_that_cannot_be_the_generation_s_are_refused() {
+    let _turn = SHARED_FOLDER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let crawl = shipped_crawl();
     // Refused before any write: the shared crawl's folder stays as it is
     // (an import that went through would need its own folder).
@@ -263,6 +271,9 @@ fn tables_that_cannot_be_the_generation_s_are_refused() {
 
 #[test]
 fn grown_clusters_growth_could_not_give_are_refused() {
+    let _turn = SHARED_FOLDER
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
     let crawl = shipped_crawl();
     // Refused before any write, as above.
     let data = crawl.path();

@@ -227,4 +227,12 @@ fn a_part_reads_what_index_reads_and_a_changed_file_is_refused() {
         "{}",
         stderr(&output)
     );
+    // As it says: its task run again reads the files again, and the part
+    // is taken.
+    let printed = ingest_part(std::slice::from_ref(&crawl), &parts.join("part-0"));
+    assert!(!printed.contains("written before"), "{printed}");
+    let again = root.join("read-again");
+    let output = index_from(&again);
+    assert!(output.status.success(), "{}", stderr(&output));
+    assert_eq!(report(&single), report(&again));
 }

@@ -262,7 +262,8 @@ pub fn spark_analysis_matches(python: &str, data: &str) {
 }
 
 /// Checks what the `analysis` job made of `tables` (exported from `data`'s
-/// current generation) into `results`, reporting `output`: the same
+/// current generation, or from one holding the same crawl and analysis)
+/// into `results`, reporting `output`: the same
 /// trivial clusters row for row, the same figures, the same pairs of both
 /// rankers; then imports the results into `data` and checks the similar
 /// clusters, collections and mirrors are the generation's.

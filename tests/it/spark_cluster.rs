@@ -310,9 +310,16 @@ fn the_pipeline_and_the_analysis_on_a_standalone_cluster_serve_the_single_machin
     );
     assert!(analysis["similarity"]["trivial_clusters"].as_u64().unwrap() > 0);
     // Row for row and figure for figure the Rust stages' analysis (the
-    // check imports it into the single machine's folder, as its second
-    // generation).
-    crate::spark::analysis_is_the_rust_one(single.to_str().unwrap(), &tables, &results, &analysis);
+    // check imports it into a copy of the single machine's folder, which
+    // stays as `index` made it).
+    let imported = root.join("single-imported");
+    crate::shards::copy_folder(&single, &imported);
+    crate::spark::analysis_is_the_rust_one(
+        imported.to_str().unwrap(),
+        &tables,
+        &results,
+        &analysis,
+    );
     let index = submit(
         &python,
         &cluster,
