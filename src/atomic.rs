@@ -35,6 +35,21 @@ pub fn temporary_beside(path: &Path) -> PathBuf {
     folder_of(path).join(format!(".{name}.tmp-{}", std::process::id()))
 }
 
+/// Removes the folder `path`, first renamed to a [`unique_temporary_beside`]
+/// name: it is never seen half removed under its own name, and a process
+/// still writing into it by that name fails rather than making it again.
+/// A folder that is not there (another process removed it first) is no
+/// error. What cannot be removed stays under the temporary name, where
+/// `mirrorscope check --repair` finds it.
+pub fn remove_folder(path: &Path) -> std::io::Result<()> {
+    let aside = unique_temporary_beside(path);
+    match std::fs::rename(path, &aside) {
+        Ok(()) => std::fs::remove_dir_all(&aside),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
 /// A temporary name for `path` no other process takes, even one with the
 /// same process id on another machine of a shared file system:
 /// `.NAME.tmp-PID-NANOS` beside it, for work several processes may do at

@@ -279,10 +279,11 @@ impl DataDir {
     }
 
     /// Removes the staged generations [`DataDir::stale_staged`] finds, once
-    /// `current` is current. Needs the writer lock. Each is first renamed to
-    /// a temporary name, so that a shard task still building in it fails
-    /// rather than writing its shard back; what cannot be removed is said
-    /// and left to `check --repair` (`current` is current already).
+    /// `current` is current. Needs the writer lock. Each is first renamed
+    /// aside ([`crate::atomic::remove_folder`]), so that a shard task still
+    /// building in it fails rather than writing its shard back; what cannot
+    /// be removed is said and left to `check --repair` (`current` is
+    /// current already).
     pub(super) fn remove_stale_staged(&self, current: &str) {
         let stale = match self.stale_staged(Some(current)) {
             Ok(stale) => stale,
@@ -293,9 +294,7 @@ impl DataDir {
         };
         for path in stale {
             tracing::info!(staged = %path.display(), "removing a staged generation that can no longer be published");
-            let aside = crate::atomic::unique_temporary_beside(&path);
-            let removed = fs::rename(&path, &aside).and_then(|()| fs::remove_dir_all(&aside));
-            if let Err(error) = removed {
+            if let Err(error) = crate::atomic::remove_folder(&path) {
                 tracing::warn!(staged = %path.display(), "{error}: left for check --repair");
             }
         }

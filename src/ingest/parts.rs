@@ -151,7 +151,9 @@ pub fn ingest_part(
             // Of another build's format, or damaged: read again.
             Err(error) => tracing::info!("{error}: reading the part again"),
         }
-        set_aside(part)?;
+        // Renamed aside first, a name `parts_in` passes over: never taken
+        // half removed.
+        crate::atomic::remove_folder(part).map_err(io_error(part))?;
     }
     // Its own: another attempt at this part (a retried task, elsewhere)
     // may be writing beside it.
@@ -217,18 +219,6 @@ pub fn ingest_part(
         let _ = std::fs::remove_dir_all(&temporary);
     }
     written
-}
-
-/// Removes the part `part`, first renamed to a temporary name (which
-/// [`parts_in`] passes over), so that it is never half there. Another
-/// attempt may have set it aside first.
-fn set_aside(part: &Path) -> Result<()> {
-    let aside = crate::atomic::unique_temporary_beside(part);
-    match std::fs::rename(part, &aside) {
-        Ok(()) => std::fs::remove_dir_all(&aside).map_err(io_error(&aside)),
-        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(error) => Err(io_error(part)(error)),
-    }
 }
 
 fn captures_of(part: &Part) -> usize {
