@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::collections::{ClusterKind, CollectionCounts, Collections};
-use crate::generation::{Analysis, DataDir, Manifest, Result};
+use crate::generation::{Analysis, DataDir, Fingerprints, Manifest, Result};
 use crate::mirrors::MirrorCounts;
 use crate::pages::{PageTable, TableCounts};
 use crate::similarity::{Similarity, SimilarityCounts};
@@ -89,16 +89,23 @@ impl Stats {
             collections,
             ..
         } = data.analysis()?;
-        Ok(Stats::of(&manifest, &table, &similarity, &collections))
+        Stats::of(
+            &manifest,
+            &table,
+            (&similarity, &similarity.fingerprints),
+            &collections,
+        )
     }
 
+    /// The statistics of an analysis whose pages' fingerprints are read
+    /// from `fingerprints` (only the stand-ins' are).
     pub fn of(
         manifest: &Manifest,
         table: &PageTable,
-        similarity: &Similarity,
+        (similarity, fingerprints): (&Similarity, &dyn Fingerprints),
         collections: &Collections,
-    ) -> Stats {
-        Stats {
+    ) -> Result<Stats> {
+        Ok(Stats {
             generation: manifest.generation.clone(),
             crawls: manifest.crawls.len(),
             counts: manifest.counts,
@@ -117,8 +124,8 @@ impl Stats {
                     kind: cluster.kind,
                 })
                 .collect(),
-            stand_ins: stand_ins(table, similarity),
-        }
+            stand_ins: stand_ins(table, similarity, fingerprints)?,
+        })
     }
 }
 
@@ -126,20 +133,25 @@ impl Stats {
 /// A page counts with the larger of its two groups: the pages of its text,
 /// or those of its echo signature (the same once the path a page names is
 /// taken out, [`crate::fingerprint`]).
-fn stand_ins(table: &PageTable, similarity: &Similarity) -> Vec<StandIn> {
+fn stand_ins(
+    table: &PageTable,
+    similarity: &Similarity,
+    fingerprints: &dyn Fingerprints,
+) -> Result<Vec<StandIn>> {
     type Key = (crate::pages::HostId, u128);
-    let stand_ins: Vec<(usize, Key, Key)> = table
-        .pages
-        .iter()
-        .enumerate()
-        .filter(|&(page, _)| similarity.is_stand_in(crate::pages::PageId(page as u32)))
-        .map(|(page, entry)| {
-            let print = similarity.fingerprints[page].as_ref();
-            let text = print.map_or(0, |print| print.text_signature);
-            let echo = print.map_or(0, |print| print.echo_signature);
-            (page, (entry.host, text), (entry.host, echo))
-        })
+    let pages: Vec<usize> = (0..table.pages.len())
+        .filter(|&page| similarity.is_stand_in(crate::pages::PageId(page as u32)))
         .collect();
+    let mut stand_ins: Vec<(usize, Key, Key)> = Vec::with_capacity(pages.len());
+    fingerprints.visit(&pages, &mut |page, print| {
+        let host = table.pages[page].host;
+        let text = print.map_or(0, |print| print.text_signature);
+        let echo = print.map_or(0, |print| print.echo_signature);
+        stand_ins.push((page, (host, text), (host, echo)));
+    })?;
+    // Visited in an order of the source's own: the first page of each
+    // text is its lowest.
+    stand_ins.sort_unstable_by_key(|&(page, _, _)| page);
     let mut sizes: HashMap<Key, u64> = HashMap::new();
     for &(_, text, echo) in &stand_ins {
         *sizes.entry(text).or_default() += 1;
@@ -169,7 +181,7 @@ fn stand_ins(table: &PageTable, similarity: &Similarity) -> Vec<StandIn> {
         })
         .collect();
     listed.sort_by(|x, y| y.urls.cmp(&x.urls).then_with(|| x.example.cmp(&y.example)));
-    listed
+    Ok(listed)
 }
 
 /// Exact duplicates within a crawl and across crawls (gomes-2006 Table 1):

@@ -36,8 +36,8 @@ use serde::Serialize;
 
 use crate::collections::Collections;
 use crate::generation::{
-    generation_number, io_error, read_json, COLLECTIONS_FILE, MANIFEST_FILE, MIRRORS_FILE,
-    PAGES_FILE, SIMILARITY_FILE,
+    generation_number, io_error, read_json, write_fingerprints, COLLECTIONS_FILE,
+    FINGERPRINTS_FILE, MANIFEST_FILE, MIRRORS_FILE, PAGES_FILE, SIMILARITY_FILE,
 };
 pub use crate::generation::{
     Analysis, CrawlEntry, DataDir, DataError, Generation, Manifest, Result, GENERATION_FORMAT,
@@ -535,8 +535,21 @@ fn write_tables(
     collections: &Collections,
     mirrors: &Mirrors,
 ) -> Result<Manifest> {
+    let fingerprints = folder.join(FINGERPRINTS_FILE);
+    if similarity.fingerprints.len() != table.pages.len() {
+        // Written without them, a generation could never be read again.
+        return Err(DataError::Format {
+            path: fingerprints,
+            detail: format!(
+                "the similarity stage holds {} fingerprints for the {} pages of the table",
+                similarity.fingerprints.len(),
+                table.pages.len()
+            ),
+        });
+    }
     write_compressed(&folder.join(PAGES_FILE), table)?;
     write_compressed(&folder.join(SIMILARITY_FILE), similarity)?;
+    write_fingerprints(&fingerprints, &similarity.fingerprints)?;
     write_compressed(&folder.join(COLLECTIONS_FILE), collections)?;
     write_compressed(&folder.join(MIRRORS_FILE), mirrors)?;
     Ok(Manifest {
@@ -804,6 +817,14 @@ mod tests {
         let generation = data.generation().unwrap();
         let table = generation.page_table().unwrap();
         assert_eq!(generation.similarity(&table).unwrap().fingerprints, kept);
+        // The server's reading: the rest without them, each page's read
+        // from their own file.
+        let served = generation.analysis_without_fingerprints().unwrap();
+        assert!(served.similarity.fingerprints.is_empty());
+        assert_eq!(served.similarity.trivial.len(), 1);
+        let file = generation.fingerprints(&table).unwrap();
+        use crate::generation::Fingerprints;
+        assert_eq!(file.of_pages(&[0]).unwrap(), kept);
     }
 
     #[test]

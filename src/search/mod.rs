@@ -32,7 +32,7 @@ use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Score, Searcher, SegmentReader, TantivyDocument};
 
 use crate::collections::{ClusterId, CollectionId, Collections, LineageId};
-use crate::generation::{Analysis, DataDir, DataError, Manifest};
+use crate::generation::{Analysis, DataDir, DataError, FingerprintFile, Manifest};
 use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, INDEX_DIR};
 use crate::mirrors::Mirrors;
 use crate::pages::{PageId, PageTable};
@@ -234,7 +234,10 @@ pub struct Engine {
     generation: String,
     manifest: Manifest,
     table: PageTable,
+    /// The analysis without the pages' fingerprints (they are most of its
+    /// memory), which are read from their file for the pages shown.
     similarity: Similarity,
+    fingerprints: FingerprintFile,
     collections: Collections,
     mirrors: Mirrors,
     /// Pages of each trivial cluster: `copies[offsets[t]..offsets[t + 1]]`.
@@ -426,6 +429,7 @@ impl Engine {
     /// reading only.
     pub fn open(data: &DataDir, config: SearchConfig, store: &StoreConfig) -> Result<Engine> {
         let store = data.store_for_reading(store)?;
+        let generation = data.generation()?;
         let Analysis {
             manifest,
             table,
@@ -433,7 +437,8 @@ impl Engine {
             collections,
             mirrors,
             path,
-        } = data.analysis()?;
+        } = generation.analysis_without_fingerprints()?;
+        let fingerprints = generation.fingerprints(&table)?;
         let index_dir: PathBuf = path.join(INDEX_DIR);
         let index = SearchIndex::open(&index_dir)?;
         let (copy_offsets, copies) = copies_by_trivial_cluster(&similarity);
@@ -454,6 +459,7 @@ impl Engine {
             manifest,
             table,
             similarity,
+            fingerprints,
             collections,
             mirrors,
             copy_offsets,
@@ -507,13 +513,13 @@ impl Engine {
     }
 
     /// The figures of `mirrorscope stats` for this generation.
-    pub fn stats(&self) -> crate::stats::Stats {
-        crate::stats::Stats::of(
+    pub fn stats(&self) -> Result<crate::stats::Stats> {
+        Ok(crate::stats::Stats::of(
             &self.manifest,
             &self.table,
-            &self.similarity,
+            (&self.similarity, &self.fingerprints),
             &self.collections,
-        )
+        )?)
     }
 
     /// The copies of `page` in the crawl (its trivial cluster), itself

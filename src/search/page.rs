@@ -7,6 +7,7 @@ use serde::Serialize;
 use super::view::{PageLink, SnippetPart};
 use super::{Engine, Result, SearchError};
 use crate::collections::ClusterKind;
+use crate::generation::Fingerprints;
 use crate::index;
 use crate::pages::PageId;
 use crate::similarity::Relation;
@@ -200,12 +201,25 @@ impl Engine {
             lines.push(mark(&mut analyzer, &marked, line));
         }
         let copies_all = self.copies_of(id);
-        let copies = copies_all
+        let shown: Vec<PageId> = copies_all
             .iter()
-            .filter(|&&copy| copy != id)
+            .copied()
+            .filter(|&copy| copy != id)
             .take(MAX_COPIES)
-            .filter_map(|&copy| {
-                let evidence = self.similarity.evidence(&self.table, id, copy)?;
+            .collect();
+        let mut wanted: Vec<usize> = shown.iter().map(|copy| copy.0 as usize).collect();
+        wanted.push(id.0 as usize);
+        let prints = self.fingerprints.of_pages(&wanted)?;
+        let (own, prints) = prints.split_last().expect("the page itself was asked for");
+        let copies = shown
+            .iter()
+            .zip(prints)
+            .filter_map(|(&copy, print)| {
+                let evidence = self.similarity.evidence_of(
+                    &self.table,
+                    (id, own.as_ref()),
+                    (copy, print.as_ref()),
+                )?;
                 Some(CopyEvidence {
                     page: self.page_link(copy)?,
                     relation: evidence.relation,

@@ -296,7 +296,10 @@ pub struct SimilarityCounts {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Similarity {
     pub config: SimilarityConfig,
-    /// By page id; `None` for a page without a body.
+    /// By page id; `None` for a page without a body. Written to a file of
+    /// their own (`crate::generation::FingerprintFile`), never with the
+    /// rest, and empty in an analysis read without them.
+    #[serde(skip)]
     pub fingerprints: Vec<Option<Fingerprint>>,
     /// By page id: its trivial cluster.
     pub trivial: Vec<TrivialClusterId>,
@@ -789,15 +792,11 @@ impl Similarity {
         (own, set_aside)
     }
 
-    /// Why this similarity cannot belong to a table of `pages` pages, if so.
+    /// Why this similarity cannot belong to a table of `pages` pages, if
+    /// so. Its fingerprints, when it holds them, must be the pages' too.
     pub fn problem(&self, pages: usize) -> Option<String> {
-        self.problem_with(self.fingerprints.len(), pages)
-    }
-
-    /// [`Similarity::problem`], for a similarity written with `fingerprints`
-    /// of them.
-    fn problem_with(&self, fingerprints: usize, pages: usize) -> Option<String> {
-        if fingerprints != pages
+        let fingerprints = self.fingerprints.len();
+        if (fingerprints != 0 && fingerprints != pages)
             || self.trivial.len() != pages
             || self.representative.len() != pages
             || self.languages.len() != pages
@@ -891,9 +890,20 @@ impl Similarity {
 
     /// Explains how `first` and `second` relate.
     pub fn evidence(&self, table: &PageTable, first: PageId, second: PageId) -> Option<Evidence> {
-        let (a, b) = (table.page(first)?, table.page(second)?);
         let fa = self.fingerprints.get(first.0 as usize)?.as_ref();
         let fb = self.fingerprints.get(second.0 as usize)?.as_ref();
+        self.evidence_of(table, (first, fa), (second, fb))
+    }
+
+    /// [`Similarity::evidence`], the two pages' fingerprints given (read
+    /// from the generation's file by an analysis held without them).
+    pub fn evidence_of(
+        &self,
+        table: &PageTable,
+        (first, fa): (PageId, Option<&Fingerprint>),
+        (second, fb): (PageId, Option<&Fingerprint>),
+    ) -> Option<Evidence> {
+        let (a, b) = (table.page(first)?, table.page(second)?);
         let same_cluster = self.cluster_of(first) == self.cluster_of(second);
         let (Some(fa), Some(fb)) = (fa, fb) else {
             return Some(Evidence {
@@ -944,78 +954,6 @@ impl Similarity {
             required_chunks: required,
             shared_megashingle,
         })
-    }
-}
-
-/// A [`Similarity`] as written, its fingerprints decoded one at a time and
-/// dropped (never all decoded at once): what an index shard reads (it uses none of them, and they
-/// are most of the file: every page's line hashes and min-hash). The fields are [`Similarity`]'s, in its order (a test reads a
-/// written one both ways).
-#[derive(Deserialize)]
-pub struct WithoutFingerprints {
-    config: SimilarityConfig,
-    fingerprints: Skipped<Option<Fingerprint>>,
-    trivial: Vec<TrivialClusterId>,
-    representative: Vec<PageId>,
-    boilerplate: Vec<u64>,
-    languages: Vec<Option<Language>>,
-    stand_in: Vec<bool>,
-    counts: SimilarityCounts,
-}
-
-impl WithoutFingerprints {
-    /// The similarity, without fingerprints, with why it cannot belong to a
-    /// table of `pages` pages, if so.
-    pub fn into_similarity(self, pages: usize) -> std::result::Result<Similarity, String> {
-        let similarity = Similarity {
-            config: self.config,
-            fingerprints: Vec::new(),
-            trivial: self.trivial,
-            representative: self.representative,
-            boilerplate: self.boilerplate,
-            languages: self.languages,
-            stand_in: self.stand_in,
-            counts: self.counts,
-        };
-        match similarity.problem_with(self.fingerprints.count, pages) {
-            Some(problem) => Err(problem),
-            None => Ok(similarity),
-        }
-    }
-}
-
-/// A sequence of `T` read and dropped element by element: only its length
-/// is kept.
-struct Skipped<T> {
-    count: usize,
-    kind: std::marker::PhantomData<T>,
-}
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Skipped<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Counter<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for Counter<T> {
-            type Value = Skipped<T>;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("a sequence")
-            }
-
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Skipped<T>, A::Error> {
-                let mut count = 0;
-                while seq.next_element::<T>()?.is_some() {
-                    count += 1;
-                }
-                Ok(Skipped {
-                    count,
-                    kind: std::marker::PhantomData,
-                })
-            }
-        }
-        deserializer.deserialize_seq(Counter(std::marker::PhantomData))
     }
 }
 

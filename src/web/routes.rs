@@ -567,7 +567,7 @@ pub async fn host(state: web::Data<AppState>, http: HttpRequest) -> Html {
 
 pub async fn stats(state: web::Data<AppState>) -> Html {
     let engine = state.engine();
-    let stats = state.pool().run(move || engine.stats()).await?;
+    let stats = state.pool().run(move || engine.stats()).await??;
     render(&StatsPage::new(stats))
 }
 

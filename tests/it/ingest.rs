@@ -1258,6 +1258,18 @@ fn check_finds_a_missing_block_and_a_generation_unlike_its_manifest() {
     std::fs::write(&manifest_path, manifest).unwrap();
     assert!(check(&[]).0, "the manifest put back");
 
+    // The pages' fingerprints cut short (a disk that lost their end).
+    let fingerprints_path = manifest_path.with_file_name("fingerprints.bin");
+    let fingerprints = std::fs::read(&fingerprints_path).unwrap();
+    std::fs::write(&fingerprints_path, &fingerprints[..fingerprints.len() - 3]).unwrap();
+    let (clean, out) = check(&[]);
+    assert!(!clean, "{out}");
+    assert!(out.contains("generation problems         1"), "{out}");
+    assert!(out.contains("fingerprints.bin"), "{out}");
+    assert!(out.contains("cut short or damaged"), "{out}");
+    std::fs::write(&fingerprints_path, &fingerprints).unwrap();
+    assert!(check(&[]).0, "the fingerprints put back");
+
     // A block the crawl holds, gone from the store.
     let config = mirrorscope::config::Config::of(&folder).unwrap().store;
     let table = folder.page_table().unwrap();

@@ -13,11 +13,14 @@
 //!   store/                      the page store (see `store`)
 //!   crawls/<crawl-id>/          one ingested crawl (see `datadir`)
 //!   generations/gen-<n>/        a complete generation: manifest.json, pages.bin,
-//!                               similarity.bin (fingerprints, trivial clusters),
+//!                               similarity.bin (trivial clusters, boilerplate),
+//!                               fingerprints.bin (every page's, in blocks: see `fingerprints`),
 //!                               collections.bin (similar clusters and their collections),
 //!                               mirrors.bin, index/ (the tantivy search index)
 //!   CURRENT                     the name of the generation readers use
 //! ```
+
+mod fingerprints;
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -30,11 +33,13 @@ use crate::mirrors::{MirrorCounts, Mirrors};
 use crate::pages::{PageTable, TableCounts};
 use crate::similarity::{Similarity, SimilarityCounts};
 use crate::store::{PageStore, StoreConfig, StoreError};
+pub(crate) use fingerprints::FINGERPRINTS_FILE;
+pub use fingerprints::{write as write_fingerprints, FingerprintFile, Fingerprints};
 
 /// The settings file in the data folder's root.
 pub(crate) const CONFIG_FILE: &str = "config.json";
 /// Version of the generation format written by this build.
-pub const GENERATION_FORMAT: u32 = 15;
+pub const GENERATION_FORMAT: u32 = 16;
 pub(crate) const PAGES_FILE: &str = "pages.bin";
 pub(crate) const SIMILARITY_FILE: &str = "similarity.bin";
 pub(crate) const COLLECTIONS_FILE: &str = "collections.bin";
@@ -130,11 +135,21 @@ pub struct Analysis {
 }
 
 impl Generation {
-    /// Reads the whole analysis; see [`Analysis`].
+    /// Reads the whole analysis, every page's fingerprint included; see
+    /// [`Analysis`].
     pub fn analysis(&self) -> Result<Analysis> {
+        let mut analysis = self.analysis_without_fingerprints()?;
+        analysis.similarity.fingerprints = self.fingerprints(&analysis.table)?.read_all()?;
+        Ok(analysis)
+    }
+
+    /// The analysis less the pages' fingerprints (`similarity.fingerprints`
+    /// is empty): what the server holds, reading the fingerprints of the
+    /// pages it shows from [`Generation::fingerprints`].
+    pub fn analysis_without_fingerprints(&self) -> Result<Analysis> {
         let manifest = self.manifest()?;
         let table = self.page_table()?;
-        let similarity = self.similarity(&table)?;
+        let similarity = self.similarity_without_fingerprints(&table)?;
         Ok(Analysis {
             manifest,
             similarity,
@@ -181,21 +196,38 @@ impl Generation {
         Ok(table)
     }
 
-    /// The similarity stage's output, checked against the page table.
+    /// The similarity stage's output with every page's fingerprint,
+    /// checked against the page table.
     pub fn similarity(&self, table: &PageTable) -> Result<Similarity> {
+        let mut similarity = self.similarity_without_fingerprints(table)?;
+        similarity.fingerprints = self.fingerprints(table)?.read_all()?;
+        Ok(similarity)
+    }
+
+    /// [`Generation::similarity`] without the pages' fingerprints, which
+    /// are in a file of their own: what an index shard and the server read.
+    pub fn similarity_without_fingerprints(&self, table: &PageTable) -> Result<Similarity> {
         self.read_checked(SIMILARITY_FILE, |similarity: &Similarity| {
             similarity.problem(table.pages.len())
         })
     }
 
-    /// [`Generation::similarity`] without the pages' fingerprints, each
-    /// decoded and dropped at once (the file's bytes are read whole, as
-    /// every table's are): what an index shard reads.
-    pub fn similarity_without_fingerprints(&self, table: &PageTable) -> Result<Similarity> {
-        let path = self.path.join(SIMILARITY_FILE);
-        let read: crate::similarity::WithoutFingerprints = read_compressed(&path)?;
-        read.into_similarity(table.pages.len())
-            .map_err(|detail| DataError::Format { path, detail })
+    /// The pages' fingerprints, opened to be read a block at a time, and
+    /// refused when they are not those of the page table's pages.
+    pub fn fingerprints(&self, table: &PageTable) -> Result<FingerprintFile> {
+        let path = self.path.join(FINGERPRINTS_FILE);
+        let file = FingerprintFile::open(&path)?;
+        if file.pages() != table.pages.len() {
+            return Err(DataError::Format {
+                path,
+                detail: format!(
+                    "fingerprints of {} pages for the page table's {}",
+                    file.pages(),
+                    table.pages.len()
+                ),
+            });
+        }
+        Ok(file)
     }
 
     /// The collections stage's output, checked against the page table.

@@ -1,0 +1,379 @@
+//! `fingerprints.bin`: every page's [`Fingerprint`], in blocks a reader can
+//! take one at a time. The fingerprints are most of an analysis's memory
+//! (every page's line hashes and min-hash), and the server needs only those
+//! of the pages it shows: the page view's copies and the statistics page's
+//! stand-ins. So they live in a file of their own, beside `similarity.bin`,
+//! and the server reads a block when it needs one; the reports, `eval`,
+//! `export` and `check` read them all.
+//!
+//! ```text
+//! header   "MSFPRNT1", pages (u64), pages per block (u64)
+//! blocks   one zstd frame each (with its checksum) of the postcard encoding
+//!          of its pages' `Option<Fingerprint>`s, in page order
+//! index    the offset of each block, then that of the index itself (u64s)
+//! footer   the offset of the index (u64)
+//! ```
+//!
+//! Numbers are little-endian. The file is written once, streaming, by the
+//! generation's writer, and never changed.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+
+use rayon::prelude::*;
+
+use super::{io_error, DataError, Result};
+use crate::fingerprint::Fingerprint;
+
+/// The file's name in a generation's folder.
+pub(crate) const FINGERPRINTS_FILE: &str = "fingerprints.bin";
+const MAGIC: &[u8; 8] = b"MSFPRNT1";
+const HEADER_BYTES: u64 = 24;
+/// Pages per block: what the page view reads to show one page's copy (a
+/// few tens of kilobytes), small against the file of a big crawl.
+pub const PAGES_PER_BLOCK: usize = 64;
+/// Blocks compressed at once, in parallel, between two writes.
+const BLOCKS_PER_BATCH: usize = 256;
+
+/// Writes `fingerprints` (by page id) to `path` and syncs it; see the
+/// module's documentation.
+pub fn write(path: &Path, fingerprints: &[Option<Fingerprint>]) -> Result<()> {
+    write_blocks(path, fingerprints, PAGES_PER_BLOCK)
+}
+
+fn write_blocks(path: &Path, fingerprints: &[Option<Fingerprint>], per_block: usize) -> Result<()> {
+    let file = File::create(path).map_err(io_error(path))?;
+    let mut out = BufWriter::with_capacity(1 << 20, file);
+    let mut header = Vec::with_capacity(HEADER_BYTES as usize);
+    header.extend_from_slice(MAGIC);
+    header.extend_from_slice(&(fingerprints.len() as u64).to_le_bytes());
+    header.extend_from_slice(&(per_block as u64).to_le_bytes());
+    out.write_all(&header).map_err(io_error(path))?;
+    let mut offsets = Vec::with_capacity(fingerprints.len().div_ceil(per_block) + 1);
+    let mut at = HEADER_BYTES;
+    for batch in fingerprints.chunks(per_block * BLOCKS_PER_BATCH) {
+        let blocks = batch
+            .par_chunks(per_block)
+            .map(|block| compress(path, block))
+            .collect::<Result<Vec<Vec<u8>>>>()?;
+        for block in blocks {
+            offsets.push(at);
+            out.write_all(&block).map_err(io_error(path))?;
+            at += block.len() as u64;
+        }
+    }
+    offsets.push(at);
+    let mut index = Vec::with_capacity(offsets.len() * 8 + 8);
+    for offset in offsets {
+        index.extend_from_slice(&offset.to_le_bytes());
+    }
+    index.extend_from_slice(&at.to_le_bytes());
+    out.write_all(&index).map_err(io_error(path))?;
+    let file = out
+        .into_inner()
+        .map_err(|error| io_error(path)(error.into_error()))?;
+    file.sync_all().map_err(io_error(path))
+}
+
+fn compress(path: &Path, block: &[Option<Fingerprint>]) -> Result<Vec<u8>> {
+    let encoded = postcard::to_allocvec(block).map_err(|error| DataError::Format {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })?;
+    let mut encoder = zstd::Encoder::new(Vec::new(), 3).map_err(io_error(path))?;
+    encoder.include_checksum(true).map_err(io_error(path))?;
+    encoder.write_all(&encoded).map_err(io_error(path))?;
+    encoder.finish().map_err(io_error(path))
+}
+
+/// Where a reader finds pages' fingerprints: all of them in memory (the
+/// similarity stage's `Vec`, by page id), or the generation's file, read a
+/// block at a time.
+pub trait Fingerprints {
+    /// Calls `visit` with each of `pages` (page ids) and its fingerprint
+    /// (`None` for a page without a body), in an order of its own. A page
+    /// past the end is visited with `None`.
+    fn visit(
+        &self,
+        pages: &[usize],
+        visit: &mut dyn FnMut(usize, Option<&Fingerprint>),
+    ) -> Result<()>;
+
+    /// The fingerprints of `pages`, in their order.
+    fn of_pages(&self, pages: &[usize]) -> Result<Vec<Option<Fingerprint>>> {
+        let mut found: Vec<Option<Fingerprint>> = vec![None; pages.len()];
+        let mut sorted: Vec<(usize, usize)> = pages
+            .iter()
+            .enumerate()
+            .map(|(place, &page)| (page, place))
+            .collect();
+        sorted.sort_unstable();
+        let wanted: Vec<usize> = sorted.iter().map(|&(page, _)| page).collect();
+        self.visit(&wanted, &mut |page, fingerprint| {
+            let first = sorted.partition_point(|&(other, _)| other < page);
+            for &(_, place) in sorted[first..]
+                .iter()
+                .take_while(|&&(other, _)| other == page)
+            {
+                found[place] = fingerprint.cloned();
+            }
+        })?;
+        Ok(found)
+    }
+}
+
+impl Fingerprints for Vec<Option<Fingerprint>> {
+    fn visit(
+        &self,
+        pages: &[usize],
+        visit: &mut dyn FnMut(usize, Option<&Fingerprint>),
+    ) -> Result<()> {
+        for &page in pages {
+            visit(page, self.get(page).and_then(Option::as_ref));
+        }
+        Ok(())
+    }
+}
+
+/// A generation's `fingerprints.bin`, opened: its header and block index
+/// are read and checked, the blocks are read when asked for.
+#[derive(Debug)]
+pub struct FingerprintFile {
+    path: PathBuf,
+    file: File,
+    pages: usize,
+    per_block: usize,
+    /// The offset of each block, then the end of the last.
+    offsets: Vec<u64>,
+}
+
+impl FingerprintFile {
+    /// Opens the file at `path`, refusing one whose header, index or
+    /// length do not agree.
+    pub fn open(path: &Path) -> Result<FingerprintFile> {
+        let file = File::open(path).map_err(io_error(path))?;
+        let length = file.metadata().map_err(io_error(path))?.len();
+        let problem = |detail: String| DataError::Format {
+            path: path.to_path_buf(),
+            detail,
+        };
+        if length < HEADER_BYTES + 16 {
+            return Err(problem(format!(
+                "{length} bytes is too short for a fingerprints file"
+            )));
+        }
+        let mut header = [0u8; HEADER_BYTES as usize];
+        file.read_exact_at(&mut header, 0).map_err(io_error(path))?;
+        if &header[..8] != MAGIC {
+            return Err(problem(
+                "not a fingerprints file of this build (its header differs)".into(),
+            ));
+        }
+        let number =
+            |at: usize| u64::from_le_bytes(header[at..at + 8].try_into().expect("8 bytes"));
+        let (pages, per_block) = (number(8), number(16));
+        let mut footer = [0u8; 8];
+        file.read_exact_at(&mut footer, length - 8)
+            .map_err(io_error(path))?;
+        let index_at = u64::from_le_bytes(footer);
+        let blocks = if per_block == 0 {
+            None
+        } else {
+            Some(pages.div_ceil(per_block))
+        };
+        let index_bytes = blocks
+            .and_then(|blocks| blocks.checked_add(1))
+            .and_then(|entries| entries.checked_mul(8));
+        let expected_length = index_bytes
+            .and_then(|bytes| bytes.checked_add(8))
+            .and_then(|bytes| bytes.checked_add(index_at));
+        let (Some(blocks), Some(index_bytes)) = (blocks, index_bytes) else {
+            return Err(problem(format!(
+                "its header says {pages} pages in blocks of {per_block}"
+            )));
+        };
+        if expected_length != Some(length) || index_at < HEADER_BYTES {
+            return Err(problem(format!(
+                "{length} bytes, but its index of {blocks} blocks at byte {index_at} says otherwise: the file is cut short or damaged"
+            )));
+        }
+        let mut index = vec![0u8; index_bytes as usize];
+        file.read_exact_at(&mut index, index_at)
+            .map_err(io_error(path))?;
+        let offsets: Vec<u64> = index
+            .chunks_exact(8)
+            .map(|bytes| u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
+            .collect();
+        let in_order = offsets.windows(2).all(|pair| pair[0] <= pair[1]);
+        if offsets.first() != Some(&HEADER_BYTES) || offsets.last() != Some(&index_at) || !in_order
+        {
+            return Err(problem(
+                "its block index is out of order or points outside the blocks".into(),
+            ));
+        }
+        Ok(FingerprintFile {
+            path: path.to_path_buf(),
+            file,
+            pages: pages as usize,
+            per_block: per_block as usize,
+            offsets,
+        })
+    }
+
+    /// Pages the file holds a fingerprint (or `None`) for.
+    pub fn pages(&self) -> usize {
+        self.pages
+    }
+
+    /// Every page's fingerprint, by page id (blocks decoded in parallel).
+    pub fn read_all(&self) -> Result<Vec<Option<Fingerprint>>> {
+        let blocks = (0..self.offsets.len() - 1)
+            .into_par_iter()
+            .map(|block| self.block(block))
+            .collect::<Result<Vec<_>>>()?;
+        let mut all = Vec::with_capacity(self.pages);
+        for block in blocks {
+            all.extend(block);
+        }
+        Ok(all)
+    }
+
+    /// The fingerprints of block `number`, checked: its checksum, its
+    /// encoding, and its number of pages.
+    fn block(&self, number: usize) -> Result<Vec<Option<Fingerprint>>> {
+        let (start, end) = (self.offsets[number], self.offsets[number + 1]);
+        let mut compressed = vec![0u8; (end - start) as usize];
+        self.file
+            .read_exact_at(&mut compressed, start)
+            .map_err(io_error(&self.path))?;
+        let problem = |detail: String| DataError::Format {
+            path: self.path.clone(),
+            detail: format!(
+                "block {number} (pages from {}): {detail}",
+                number * self.per_block
+            ),
+        };
+        let encoded =
+            zstd::decode_all(compressed.as_slice()).map_err(|error| problem(error.to_string()))?;
+        let block: Vec<Option<Fingerprint>> =
+            postcard::from_bytes(&encoded).map_err(|error| problem(error.to_string()))?;
+        let expected = self.per_block.min(self.pages - number * self.per_block);
+        if block.len() != expected {
+            return Err(problem(format!(
+                "{} pages where {expected} belong",
+                block.len()
+            )));
+        }
+        Ok(block)
+    }
+}
+
+impl Fingerprints for FingerprintFile {
+    fn visit(
+        &self,
+        pages: &[usize],
+        visit: &mut dyn FnMut(usize, Option<&Fingerprint>),
+    ) -> Result<()> {
+        let mut by_block: Vec<usize> = pages.to_vec();
+        by_block.sort_unstable();
+        by_block.dedup();
+        let mut loaded: Option<(usize, Vec<Option<Fingerprint>>)> = None;
+        for page in by_block {
+            if page >= self.pages {
+                visit(page, None);
+                continue;
+            }
+            let number = page / self.per_block;
+            if loaded.as_ref().is_none_or(|(held, _)| *held != number) {
+                loaded = Some((number, self.block(number)?));
+            }
+            let (_, block) = loaded.as_ref().expect("loaded above");
+            visit(page, block[page % self.per_block].as_ref());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fingerprints(pages: usize) -> Vec<Option<Fingerprint>> {
+        (0..pages)
+            .map(|page| {
+                (page % 5 != 3).then(|| {
+                    Fingerprint::of_page(
+                        &format!("Page {page}"),
+                        &format!("line one of {page}\nline two {}\nthe end", page * 7),
+                    )
+                })
+            })
+            .collect()
+    }
+
+    #[test]
+    fn every_page_is_read_back_whole_and_one_at_a_time() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join(FINGERPRINTS_FILE);
+        // Blocks of 4: a last block of 3, and a page past every block.
+        let written = fingerprints(23);
+        write_blocks(&path, &written, 4).unwrap();
+        let file = FingerprintFile::open(&path).unwrap();
+        assert_eq!(file.pages(), 23);
+        assert_eq!(file.read_all().unwrap(), written);
+        let asked = [22, 0, 3, 3, 9, 30];
+        let read = file.of_pages(&asked).unwrap();
+        let expected: Vec<_> = asked
+            .iter()
+            .map(|&page| written.get(page).cloned().flatten())
+            .collect();
+        assert_eq!(read, expected);
+        assert_eq!(written.of_pages(&asked).unwrap(), expected);
+    }
+
+    #[test]
+    fn no_pages_is_a_file_of_no_blocks() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join(FINGERPRINTS_FILE);
+        write(&path, &[]).unwrap();
+        let file = FingerprintFile::open(&path).unwrap();
+        assert_eq!(file.pages(), 0);
+        assert!(file.read_all().unwrap().is_empty());
+        assert_eq!(file.of_pages(&[0]).unwrap(), vec![None]);
+    }
+
+    #[test]
+    fn a_cut_or_damaged_file_is_refused_with_where() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join(FINGERPRINTS_FILE);
+        write_blocks(&path, &fingerprints(10), 4).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+
+        std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
+        let error = FingerprintFile::open(&path).unwrap_err().to_string();
+        assert!(error.contains("cut short or damaged"), "{error}");
+
+        let mut other = bytes.clone();
+        other[0] = b'X';
+        std::fs::write(&path, &other).unwrap();
+        let error = FingerprintFile::open(&path).unwrap_err().to_string();
+        assert!(error.contains("not a fingerprints file"), "{error}");
+
+        // A byte of the second block changed: its checksum fails, and the
+        // first block still reads.
+        let file_of = |bytes: &[u8]| {
+            std::fs::write(&path, bytes).unwrap();
+            FingerprintFile::open(&path).unwrap()
+        };
+        let second = file_of(&bytes).offsets[1] as usize + 20;
+        let mut damaged = bytes.clone();
+        damaged[second] ^= 0x55;
+        let file = file_of(&damaged);
+        let error = file.read_all().unwrap_err().to_string();
+        assert!(error.contains("block 1 (pages from 4)"), "{error}");
+        assert!(error.contains(FINGERPRINTS_FILE), "{error}");
+        assert_eq!(file.of_pages(&[1]).unwrap().len(), 1);
+    }
+}
