@@ -215,7 +215,14 @@ pub struct StatsPage {
     pub width: f64,
     pub height: f64,
     pub axes: (f64, f64, f64, f64),
+    /// The stand-ins listed (most URLs first), and how many more there
+    /// are: `stats --json` has them all.
+    pub stand_ins: Vec<crate::stats::StandIn>,
+    pub stand_ins_more: usize,
 }
+
+/// Stand-ins the statistics page lists.
+pub const STAND_INS_SHOWN: usize = 50;
 
 impl StatsPage {
     pub fn new(stats: crate::stats::Stats) -> StatsPage {
@@ -226,6 +233,13 @@ impl StatsPage {
             width: super::charts::WIDTH,
             height: super::charts::HEIGHT,
             axes: super::charts::axes(),
+            stand_ins: stats
+                .stand_ins
+                .iter()
+                .take(STAND_INS_SHOWN)
+                .cloned()
+                .collect(),
+            stand_ins_more: stats.stand_ins.len().saturating_sub(STAND_INS_SHOWN),
             stats,
         }
     }

@@ -973,6 +973,19 @@ async fn the_statistics_page_draws_its_charts_on_the_server() {
         stats.duplicates.within_crawls,
         stats.counts.exact_duplicate_pages
     );
+    // The stand-ins, read from the fingerprints' file by the server, are
+    // those `stats` finds reading them all: the shipped crawl's mirror
+    // answering the pages it lacks with one "Page not found".
+    assert!(!stats.stand_ins.is_empty());
+    for stand_in in &stats.stand_ins {
+        assert!(
+            page.body.contains(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td>",
+                stand_in.urls, stand_in.host, stand_in.title
+            )),
+            "{stand_in:?}"
+        );
+    }
 }
 
 /// A request with any method, with the response's headers.
