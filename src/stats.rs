@@ -82,17 +82,19 @@ pub const LARGEST_CLUSTERS: usize = 10;
 
 impl Stats {
     pub fn gather(data: &DataDir) -> Result<Stats> {
+        let generation = data.generation()?;
         let Analysis {
             manifest,
             table,
             similarity,
             collections,
             ..
-        } = data.analysis()?;
+        } = generation.analysis_without_fingerprints()?;
+        let fingerprints = generation.fingerprints(&table)?;
         Stats::of(
             &manifest,
             &table,
-            (&similarity, &similarity.fingerprints),
+            (&similarity, &fingerprints),
             &collections,
         )
     }

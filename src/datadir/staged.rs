@@ -181,6 +181,16 @@ impl DataDir {
             ));
         }
         let facts: StagedFacts = read_json(&facts_path)?;
+        if facts.manifest.format != crate::generation::GENERATION_FORMAT {
+            return Err(format_error(
+                &path,
+                format!(
+                    "staged by a build that writes generation format {}, not the {} this build reads; stage it again with `mirrorscope index --index-shards`",
+                    facts.manifest.format,
+                    crate::generation::GENERATION_FORMAT
+                ),
+            ));
+        }
         Ok(StagedGeneration {
             name: name.to_string(),
             path,
@@ -595,6 +605,26 @@ mod tests {
             data.publish_staged(&kept.name).unwrap().generation,
             "gen-000003"
         );
+    }
+
+    #[test]
+    fn a_generation_staged_by_a_build_of_another_format_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        let staged = stage(&data, 1);
+        assert!(data.staged(&staged.name).is_ok());
+        let facts = staged.path.join(STAGED_FILE);
+        let mut written: serde_json::Value =
+            serde_json::from_str(&fs::read_to_string(&facts).unwrap()).unwrap();
+        let older = crate::generation::GENERATION_FORMAT - 1;
+        written["manifest"]["format"] = older.into();
+        fs::write(&facts, written.to_string()).unwrap();
+        let error = data.staged(&staged.name).err().unwrap().to_string();
+        assert!(
+            error.contains(&format!("generation format {older}, not the")),
+            "{error}"
+        );
+        assert!(data.publish_staged(&staged.name).is_err());
     }
 
     #[test]

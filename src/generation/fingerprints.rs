@@ -92,9 +92,9 @@ fn compress(path: &Path, block: &[Option<Fingerprint>]) -> Result<Vec<u8>> {
 /// similarity stage's `Vec`, by page id), or the generation's file, read a
 /// block at a time.
 pub trait Fingerprints {
-    /// Calls `visit` with each of `pages` (page ids) and its fingerprint
-    /// (`None` for a page without a body), in an order of its own. A page
-    /// past the end is visited with `None`.
+    /// Calls `visit` once with each distinct page of `pages` (page ids) and
+    /// its fingerprint (`None` for a page without a body), in an order of
+    /// its own. A page past the end is visited with `None`.
     fn visit(
         &self,
         pages: &[usize],
@@ -130,7 +130,10 @@ impl Fingerprints for Vec<Option<Fingerprint>> {
         pages: &[usize],
         visit: &mut dyn FnMut(usize, Option<&Fingerprint>),
     ) -> Result<()> {
-        for &page in pages {
+        let mut distinct = pages.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for page in distinct {
             visit(page, self.get(page).and_then(Option::as_ref));
         }
         Ok(())
@@ -190,9 +193,11 @@ impl FingerprintFile {
             .and_then(|bytes| bytes.checked_add(8))
             .and_then(|bytes| bytes.checked_add(index_at));
         let (Some(blocks), Some(index_bytes)) = (blocks, index_bytes) else {
-            return Err(problem(format!(
-                "its header says {pages} pages in blocks of {per_block}"
-            )));
+            return Err(problem(if per_block == 0 {
+                format!("its header says {pages} pages in blocks of 0 pages")
+            } else {
+                format!("its header says {pages} pages in blocks of {per_block}: more blocks than a file can index")
+            }));
         };
         if expected_length != Some(length) || index_at < HEADER_BYTES {
             return Err(problem(format!(
@@ -206,12 +211,20 @@ impl FingerprintFile {
             .chunks_exact(8)
             .map(|bytes| u64::from_le_bytes(bytes.try_into().expect("8 bytes")))
             .collect();
-        let in_order = offsets.windows(2).all(|pair| pair[0] <= pair[1]);
-        if offsets.first() != Some(&HEADER_BYTES) || offsets.last() != Some(&index_at) || !in_order
-        {
-            return Err(problem(
-                "its block index is out of order or points outside the blocks".into(),
-            ));
+        if offsets.first() != Some(&HEADER_BYTES) || offsets.last() != Some(&index_at) {
+            return Err(problem(format!(
+                "its block index runs from byte {} to {}, not from the header's end ({HEADER_BYTES}) to the index ({index_at})",
+                offsets.first().copied().unwrap_or_default(),
+                offsets.last().copied().unwrap_or_default()
+            )));
+        }
+        if let Some(entry) = offsets.windows(2).position(|pair| pair[0] > pair[1]) {
+            return Err(problem(format!(
+                "block {} starts at byte {}, before block {entry} (byte {})",
+                entry + 1,
+                offsets[entry + 1],
+                offsets[entry]
+            )));
         }
         Ok(FingerprintFile {
             path: path.to_path_buf(),

@@ -1,5 +1,7 @@
 //! The read side of the data folder: the current generation as `CURRENT`
-//! names it, read whole and checked ([`Analysis`]), and the page store
+//! names it, read and checked ([`Analysis`]: whole, or without the pages'
+//! fingerprints, which the server reads a block at a time from their own
+//! file, [`FingerprintFile`]), and the page store
 //! opened for reading. Everything that reads a generation (search, the site,
 //! stats, the reports, export, eval) reads it through here; nothing here
 //! writes. The write side (crawl folders, the lock, writing generations,

@@ -238,6 +238,8 @@ pub struct Engine {
     /// memory), which are read from their file for the pages shown.
     similarity: Similarity,
     fingerprints: FingerprintFile,
+    /// The statistics page's figures, once gathered.
+    stats: std::sync::OnceLock<crate::stats::Stats>,
     collections: Collections,
     mirrors: Mirrors,
     /// Pages of each trivial cluster: `copies[offsets[t]..offsets[t + 1]]`.
@@ -460,6 +462,7 @@ impl Engine {
             table,
             similarity,
             fingerprints,
+            stats: std::sync::OnceLock::new(),
             collections,
             mirrors,
             copy_offsets,
@@ -513,13 +516,19 @@ impl Engine {
     }
 
     /// The figures of `mirrorscope stats` for this generation.
+    /// Gathered at the first call and kept: the generation never changes,
+    /// and the stand-ins' fingerprints are read from their file.
     pub fn stats(&self) -> Result<crate::stats::Stats> {
-        Ok(crate::stats::Stats::of(
+        if let Some(stats) = self.stats.get() {
+            return Ok(stats.clone());
+        }
+        let stats = crate::stats::Stats::of(
             &self.manifest,
             &self.table,
             (&self.similarity, &self.fingerprints),
             &self.collections,
-        )?)
+        )?;
+        Ok(self.stats.get_or_init(|| stats).clone())
     }
 
     /// The copies of `page` in the crawl (its trivial cluster), itself

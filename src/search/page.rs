@@ -209,8 +209,13 @@ impl Engine {
             .collect();
         let mut wanted: Vec<usize> = shown.iter().map(|copy| copy.0 as usize).collect();
         wanted.push(id.0 as usize);
-        let prints = self.fingerprints.of_pages(&wanted)?;
-        let (own, prints) = prints.split_last().expect("the page itself was asked for");
+        // A block of the fingerprints that cannot be read (`check` names
+        // it) costs the copies their evidence, not the page its view.
+        let prints = self.fingerprints.of_pages(&wanted).unwrap_or_else(|error| {
+            tracing::warn!("page {id}: the copies' evidence cannot be read: {error}");
+            Vec::new()
+        });
+        let (own, prints) = prints.split_last().unwrap_or((&None, &[][..]));
         let copies = shown
             .iter()
             .zip(prints)
