@@ -17,6 +17,7 @@
 //! Numbers are little-endian. The file is written once, streaming, by the
 //! generation's writer, and never changed.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
@@ -103,24 +104,14 @@ pub trait Fingerprints {
 
     /// The fingerprints of `pages`, in their order.
     fn of_pages(&self, pages: &[usize]) -> Result<Vec<Option<Fingerprint>>> {
-        let mut found: Vec<Option<Fingerprint>> = vec![None; pages.len()];
-        let mut sorted: Vec<(usize, usize)> = pages
-            .iter()
-            .enumerate()
-            .map(|(place, &page)| (page, place))
-            .collect();
-        sorted.sort_unstable();
-        let wanted: Vec<usize> = sorted.iter().map(|&(page, _)| page).collect();
-        self.visit(&wanted, &mut |page, fingerprint| {
-            let first = sorted.partition_point(|&(other, _)| other < page);
-            for &(_, place) in sorted[first..]
-                .iter()
-                .take_while(|&&(other, _)| other == page)
-            {
-                found[place] = fingerprint.cloned();
-            }
+        let mut found: HashMap<usize, Option<Fingerprint>> = HashMap::with_capacity(pages.len());
+        self.visit(pages, &mut |page, fingerprint| {
+            found.insert(page, fingerprint.cloned());
         })?;
-        Ok(found)
+        Ok(pages
+            .iter()
+            .map(|page| found.get(page).cloned().flatten())
+            .collect())
     }
 }
 
