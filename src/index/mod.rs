@@ -13,7 +13,7 @@
 pub mod kind;
 mod merge;
 mod read_only;
-mod schema;
+pub(crate) mod schema;
 pub mod shards;
 mod tokenizer;
 

@@ -235,6 +235,8 @@ pub struct HitCollector {
     pub replication_boost: Option<f32>,
     /// The documents about the query.
     pub about: Arc<About>,
+    /// The index's roll-up fields, decoded.
+    pub fields: Arc<RollupFields>,
 }
 
 pub struct HitSegmentCollector {
@@ -242,40 +244,157 @@ pub struct HitSegmentCollector {
     hits: Vec<Hit>,
 }
 
-/// A segment's roll-up fast fields.
+/// The roll-up fast fields of one segment, decoded once for the
+/// generation. A broad search reads seven of them for each of up to every
+/// document of the index, and a column's own reader decodes a value at each
+/// read: about 3 ns a value on the million-page web (measured by reading
+/// them twice), 20 ms of a search matching every page. Decoded, they take
+/// 35 bytes a document.
+#[derive(Debug, Default)]
+pub struct SegmentFields {
+    page: Box<[u32]>,
+    /// Ids, [`NO_ID`] for none.
+    collection: Box<[u32]>,
+    cluster: Box<[u32]>,
+    lineage: Box<[u32]>,
+    lineage_copy: Box<[u16]>,
+    replication: Box<[u32]>,
+    host: Box<[u32]>,
+    kind: Box<[u8]>,
+    manual_page: Box<[u64]>,
+}
+
+/// A [`SegmentFields`] id that is none (the index's [`NONE`]).
+const NO_ID: u32 = u32::MAX;
+
+impl SegmentFields {
+    /// Decodes the roll-up fields of `segment`.
+    pub fn read(segment: &SegmentReader) -> tantivy::Result<SegmentFields> {
+        let documents = segment.max_doc();
+        let values = |field: IndexField, default: u64| -> tantivy::Result<Vec<u64>> {
+            let column = column(segment, field, default)?;
+            let mut values = vec![0u64; documents as usize];
+            column.get_range(0, &mut values);
+            Ok(values)
+        };
+        // Ids are u32 in the page table; the index's none is u64::MAX.
+        let ids = |field: IndexField| -> tantivy::Result<Box<[u32]>> {
+            Ok(values(field, NONE)?
+                .into_iter()
+                .map(|value| match id(value) {
+                    Some(id) => id.min(NO_ID - 1),
+                    None => NO_ID,
+                })
+                .collect())
+        };
+        let narrow = |field: IndexField, default: u64| -> tantivy::Result<Box<[u32]>> {
+            Ok(values(field, default)?
+                .into_iter()
+                .map(|value| value.min(u64::from(u32::MAX)) as u32)
+                .collect())
+        };
+        Ok(SegmentFields {
+            page: narrow(IndexField::PageId, 0)?,
+            collection: ids(IndexField::CollectionId)?,
+            cluster: ids(IndexField::ClusterId)?,
+            lineage: ids(IndexField::LineageId)?,
+            lineage_copy: values(IndexField::LineageCopy, 0)?
+                .into_iter()
+                .map(|copy| copy.min(u64::from(u16::MAX)) as u16)
+                .collect(),
+            replication: narrow(IndexField::Replication, 1)?,
+            host: narrow(IndexField::HostId, 0)?,
+            kind: values(IndexField::Kind, 0)?
+                .into_iter()
+                .map(|kind| kind.min(u64::from(u8::MAX)) as u8)
+                .collect(),
+            manual_page: values(IndexField::ManualPage, NONE)?.into_boxed_slice(),
+        })
+    }
+
+    /// The kind of `doc`; `None` past the segment's documents.
+    #[inline]
+    pub fn kind(&self, doc: DocId) -> Option<PageKind> {
+        let kind = *self.kind.get(doc as usize)?;
+        Some(PageKind::from_u64(u64::from(kind)))
+    }
+
+    /// The replication of `doc`; `None` past the segment's documents.
+    #[inline]
+    pub fn replication(&self, doc: DocId) -> Option<u64> {
+        self.replication.get(doc as usize).copied().map(u64::from)
+    }
+
+    /// The page id of `doc`; `None` past the segment's documents.
+    #[inline]
+    pub fn page(&self, doc: DocId) -> Option<u32> {
+        self.page.get(doc as usize).copied()
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.page.len() * std::mem::size_of::<u32>() * 6
+            + self.lineage_copy.len() * std::mem::size_of::<u16>()
+            + self.kind.len()
+            + self.manual_page.len() * std::mem::size_of::<u64>()
+    }
+}
+
+/// The [`SegmentFields`] of each segment of a generation's index, decoded
+/// when the generation is opened (its index never changes).
+#[derive(Debug, Default)]
+pub struct RollupFields(FxHashMap<tantivy::index::SegmentId, Arc<SegmentFields>>);
+
+impl RollupFields {
+    /// Decodes the fields of every segment `searcher` reads.
+    pub fn read(searcher: &tantivy::Searcher) -> tantivy::Result<RollupFields> {
+        use rayon::prelude::*;
+        let decoded = searcher
+            .segment_readers()
+            .par_iter()
+            .map(|segment| {
+                Ok((
+                    segment.segment_id(),
+                    Arc::new(SegmentFields::read(segment)?),
+                ))
+            })
+            .collect::<tantivy::Result<_>>()?;
+        Ok(RollupFields(decoded))
+    }
+
+    /// Bytes held.
+    pub fn bytes(&self) -> usize {
+        self.0.values().map(|fields| fields.bytes()).sum()
+    }
+
+    /// The fields of `segment`: decoded already, or now (a segment of
+    /// another searcher).
+    pub fn of(&self, segment: &SegmentReader) -> tantivy::Result<Arc<SegmentFields>> {
+        match self.0.get(&segment.segment_id()) {
+            Some(fields) => Ok(Arc::clone(fields)),
+            None => Ok(Arc::new(SegmentFields::read(segment)?)),
+        }
+    }
+}
+
+/// A segment's roll-up fast fields, read by document.
 struct Columns {
     segment: SegmentOrdinal,
-    page: Arc<dyn ColumnValues<u64>>,
-    collection: Arc<dyn ColumnValues<u64>>,
-    cluster: Arc<dyn ColumnValues<u64>>,
-    lineage: Arc<dyn ColumnValues<u64>>,
-    lineage_copy: Arc<dyn ColumnValues<u64>>,
-    replication: Arc<dyn ColumnValues<u64>>,
-    host: Arc<dyn ColumnValues<u64>>,
-    kind: Arc<dyn ColumnValues<u64>>,
-    manual_page: Arc<dyn ColumnValues<u64>>,
+    fields: Arc<SegmentFields>,
     about: Arc<About>,
     boost: Option<f32>,
 }
 
 impl Columns {
     fn open(
-        segment_ord: SegmentOrdinal,
-        segment: &SegmentReader,
+        (segment_ord, segment): (SegmentOrdinal, &SegmentReader),
+        fields: &RollupFields,
         boost: Option<f32>,
         about: &Arc<About>,
     ) -> tantivy::Result<Columns> {
         Ok(Columns {
             segment: segment_ord,
-            page: column(segment, IndexField::PageId, 0)?,
-            collection: column(segment, IndexField::CollectionId, NONE)?,
-            cluster: column(segment, IndexField::ClusterId, NONE)?,
-            lineage: column(segment, IndexField::LineageId, NONE)?,
-            lineage_copy: column(segment, IndexField::LineageCopy, 0)?,
-            replication: column(segment, IndexField::Replication, 1)?,
-            host: column(segment, IndexField::HostId, 0)?,
-            kind: column(segment, IndexField::Kind, 0)?,
-            manual_page: column(segment, IndexField::ManualPage, NONE)?,
+            fields: fields.of(segment)?,
             about: Arc::clone(about),
             boost,
         })
@@ -285,44 +404,59 @@ impl Columns {
     /// query ([`weigh`]), and by replication when asked.
     #[inline]
     fn score(&self, doc: DocId, score: Score) -> Score {
-        let score = self.about.weigh(self.segment, doc, score, self.kind(doc));
+        self.score_of_kind(doc, score, self.kind(doc))
+    }
+
+    /// [`Columns::score`] of a document of `kind`, read already.
+    #[inline]
+    fn score_of_kind(&self, doc: DocId, score: Score, kind: PageKind) -> Score {
+        let score = self.about.weigh(self.segment, doc, score, kind);
         match self.boost {
-            Some(boost) => replication_boost(score, self.replication.get_val(doc), boost),
+            Some(boost) => replication_boost(
+                score,
+                u64::from(self.fields.replication[doc as usize]),
+                boost,
+            ),
             None => score,
         }
     }
 
     #[inline]
     fn cluster(&self, doc: DocId) -> Option<ClusterId> {
-        id(self.cluster.get_val(doc)).map(ClusterId)
+        decoded_id(self.fields.cluster[doc as usize]).map(ClusterId)
     }
 
     #[inline]
     fn lineage(&self, doc: DocId) -> Option<LineagePlace> {
-        id(self.lineage.get_val(doc)).map(|lineage| LineagePlace {
+        decoded_id(self.fields.lineage[doc as usize]).map(|lineage| LineagePlace {
             lineage: LineageId(lineage),
-            copy: self.lineage_copy.get_val(doc).min(u64::from(u16::MAX)) as u16,
+            copy: self.fields.lineage_copy[doc as usize],
         })
     }
 
     #[inline]
     fn collection(&self, doc: DocId) -> Option<CollectionId> {
-        id(self.collection.get_val(doc)).map(CollectionId)
+        decoded_id(self.fields.collection[doc as usize]).map(CollectionId)
     }
 
     #[inline]
     fn page(&self, doc: DocId) -> PageId {
-        PageId(self.page.get_val(doc) as u32)
+        PageId(self.fields.page[doc as usize])
     }
 
     #[inline]
     fn kind(&self, doc: DocId) -> PageKind {
-        PageKind::from_u64(self.kind.get_val(doc))
+        PageKind::from_u64(u64::from(self.fields.kind[doc as usize]))
     }
 
     #[inline]
     fn host(&self, doc: DocId) -> u32 {
-        self.host.get_val(doc) as u32
+        self.fields.host[doc as usize]
+    }
+
+    #[inline]
+    fn manual_page(&self, doc: DocId) -> u64 {
+        self.fields.manual_page[doc as usize]
     }
 
     #[inline]
@@ -359,6 +493,11 @@ fn id(value: u64) -> Option<u32> {
     (value != NONE).then_some(value as u32)
 }
 
+#[inline]
+fn decoded_id(value: u32) -> Option<u32> {
+    (value != NO_ID).then_some(value)
+}
+
 impl Collector for HitCollector {
     type Fruit = Vec<Hit>;
     type Child = HitSegmentCollector;
@@ -370,8 +509,8 @@ impl Collector for HitCollector {
     ) -> tantivy::Result<HitSegmentCollector> {
         Ok(HitSegmentCollector {
             columns: Columns::open(
-                segment_local_id,
-                segment,
+                (segment_local_id, segment),
+                &self.fields,
                 self.replication_boost,
                 &self.about,
             )?,
@@ -415,6 +554,39 @@ pub struct FoldCollector {
     /// A search within one manual: each of its pages (in all its copies
     /// and versions) is an entry.
     pub by_page: bool,
+    /// The fold segments collected one after another go on filling
+    /// ([`SharedFold`]).
+    pub shared: SharedFold,
+    /// The index's roll-up fields, decoded.
+    pub fields: Arc<RollupFields>,
+}
+
+/// The fold of a search's segments, handed from each segment to the next.
+/// tantivy's searcher collects a search's segments in turn: each goes on
+/// folding into the fold the last one left, rather than into one of its
+/// own merged with the others at the end (a fold's entries hashed again,
+/// its counts per collection allocated and added, once a segment). A
+/// segment collected while another holds the fold (an executor running
+/// segments at once) folds into its own, merged as before.
+#[derive(Debug, Clone, Default)]
+pub struct SharedFold(Arc<std::sync::Mutex<Option<Fold>>>);
+
+impl SharedFold {
+    fn take(&self) -> Option<Fold> {
+        self.0.lock().ok()?.take()
+    }
+
+    /// Leaves `fold` for the next segment; gives it back when another
+    /// segment left one already.
+    fn leave(&self, fold: Fold) -> Option<Fold> {
+        match self.0.lock() {
+            Ok(mut slot) if slot.is_none() => {
+                *slot = Some(fold);
+                None
+            }
+            _ => Some(fold),
+        }
+    }
 }
 
 pub struct FoldSegmentCollector {
@@ -422,6 +594,7 @@ pub struct FoldSegmentCollector {
     principals: Arc<Principals>,
     fold: Fold,
     by_page: bool,
+    shared: SharedFold,
 }
 
 impl Collector for FoldCollector {
@@ -433,16 +606,18 @@ impl Collector for FoldCollector {
         segment_local_id: SegmentOrdinal,
         segment: &SegmentReader,
     ) -> tantivy::Result<FoldSegmentCollector> {
+        let fold = self.shared.take();
         Ok(FoldSegmentCollector {
             columns: Columns::open(
-                segment_local_id,
-                segment,
+                (segment_local_id, segment),
+                &self.fields,
                 self.replication_boost,
                 &self.about,
             )?,
             principals: Arc::clone(&self.principals),
-            fold: Fold::new(self.wanted, self.collections),
+            fold: fold.unwrap_or_else(|| Fold::new(self.wanted, self.collections)),
             by_page: self.by_page,
+            shared: self.shared.clone(),
         })
     }
 
@@ -450,12 +625,12 @@ impl Collector for FoldCollector {
         true
     }
 
-    fn merge_fruits(&self, fruits: Vec<Fold>) -> tantivy::Result<Fold> {
-        let mut fruits = fruits.into_iter();
-        let mut merged = fruits
-            .next()
+    fn merge_fruits(&self, fruits: Vec<Option<Fold>>) -> tantivy::Result<Fold> {
+        let mut merged = self
+            .shared
+            .take()
             .unwrap_or_else(|| Fold::new(self.wanted, self.collections));
-        for fruit in fruits {
+        for fruit in fruits.into_iter().flatten() {
             merged.merge(fruit);
         }
         Ok(merged)
@@ -463,20 +638,22 @@ impl Collector for FoldCollector {
 }
 
 impl SegmentCollector for FoldSegmentCollector {
-    type Fruit = Fold;
+    type Fruit = Option<Fold>;
 
     /// Reads the cluster and manual of every hit, its collection when it
     /// has a cluster (a page in no cluster is in no collection), and its
     /// page only when the hit may become a group's best.
     fn collect(&mut self, doc: DocId, score: Score) {
         let columns = &self.columns;
-        let score = columns.score(doc, score);
+        let kind = columns.kind(doc);
+        let score = columns.score_of_kind(doc, score, kind);
         let cluster = columns.cluster(doc);
         let lineage = columns.lineage(doc);
         let collection = cluster.and_then(|_| columns.collection(doc));
-        let listing = columns.kind(doc).is_listing();
+        let listing = kind.is_listing();
+        let host = columns.host(doc);
         let manual_page = match lineage {
-            Some(_) => columns.manual_page.get_val(doc),
+            Some(_) => columns.manual_page(doc),
             None => NONE,
         };
         let entry = match lineage {
@@ -490,14 +667,14 @@ impl SegmentCollector for FoldSegmentCollector {
             collection,
             lineage,
             listing,
-            (columns.host(doc), manual_page),
+            (host, manual_page),
             || Hit {
                 score,
                 page: columns.page(doc),
                 collection,
                 cluster,
                 lineage,
-                host: columns.host(doc),
+                host,
                 listing,
                 doc: DocAddress::new(columns.segment, doc),
             },
@@ -505,14 +682,117 @@ impl SegmentCollector for FoldSegmentCollector {
         );
     }
 
-    fn harvest(self) -> Fold {
-        self.fold
+    fn harvest(self) -> Option<Fold> {
+        self.shared.leave(self.fold)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::index::PageDocument;
+
+    /// The decoded roll-up fields read back what each document was given,
+    /// an id of none as none, and a value too wide for its slot at its
+    /// slot's most.
+    #[test]
+    fn a_segments_roll_up_fields_decode_to_what_its_documents_were_given() {
+        let (schema, fields) = crate::index::schema::build();
+        let index = tantivy::Index::create_in_ram(schema);
+        index
+            .tokenizers()
+            .register(crate::index::TEXT_TOKENIZER, crate::index::text_analyzer());
+        let mut writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        let document = |page: u32, id: u64, copy: u64, replication: u64| PageDocument {
+            page: PageId(page),
+            collection: id,
+            cluster: id,
+            replication,
+            inlinks_from_other_hosts: 0,
+            host_id: u64::from(page) + 100,
+            lineage: id,
+            lineage_copy: copy,
+            kind: PageKind::Listing as u64,
+            manual_page: id,
+            title: "a title",
+            body: "some words",
+            headings: "",
+            chrome: "",
+            url: "https://a.example/",
+            host: "a.example",
+        };
+        writer
+            .add_document(fields.document(&document(7, NONE, 0, 1)))
+            .unwrap();
+        writer
+            .add_document(fields.document(&document(8, 42, 3, 5)))
+            .unwrap();
+        writer
+            .add_document(fields.document(&document(9, 43, 1 << 20, 1 << 40)))
+            .unwrap();
+        writer.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let decoded = RollupFields::read(&searcher).unwrap();
+        assert_eq!(decoded.bytes(), 3 * 35);
+        let segment = &searcher.segment_readers()[0];
+        let columns = Columns::open((0, segment), &decoded, None, &Arc::default()).unwrap();
+        let by_page: FxHashMap<u32, DocId> = (0..3).map(|doc| (columns.page(doc).0, doc)).collect();
+        let none = by_page[&7];
+        assert_eq!(columns.cluster(none), None);
+        assert_eq!(columns.collection(none), None);
+        assert_eq!(columns.lineage(none), None);
+        assert_eq!(columns.manual_page(none), NONE);
+        assert_eq!(columns.host(none), 107);
+        assert_eq!(columns.kind(none), PageKind::Listing);
+        let some = by_page[&8];
+        assert_eq!(columns.cluster(some), Some(ClusterId(42)));
+        assert_eq!(columns.collection(some), Some(CollectionId(42)));
+        assert_eq!(
+            columns.lineage(some),
+            Some(LineagePlace {
+                lineage: LineageId(42),
+                copy: 3
+            })
+        );
+        assert_eq!(columns.manual_page(some), 42);
+        let segment_fields = decoded.of(segment).unwrap();
+        assert_eq!(segment_fields.replication(some), Some(5));
+        let wide = by_page[&9];
+        assert_eq!(
+            columns.lineage(wide).map(|place| place.copy),
+            Some(u16::MAX)
+        );
+        assert_eq!(segment_fields.replication(wide), Some(u64::from(u32::MAX)));
+        assert_eq!(segment_fields.kind(3), None, "past the segment's documents");
+    }
+
+    /// Segments collected in turn fold into one fold; a segment collected
+    /// while another holds it folds into its own, merged at the end.
+    #[test]
+    fn segments_in_turn_share_one_fold_and_segments_at_once_keep_their_own() {
+        let shared = SharedFold::default();
+        assert!(shared.take().is_none());
+        let mut first = Fold::new(10, 4);
+        first.add(
+            Hit {
+                score: 1.0,
+                page: PageId(1),
+                collection: None,
+                cluster: None,
+                lineage: None,
+                host: 0,
+                listing: false,
+                doc: DocAddress::new(0, 1),
+            },
+            |_| Shown::Best,
+        );
+        assert!(shared.leave(first).is_none(), "left for the next segment");
+        let taken = shared.take().expect("the fold the first segment left");
+        assert_eq!(taken.finish().total_hits, 1);
+        assert!(shared.leave(Fold::new(10, 4)).is_none());
+        let other = shared.leave(Fold::new(10, 4));
+        assert!(other.is_some(), "a second fold is handed back to be merged");
+    }
 
     #[test]
     fn a_page_about_the_query_rises_and_a_listing_that_is_not_sinks() {

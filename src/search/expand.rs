@@ -652,6 +652,7 @@ impl Engine {
                 &HitCollector {
                     replication_boost: None,
                     about: std::sync::Arc::default(),
+                    fields: std::sync::Arc::clone(&self.rollup_fields),
                 },
             )?;
             let mut counts: HashMap<CollectionId, u32> = HashMap::new();

@@ -254,6 +254,8 @@ pub struct Engine {
     url_names: FxHashMap<PageId, Vec<PageId>>,
     standing_for: Vec<PageId>,
     index: SearchIndex,
+    /// The index's roll-up fast fields, decoded once.
+    rollup_fields: Arc<collector::RollupFields>,
     store: PageStore,
     config: SearchConfig,
     /// Results of recent searches, whole (none cut short by the budget).
@@ -443,6 +445,14 @@ impl Engine {
         let fingerprints = generation.fingerprints(&table)?;
         let index_dir: PathBuf = path.join(INDEX_DIR);
         let index = SearchIndex::open(&index_dir)?;
+        let rollup_fields = Arc::new(collector::RollupFields::read(&index.searcher())?);
+        tracing::debug!(
+            bytes = rollup_fields.bytes(),
+            "the index's roll-up fields decoded"
+        );
+        // What decoding the tables and fields needed for a while is given
+        // back: a server lives long after opening.
+        crate::memory::release_free();
         let (copy_offsets, copies) = copies_by_trivial_cluster(&similarity);
         let strays = crate::index::stray_clusters(&similarity, &collections);
         let aliases = UrlAliases::find(&table, &similarity);
@@ -472,6 +482,7 @@ impl Engine {
             url_names,
             standing_for: aliases.standing_for,
             index,
+            rollup_fields,
             store,
             recent: Mutex::new(NonZeroUsize::new(config.cached_searches).map(LruCache::new)),
             config,
@@ -742,14 +753,21 @@ impl Engine {
                         principals: Arc::new(principals),
                         about,
                         by_page: request.filters.manual.is_some(),
+                        shared: Default::default(),
+                        fields: Arc::clone(&self.rollup_fields),
                     },
                 )?
                 .finish();
             return Ok(Found::Folded(folded));
         }
         let top = TopDocs::with_limit(GROUPS_PER_PAGE).and_offset(offset);
-        let (count, hits) =
-            searcher.search(query, &(Count, top.tweak_score(flat_order(boost, about))))?;
+        let (count, hits) = searcher.search(
+            query,
+            &(
+                Count,
+                top.tweak_score(flat_order(boost, about, Arc::clone(&self.rollup_fields))),
+            ),
+        )?;
         let hits = hits
             .into_iter()
             .map(|((score, _), address)| (score, address))
@@ -908,17 +926,20 @@ impl Engine {
                 }
             })
             .collect();
-        let host = counts
+        // A broad search has entries on thousands of hosts: the few shown
+        // are chosen by name before any is copied.
+        let named: Vec<(u64, &str)> = counts
             .hosts
             .iter()
-            .map(|(&host, &entries)| {
-                let name = self.table.host_name(crate::pages::HostId(host)).to_string();
-                FacetValue {
-                    applied: filters.host.as_deref() == Some(name.as_str()),
-                    label: name.clone(),
-                    value: name,
-                    entries,
-                }
+            .map(|(&host, &entries)| (entries, self.table.host_name(crate::pages::HostId(host))))
+            .collect();
+        let host = most_first_named(named, filters.host.as_deref())
+            .into_iter()
+            .map(|(entries, name)| FacetValue {
+                applied: filters.host.as_deref() == Some(name),
+                label: name.to_string(),
+                value: name.to_string(),
+                entries,
             })
             .collect();
         Facets {
@@ -1045,35 +1066,36 @@ impl Engine {
 fn flat_order(
     boost: Option<f32>,
     about: Arc<collector::About>,
+    fields: Arc<collector::RollupFields>,
 ) -> impl Fn(&SegmentReader) -> Box<dyn Fn(tantivy::DocId, Score) -> (Score, Reverse<u64>)>
        + Send
        + Sync
        + 'static {
     move |segment: &SegmentReader| {
-        let fast = segment.fast_fields();
-        let column = |field: IndexField, missing: u64| {
-            fast.u64(field.name())
-                .ok()
-                .map(|column| column.first_or_default_col(missing))
-        };
-        let copies = boost.and(column(IndexField::Replication, 1));
-        let pages = column(IndexField::PageId, u64::MAX);
-        let kinds = column(IndexField::Kind, 0);
         let ordinal = about.ordinal_of(segment.segment_id());
         let about = Arc::clone(&about);
+        let fields = match fields.of(segment) {
+            Ok(fields) => fields,
+            Err(error) => {
+                // tantivy's tweak gives no way to fail: the order falls
+                // back to the scores alone, and says why.
+                tracing::warn!(%error, "roll-up fields unreadable; flat results by score only");
+                Arc::default()
+            }
+        };
         Box::new(move |doc, score| {
-            let kind = crate::index::kind::PageKind::from_u64(
-                kinds.as_ref().map_or(0, |kinds| kinds.get_val(doc)),
-            );
+            let kind = fields
+                .kind(doc)
+                .unwrap_or(crate::index::kind::PageKind::from_u64(0));
             let score = match ordinal {
                 Some(ordinal) => about.weigh(ordinal, doc, score, kind),
                 None => collector::weigh(score, kind, 0.0, false),
             };
-            let score = match (&copies, boost) {
-                (Some(copies), Some(boost)) => replication_boost(score, copies.get_val(doc), boost),
+            let score = match (fields.replication(doc), boost) {
+                (Some(copies), Some(boost)) => replication_boost(score, copies, boost),
                 _ => score,
             };
-            let page = pages.as_ref().map_or(u64::MAX, |pages| pages.get_val(doc));
+            let page = fields.page(doc).map_or(u64::MAX, u64::from);
             (score, Reverse(page))
         })
     }
@@ -1094,6 +1116,28 @@ fn most_first(mut values: Vec<FacetValue>) -> Vec<FacetValue> {
         kept += 1;
         kept <= FACET_VALUES || value.applied
     });
+    values
+}
+
+/// The values [`most_first`] keeps of a facet whose label is its value
+/// (`(entries, name)`), found without making a [`FacetValue`] of the others:
+/// the [`FACET_VALUES`] first in its order, and `applied` wherever it is.
+fn most_first_named<'n>(
+    mut values: Vec<(u64, &'n str)>,
+    applied: Option<&str>,
+) -> Vec<(u64, &'n str)> {
+    let order = |first: &(u64, &str), second: &(u64, &str)| {
+        second.0.cmp(&first.0).then_with(|| first.1.cmp(second.1))
+    };
+    if values.len() > FACET_VALUES {
+        values.select_nth_unstable_by(FACET_VALUES, order);
+        let applied_beyond = values[FACET_VALUES..]
+            .iter()
+            .copied()
+            .find(|&(_, name)| Some(name) == applied);
+        values.truncate(FACET_VALUES);
+        values.extend(applied_beyond);
+    }
     values
 }
 
@@ -1143,6 +1187,51 @@ mod tests {
         assert!(!sure_correction("one two", "one"));
     }
     use super::*;
+
+    /// The host facet keeps what sorting every host would keep: the most
+    /// entries first, ties by name, and the applied host wherever it ranks.
+    #[test]
+    fn the_host_facet_keeps_the_hosts_sorting_all_of_them_would() {
+        let names: Vec<String> = (0..40)
+            .map(|at| format!("h{:02}.example", (at * 7) % 40))
+            .collect();
+        // Many ties: entries 1 to 4.
+        let counts: Vec<(u64, &str)> = names
+            .iter()
+            .enumerate()
+            .map(|(at, name)| ((at % 4) as u64 + 1, name.as_str()))
+            .collect();
+        for applied in [
+            None,
+            Some("h00.example"),
+            Some("h39.example"),
+            Some("nowhere"),
+        ] {
+            let all = counts
+                .iter()
+                .map(|&(entries, name)| FacetValue {
+                    value: name.to_string(),
+                    label: name.to_string(),
+                    entries,
+                    applied: applied == Some(name),
+                })
+                .collect();
+            let chosen = most_first_named(counts.clone(), applied)
+                .into_iter()
+                .map(|(entries, name)| FacetValue {
+                    value: name.to_string(),
+                    label: name.to_string(),
+                    entries,
+                    applied: applied == Some(name),
+                })
+                .collect();
+            let expected = most_first(all);
+            assert_eq!(most_first(chosen), expected, "applied {applied:?}");
+            // The applied host ranks beyond the first ten: it is kept too.
+            let beyond = applied.is_some_and(|name| name != "nowhere");
+            assert_eq!(expected.len(), FACET_VALUES + usize::from(beyond));
+        }
+    }
 
     #[test]
     fn route_ids_are_plain_decimal_u32() {

@@ -348,7 +348,8 @@ fn rank(first: &Hit, second: &Hit) -> std::cmp::Ordering {
     }
 }
 
-/// Folds hits as they come (one fold per index segment, merged at the end)
+/// Folds hits as they come (one fold for a search's segments in turn, or one
+/// per segment merged at the end: the collector's `SharedFold`)
 /// into exactly the groups [`Folded`] needs: every manual's and similar
 /// cluster's, and of the pages in neither, each its own group, only the
 /// best `wanted`. Every hit is counted, so the totals stay exact.
