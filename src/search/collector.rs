@@ -119,22 +119,25 @@ impl About {
             .map(|at| at as SegmentOrdinal)
     }
 
-    /// `score` of document `doc` of `kind` in segment `segment`, weighed
-    /// ([`weigh`]).
-    #[inline]
-    pub fn weigh(
-        &self,
-        segment: SegmentOrdinal,
-        doc: DocId,
-        score: Score,
-        kind: PageKind,
-    ) -> Score {
-        weigh(
-            score,
-            kind,
-            self.share(segment, doc),
-            self.names(segment, doc),
-        )
+    /// The sets of segment `segment`, for its collector: a search weighs
+    /// each of its hits by them, and a segment's own sets are found once
+    /// rather than at every hit. A word no document of the segment is
+    /// about is left out of its sets (it still counts as a word).
+    pub fn of_segment(&self, segment: SegmentOrdinal) -> SegmentAbout {
+        SegmentAbout {
+            words: self.words,
+            sets: self
+                .by_segment
+                .get(segment as usize)
+                .map(|sets| sets.iter().filter(|docs| docs.len() > 0).cloned().collect())
+                .unwrap_or_default(),
+            named: self
+                .named
+                .get(segment as usize)
+                .and_then(Option::as_ref)
+                .filter(|docs| docs.len() > 0)
+                .cloned(),
+        }
     }
 
     /// Sets the documents the query names.
@@ -148,14 +151,6 @@ impl About {
         }
     }
 
-    #[inline]
-    fn names(&self, segment: SegmentOrdinal, doc: DocId) -> bool {
-        self.named
-            .get(segment as usize)
-            .and_then(Option::as_ref)
-            .is_some_and(|docs| docs.contains(doc))
-    }
-
     /// Adds the documents holding one more word.
     pub fn add_word(&mut self, docs: Vec<(SegmentOrdinal, BitSet)>) {
         for (segment, docs) in docs {
@@ -167,17 +162,39 @@ impl About {
         }
         self.words += 1;
     }
+}
+
+/// One segment's documents about the query ([`About::of_segment`]).
+#[derive(Debug, Default)]
+pub struct SegmentAbout {
+    /// The query's words, those no document of the segment is about
+    /// included.
+    words: usize,
+    /// For each word some document of the segment is about, those.
+    sets: Vec<BitSet>,
+    /// The documents the query names, when some are.
+    named: Option<BitSet>,
+}
+
+impl SegmentAbout {
+    /// `score` of document `doc` of `kind`, weighed ([`weigh`]).
+    #[inline]
+    pub fn weigh(&self, doc: DocId, score: Score, kind: PageKind) -> Score {
+        weigh(score, kind, self.share(doc), self.names(doc))
+    }
+
+    #[inline]
+    fn names(&self, doc: DocId) -> bool {
+        self.named.as_ref().is_some_and(|docs| docs.contains(doc))
+    }
 
     /// The share of the words `doc`'s title or headings hold.
     #[inline]
-    fn share(&self, segment: SegmentOrdinal, doc: DocId) -> f32 {
-        if self.words == 0 {
+    fn share(&self, doc: DocId) -> f32 {
+        if self.sets.is_empty() {
             return 0.0;
         }
-        let Some(sets) = self.by_segment.get(segment as usize) else {
-            return 0.0;
-        };
-        let held = sets.iter().filter(|docs| docs.contains(doc)).count();
+        let held = self.sets.iter().filter(|docs| docs.contains(doc)).count();
         held as f32 / self.words as f32
     }
 }
@@ -249,7 +266,7 @@ pub struct HitSegmentCollector {
 /// document of the index, and a column's own reader decodes a value at each
 /// read: about 3 ns a value on the million-page web (measured by reading
 /// them twice), 20 ms of a search matching every page. Decoded, they take
-/// 35 bytes a document.
+/// 31 bytes a document.
 #[derive(Debug, Default)]
 pub struct SegmentFields {
     page: Box<[u32]>,
@@ -261,15 +278,19 @@ pub struct SegmentFields {
     replication: Box<[u32]>,
     host: Box<[u32]>,
     kind: Box<[u8]>,
-    manual_page: Box<[u64]>,
+    /// The page's place in its manual, numbered 0, 1, 2… in each manual
+    /// ([`RollupFields::read`]); [`NO_ID`] for none.
+    place: Box<[u32]>,
 }
 
 /// A [`SegmentFields`] id that is none (the index's [`NONE`]).
 const NO_ID: u32 = u32::MAX;
 
 impl SegmentFields {
-    /// Decodes the roll-up fields of `segment`.
-    pub fn read(segment: &SegmentReader) -> tantivy::Result<SegmentFields> {
+    /// Decodes the roll-up fields of `segment`, but for the places in
+    /// their manuals: those are given as the index keeps them
+    /// (`manual_page` keys), to be numbered.
+    fn read(segment: &SegmentReader) -> tantivy::Result<(SegmentFields, Vec<u64>)> {
         let documents = segment.max_doc();
         let values = |field: IndexField, default: u64| -> tantivy::Result<Vec<u64>> {
             let column = column(segment, field, default)?;
@@ -293,7 +314,7 @@ impl SegmentFields {
                 .map(|value| value.min(u64::from(u32::MAX)) as u32)
                 .collect())
         };
-        Ok(SegmentFields {
+        let fields = SegmentFields {
             page: narrow(IndexField::PageId, 0)?,
             collection: ids(IndexField::CollectionId)?,
             cluster: ids(IndexField::ClusterId)?,
@@ -308,8 +329,9 @@ impl SegmentFields {
                 .into_iter()
                 .map(|kind| kind.min(u64::from(u8::MAX)) as u8)
                 .collect(),
-            manual_page: values(IndexField::ManualPage, NONE)?.into_boxed_slice(),
-        })
+            place: Box::default(),
+        };
+        Ok((fields, values(IndexField::ManualPage, NONE)?))
     }
 
     /// The kind of `doc`; `None` past the segment's documents.
@@ -333,10 +355,9 @@ impl SegmentFields {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.page.len() * std::mem::size_of::<u32>() * 6
+        self.page.len() * std::mem::size_of::<u32>() * 7
             + self.lineage_copy.len() * std::mem::size_of::<u16>()
             + self.kind.len()
-            + self.manual_page.len() * std::mem::size_of::<u64>()
     }
 }
 
@@ -346,20 +367,39 @@ impl SegmentFields {
 pub struct RollupFields(FxHashMap<tantivy::index::SegmentId, Arc<SegmentFields>>);
 
 impl RollupFields {
-    /// Decodes the fields of every segment `searcher` reads.
+    /// Decodes the fields of every segment `searcher` reads, and numbers
+    /// each manual's places: the same place (its `manual_page` key) has the
+    /// same number in every segment, and a manual's numbers run from 0, so
+    /// that the roll-up holds the places of a manual's matching pages as
+    /// bits rather than hashed keys.
     pub fn read(searcher: &tantivy::Searcher) -> tantivy::Result<RollupFields> {
         use rayon::prelude::*;
-        let decoded = searcher
+        let decoded: Vec<(tantivy::index::SegmentId, (SegmentFields, Vec<u64>))> = searcher
             .segment_readers()
             .par_iter()
-            .map(|segment| {
-                Ok((
-                    segment.segment_id(),
-                    Arc::new(SegmentFields::read(segment)?),
-                ))
-            })
+            .map(|segment| Ok((segment.segment_id(), SegmentFields::read(segment)?)))
             .collect::<tantivy::Result<_>>()?;
-        Ok(RollupFields(decoded))
+        let mut numbers: FxHashMap<(u32, u64), u32> = FxHashMap::default();
+        let mut next: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut fields = FxHashMap::default();
+        for (segment, (mut decoded, keys)) in decoded {
+            decoded.place = keys
+                .iter()
+                .zip(decoded.lineage.iter())
+                .map(|(&key, &lineage)| {
+                    if key == NONE || lineage == NO_ID {
+                        return NO_ID;
+                    }
+                    *numbers.entry((lineage, key)).or_insert_with(|| {
+                        let number = next.entry(lineage).or_default();
+                        *number += 1;
+                        *number - 1
+                    })
+                })
+                .collect();
+            fields.insert(segment, Arc::new(decoded));
+        }
+        Ok(RollupFields(fields))
     }
 
     /// Bytes held.
@@ -367,13 +407,14 @@ impl RollupFields {
         self.0.values().map(|fields| fields.bytes()).sum()
     }
 
-    /// The fields of `segment`: decoded already, or now (a segment of
-    /// another searcher).
+    /// The fields of `segment`, one of the searcher's they were read from.
     pub fn of(&self, segment: &SegmentReader) -> tantivy::Result<Arc<SegmentFields>> {
-        match self.0.get(&segment.segment_id()) {
-            Some(fields) => Ok(Arc::clone(fields)),
-            None => Ok(Arc::new(SegmentFields::read(segment)?)),
-        }
+        self.0.get(&segment.segment_id()).cloned().ok_or_else(|| {
+            tantivy::TantivyError::InternalError(format!(
+                "segment {} is not one of the generation's index",
+                segment.segment_id().uuid_string()
+            ))
+        })
     }
 }
 
@@ -381,7 +422,7 @@ impl RollupFields {
 struct Columns {
     segment: SegmentOrdinal,
     fields: Arc<SegmentFields>,
-    about: Arc<About>,
+    about: SegmentAbout,
     boost: Option<f32>,
 }
 
@@ -395,7 +436,7 @@ impl Columns {
         Ok(Columns {
             segment: segment_ord,
             fields: fields.of(segment)?,
-            about: Arc::clone(about),
+            about: about.of_segment(segment_ord),
             boost,
         })
     }
@@ -410,7 +451,7 @@ impl Columns {
     /// [`Columns::score`] of a document of `kind`, read already.
     #[inline]
     fn score_of_kind(&self, doc: DocId, score: Score, kind: PageKind) -> Score {
-        let score = self.about.weigh(self.segment, doc, score, kind);
+        let score = self.about.weigh(doc, score, kind);
         match self.boost {
             Some(boost) => replication_boost(
                 score,
@@ -454,9 +495,14 @@ impl Columns {
         self.fields.host[doc as usize]
     }
 
+    /// The number of `doc`'s place in its manual ([`SegmentFields`]'s
+    /// `place`), [`NONE`] for none.
     #[inline]
     fn manual_page(&self, doc: DocId) -> u64 {
-        self.fields.manual_page[doc as usize]
+        match self.fields.place[doc as usize] {
+            NO_ID => NONE,
+            place => u64::from(place),
+        }
     }
 
     #[inline]
@@ -694,7 +740,8 @@ mod tests {
 
     /// The decoded roll-up fields read back what each document was given,
     /// an id of none as none, and a value too wide for its slot at its
-    /// slot's most.
+    /// slot's most; a manual's places are numbered from 0, the same place
+    /// with the same number in every segment.
     #[test]
     fn a_segments_roll_up_fields_decode_to_what_its_documents_were_given() {
         let (schema, fields) = crate::index::schema::build();
@@ -703,7 +750,8 @@ mod tests {
             .tokenizers()
             .register(crate::index::TEXT_TOKENIZER, crate::index::text_analyzer());
         let mut writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
-        let document = |page: u32, id: u64, copy: u64, replication: u64| PageDocument {
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        let document = |page: u32, id: u64, copy: u64, replication: u64, place: u64| PageDocument {
             page: PageId(page),
             collection: id,
             cluster: id,
@@ -713,7 +761,7 @@ mod tests {
             lineage: id,
             lineage_copy: copy,
             kind: PageKind::Listing as u64,
-            manual_page: id,
+            manual_page: place,
             title: "a title",
             body: "some words",
             headings: "",
@@ -721,49 +769,89 @@ mod tests {
             url: "https://a.example/",
             host: "a.example",
         };
+        let key = 0x9e37_79b9_7f4a_7c15;
+        for document in [
+            document(7, NONE, 0, 1, NONE),
+            document(8, 42, 3, 5, key),
+            document(9, 42, 1 << 20, 1 << 40, key + 1),
+        ] {
+            writer.add_document(fields.document(&document)).unwrap();
+        }
+        writer.commit().unwrap();
+        // A second segment: the first place of manual 42 in another copy,
+        // and a place of another manual under the same key.
         writer
-            .add_document(fields.document(&document(7, NONE, 0, 1)))
+            .add_document(fields.document(&document(10, 42, 1, 1, key)))
             .unwrap();
         writer
-            .add_document(fields.document(&document(8, 42, 3, 5)))
-            .unwrap();
-        writer
-            .add_document(fields.document(&document(9, 43, 1 << 20, 1 << 40)))
+            .add_document(fields.document(&document(11, 43, 0, 1, key)))
             .unwrap();
         writer.commit().unwrap();
         let searcher = index.reader().unwrap().searcher();
+        assert_eq!(searcher.segment_readers().len(), 2);
         let decoded = RollupFields::read(&searcher).unwrap();
-        assert_eq!(decoded.bytes(), 3 * 35);
-        let segment = &searcher.segment_readers()[0];
-        let columns = Columns::open((0, segment), &decoded, None, &Arc::default()).unwrap();
-        let by_page: FxHashMap<u32, DocId> = (0..3).map(|doc| (columns.page(doc).0, doc)).collect();
-        let none = by_page[&7];
-        assert_eq!(columns.cluster(none), None);
-        assert_eq!(columns.collection(none), None);
-        assert_eq!(columns.lineage(none), None);
-        assert_eq!(columns.manual_page(none), NONE);
-        assert_eq!(columns.host(none), 107);
-        assert_eq!(columns.kind(none), PageKind::Listing);
-        let some = by_page[&8];
-        assert_eq!(columns.cluster(some), Some(ClusterId(42)));
-        assert_eq!(columns.collection(some), Some(CollectionId(42)));
-        assert_eq!(
-            columns.lineage(some),
+        assert_eq!(decoded.bytes(), 5 * 31);
+        let mut by_page = FxHashMap::default();
+        for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+            let columns = Columns::open(
+                (ordinal as SegmentOrdinal, segment),
+                &decoded,
+                None,
+                &Arc::default(),
+            )
+            .unwrap();
+            for doc in 0..segment.max_doc() {
+                let page = columns.page(doc).0;
+                let fields = decoded.of(segment).unwrap();
+                by_page.insert(
+                    page,
+                    (
+                        columns.cluster(doc),
+                        columns.collection(doc),
+                        columns.lineage(doc),
+                        columns.manual_page(doc),
+                        columns.host(doc),
+                        columns.kind(doc),
+                        fields.replication(doc),
+                    ),
+                );
+            }
+            assert_eq!(decoded.of(segment).unwrap().kind(segment.max_doc()), None);
+        }
+        let place = |lineage, copy| {
             Some(LineagePlace {
-                lineage: LineageId(42),
-                copy: 3
+                lineage: LineageId(lineage),
+                copy,
             })
-        );
-        assert_eq!(columns.manual_page(some), 42);
-        let segment_fields = decoded.of(segment).unwrap();
-        assert_eq!(segment_fields.replication(some), Some(5));
-        let wide = by_page[&9];
+        };
+        let listing = PageKind::Listing;
+        assert_eq!(by_page[&7], (None, None, None, NONE, 107, listing, Some(1)));
         assert_eq!(
-            columns.lineage(wide).map(|place| place.copy),
-            Some(u16::MAX)
+            by_page[&8],
+            (
+                Some(ClusterId(42)),
+                Some(CollectionId(42)),
+                place(42, 3),
+                0,
+                108,
+                listing,
+                Some(5)
+            )
         );
-        assert_eq!(segment_fields.replication(wide), Some(u64::from(u32::MAX)));
-        assert_eq!(segment_fields.kind(3), None, "past the segment's documents");
+        assert_eq!(
+            by_page[&9],
+            (
+                Some(ClusterId(42)),
+                Some(CollectionId(42)),
+                place(42, u16::MAX),
+                1,
+                109,
+                listing,
+                Some(u64::from(u32::MAX))
+            )
+        );
+        assert_eq!(by_page[&10].3, 0, "the same place in another segment");
+        assert_eq!(by_page[&11].3, 0, "another manual numbers its own places");
     }
 
     /// Segments collected in turn fold into one fold; a segment collected

@@ -1072,8 +1072,9 @@ fn flat_order(
        + Sync
        + 'static {
     move |segment: &SegmentReader| {
-        let ordinal = about.ordinal_of(segment.segment_id());
-        let about = Arc::clone(&about);
+        let about = about
+            .ordinal_of(segment.segment_id())
+            .map(|ordinal| about.of_segment(ordinal));
         let fields = match fields.of(segment) {
             Ok(fields) => fields,
             Err(error) => {
@@ -1087,8 +1088,8 @@ fn flat_order(
             let kind = fields
                 .kind(doc)
                 .unwrap_or(crate::index::kind::PageKind::from_u64(0));
-            let score = match ordinal {
-                Some(ordinal) => about.weigh(ordinal, doc, score, kind),
+            let score = match &about {
+                Some(about) => about.weigh(doc, score, kind),
                 None => collector::weigh(score, kind, 0.0, false),
             };
             let score = match (fields.replication(doc), boost) {

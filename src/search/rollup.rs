@@ -58,8 +58,8 @@ impl Hit {
 pub enum EntryKey {
     Lineage(LineageId),
     Cluster(ClusterId),
-    /// One page of a manual in all its copies and versions (its
-    /// `manual_page` key): the entries of a search within one manual.
+    /// One page of a manual in all its copies and versions (the number of
+    /// its place in the manual): the entries of a search within one manual.
     ManualPage(LineageId, u64),
 }
 
@@ -268,7 +268,7 @@ struct Accumulator {
     /// Copies (in its manual) of its matching pages, each once.
     copies: Vec<u16>,
     /// The places in its manual of its matching pages (a manual's entry).
-    pages: rustc_hash::FxHashSet<u64>,
+    pages: Places,
     /// The place last noted: a page's copies come one after another.
     last_page: u64,
 }
@@ -282,7 +282,7 @@ impl Accumulator {
             hits: 0,
             hosts: Vec::new(),
             copies: Vec::new(),
-            pages: rustc_hash::FxHashSet::default(),
+            pages: Places::default(),
             last_page: crate::index::NONE,
         }
     }
@@ -333,7 +333,50 @@ impl Accumulator {
                 self.copies.push(copy);
             }
         }
-        self.pages.extend(other.pages);
+        self.pages.merge(&other.pages);
+    }
+}
+
+/// A set of places in a manual, each a small number: the search's roll-up
+/// fields number a manual's places densely (0, 1, 2… in each manual), so a
+/// bit a place holds them, where hashing each page's place cost a broad
+/// search a sixth of its time.
+#[derive(Debug, Clone, Default)]
+struct Places {
+    bits: Vec<u64>,
+    len: usize,
+}
+
+impl Places {
+    #[inline]
+    fn insert(&mut self, place: u64) {
+        let (word, bit) = ((place / 64) as usize, place % 64);
+        if word >= self.bits.len() {
+            self.bits.resize(word + 1, 0);
+        }
+        let mask = 1u64 << bit;
+        if self.bits[word] & mask == 0 {
+            self.bits[word] |= mask;
+            self.len += 1;
+        }
+    }
+
+    fn merge(&mut self, other: &Places) {
+        if self.bits.len() < other.bits.len() {
+            self.bits.resize(other.bits.len(), 0);
+        }
+        for (mine, theirs) in self.bits.iter_mut().zip(&other.bits) {
+            *mine |= theirs;
+        }
+        self.len = self
+            .bits
+            .iter()
+            .map(|word| word.count_ones() as usize)
+            .sum();
+    }
+
+    fn len(&self) -> usize {
+        self.len
     }
 }
 
@@ -455,7 +498,9 @@ impl Fold {
     }
 
     /// Adds one hit of which only the score, entry, collection, place in
-    /// its manual, host and place in its manual's pages (`manual_page`,
+    /// its manual, host and place in its manual's pages (`manual_page`: a
+    /// small number, the same for the page's copies in every version, as
+    /// the search's roll-up fields number a manual's places;
     /// `crate::index::NONE` for none) are known yet; `hit` gives the rest,
     /// called only when the hit may be a group's best (most hits score
     /// below their group's best, or below their host's best pages in no
@@ -967,6 +1012,27 @@ mod tests {
             merged.merge(fold);
         }
         merged.finish()
+    }
+
+    /// A manual entry's places are counted once each, however many copies
+    /// hold them and however the segments' folds merge.
+    #[test]
+    fn a_manuals_places_count_once_each_across_copies_and_merges() {
+        let mut places = Places::default();
+        for place in [0, 5, 64, 5, 0, 200] {
+            places.insert(place);
+        }
+        assert_eq!(places.len(), 4);
+        let mut other = Places::default();
+        for place in [5, 300, 1] {
+            other.insert(place);
+        }
+        places.merge(&other);
+        assert_eq!(places.len(), 6);
+        let mut small = Places::default();
+        small.insert(3);
+        small.merge(&places);
+        assert_eq!(small.len(), 7);
     }
 
     #[test]
