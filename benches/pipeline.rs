@@ -109,8 +109,8 @@ fn main() {
         indexed / total
     );
     println!(
-        "{:<28} {:>9} {:>12} {:>12}",
-        "stage", "seconds", "pages/s", "peak MB"
+        "{:<28} {:>9} {:>12} {:>12} {:>12}",
+        "stage", "seconds", "pages/s", "peak MB", "held MB"
     );
     for stage in &outcome.stages.0 {
         let rate = if stage.seconds > 0.0 {
@@ -118,14 +118,15 @@ fn main() {
         } else {
             "-".into()
         };
+        let megabytes =
+            |value: Option<f64>| value.map_or_else(|| "-".to_string(), |mb| format!("{mb:.0}"));
         println!(
-            "{:<28} {:>9.2} {:>12} {:>12}",
+            "{:<28} {:>9.2} {:>12} {:>12} {:>12}",
             stage.stage,
             stage.seconds,
             rate,
-            stage
-                .peak_mb
-                .map_or_else(|| "-".to_string(), |peak| format!("{peak:.0}"))
+            megabytes(stage.peak_mb),
+            megabytes(stage.held_mb),
         );
     }
     let work = &outcome.ingest_work;

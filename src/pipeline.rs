@@ -80,6 +80,9 @@ pub struct StageTime {
     /// Peak resident memory during the stage, in MB (`VmHWM`, reset when
     /// the stage starts); `None` where the system does not say.
     pub peak_mb: Option<f64>,
+    /// Resident memory once the stage is done and the memory it freed is
+    /// given back, in MB: what it leaves held for the stages after it.
+    pub held_mb: Option<f64>,
 }
 
 /// Times the stages of one run, in order.
@@ -94,12 +97,14 @@ impl Stages {
         let value = work();
         let seconds = started.elapsed().as_secs_f64();
         let peak_mb = crate::memory::peak_mb();
-        tracing::info!(stage, seconds, peak_mb, "stage done");
         crate::memory::release_free();
+        let held_mb = crate::memory::resident_mb();
+        tracing::info!(stage, seconds, peak_mb, held_mb, "stage done");
         self.0.push(StageTime {
             stage,
             seconds,
             peak_mb,
+            held_mb,
         });
         value
     }

@@ -35,17 +35,24 @@ fn rolled_back(count: usize) -> String {
     }
 }
 
-/// The stages' times and peak memory, on one line.
+/// The stages' times, peak memory and memory held after each, on one line.
 fn stage_line(stages: &crate::pipeline::Stages) -> String {
     let parts: Vec<String> = stages
         .0
         .iter()
-        .map(|stage| match stage.peak_mb {
-            Some(peak) => format!("{} {:.2} s ({peak:.0} MB)", stage.stage, stage.seconds),
-            None => format!("{} {:.2} s", stage.stage, stage.seconds),
+        .map(|stage| match (stage.peak_mb, stage.held_mb) {
+            (Some(peak), Some(held)) => format!(
+                "{} {:.2} s ({peak:.0} MB, {held:.0} MB after)",
+                stage.stage, stage.seconds
+            ),
+            (Some(peak), None) => format!("{} {:.2} s ({peak:.0} MB)", stage.stage, stage.seconds),
+            _ => format!("{} {:.2} s", stage.stage, stage.seconds),
         })
         .collect();
-    format!("\ntime by stage (peak memory): {}", parts.join(", "))
+    format!(
+        "\ntime by stage (peak memory, memory held after): {}",
+        parts.join(", ")
+    )
 }
 
 /// The text `mirrorscope index` prints when it is done.
@@ -240,8 +247,24 @@ mod tests {
             stage,
             seconds,
             peak_mb: None,
+            held_mb: None,
         };
         let stages = Stages(vec![stage("ingest and store", 2.0), stage("index", 1.0)]);
+        let measured = Stages(vec![
+            StageTime {
+                peak_mb: Some(300.4),
+                held_mb: Some(120.0),
+                ..stage("ingest and store", 2.0)
+            },
+            StageTime {
+                peak_mb: Some(90.0),
+                ..stage("index", 1.0)
+            },
+        ]);
+        assert_eq!(
+            stage_line(&measured),
+            "\ntime by stage (peak memory, memory held after): ingest and store 2.00 s (300 MB, 120 MB after), index 1.00 s (90 MB)"
+        );
         assert_eq!(
             throughput_line(&report, &stages),
             "\nthroughput: 300 pages, 45.0 MB of HTML in 3.00 s: 100 pages/s, 15.0 MB of HTML/s"
