@@ -62,6 +62,8 @@ fn segments(index_dir: &Path) -> usize {
 }
 
 fn main() {
+    // As the binary does (`mirrorscope::memory::one_heap_a_core`).
+    mirrorscope::memory::one_heap_a_core();
     let arguments: Vec<String> = std::env::args()
         .skip(1)
         .filter(|argument| !argument.starts_with("--"))

@@ -28,6 +28,8 @@ use mirrorscope::pipeline::{run_index, IndexRequest};
 const SEED: u64 = 0x6d69_7272_6f72_7363;
 
 fn main() {
+    // As the binary does (`mirrorscope::memory::one_heap_a_core`).
+    mirrorscope::memory::one_heap_a_core();
     let arguments: Vec<String> = std::env::args().skip(1).collect();
     let pages: usize = arguments
         .iter()

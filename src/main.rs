@@ -313,6 +313,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    mirrorscope::memory::one_heap_a_core();
     init_logging();
     match run(Cli::parse()) {
         Ok(code) => code,

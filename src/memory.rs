@@ -41,6 +41,31 @@ pub fn release_free() {
     }
 }
 
+/// Lets glibc's malloc keep one heap ("arena") a core at most, where it
+/// would make up to eight a core: memory a thread frees stays on its own
+/// heap, where the other threads' allocations do not reuse it, so each
+/// stage's threads (rayon's, tantivy's writers and mergers) grew heaps of
+/// their own beside the ones before. On the 100k generated web, two heaps
+/// on 2 cores held 264 MB after the mirrors stage instead of 305, and the
+/// index stage peaked at 701 MB instead of 806, in the same time. Call it
+/// first thing, before threads start; a `MALLOC_ARENA_MAX` set in the
+/// environment is left to decide. Elsewhere a no-op.
+pub fn one_heap_a_core() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        if std::env::var_os("MALLOC_ARENA_MAX").is_some() {
+            return;
+        }
+        let cores = std::thread::available_parallelism().map_or(1, |cores| cores.get());
+        let heaps = libc::c_int::try_from(cores).unwrap_or(libc::c_int::MAX);
+        // SAFETY: mallopt only sets a parameter of glibc's allocator; it
+        // takes no pointer.
+        unsafe {
+            libc::mallopt(libc::M_ARENA_MAX, heaps);
+        }
+    }
+}
+
 /// A `/proc/self/status` field given in kB, in MB.
 fn status_mb(field: &str) -> Option<f64> {
     let status = std::fs::read_to_string("/proc/self/status").ok()?;
