@@ -355,9 +355,23 @@ impl SegmentFields {
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.page.len() * std::mem::size_of::<u32>() * 7
-            + self.lineage_copy.len() * std::mem::size_of::<u16>()
-            + self.kind.len()
+        fn held<T>(values: &[T]) -> usize {
+            std::mem::size_of_val(values)
+        }
+        [
+            &self.page,
+            &self.collection,
+            &self.cluster,
+            &self.lineage,
+            &self.replication,
+            &self.host,
+            &self.place,
+        ]
+        .into_iter()
+        .map(|values| held(values))
+        .sum::<usize>()
+            + held(&self.lineage_copy)
+            + held(&self.kind)
     }
 }
 
