@@ -116,16 +116,7 @@ impl Fingerprint {
     /// Estimated resemblance of the two pages' shingle sets: the share of the
     /// 84 functions on which they agree. `None` when either has no word.
     pub fn resemblance(&self, other: &Fingerprint) -> Option<f64> {
-        if !self.has_minhash() || !other.has_minhash() {
-            return None;
-        }
-        let agreeing = self
-            .minhash
-            .iter()
-            .zip(&other.minhash)
-            .filter(|(a, b)| a == b)
-            .count();
-        Some(agreeing as f64 / MINHASH_FUNCTIONS as f64)
+        minhash_resemblance(&self.minhash, &other.minhash)
     }
 
     /// The six supershingles: each a hash of 14 adjacent min-hashes.
@@ -167,6 +158,16 @@ impl Fingerprint {
         chunks.truncate(most);
         chunks
     }
+}
+
+/// [`Fingerprint::resemblance`] of two pages' min-hashes
+/// ([`Fingerprint::minhash`]). `None` when either has no word.
+pub fn minhash_resemblance(first: &[u32], second: &[u32]) -> Option<f64> {
+    if first.len() != MINHASH_FUNCTIONS || second.len() != MINHASH_FUNCTIONS {
+        return None;
+    }
+    let agreeing = first.iter().zip(second).filter(|(a, b)| a == b).count();
+    Some(agreeing as f64 / MINHASH_FUNCTIONS as f64)
 }
 
 /// The hash of one chunk of `per_chunk` consecutive line hashes (the last

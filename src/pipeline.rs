@@ -607,6 +607,7 @@ pub fn run_imported(
     let clustered = Clustered {
         table: &table,
         similarity,
+        aside: None,
         growth,
         rankings,
     };
@@ -636,13 +637,22 @@ fn build_generation(
     // The page table takes what the analysis needs of the captures (their
     // links resolved to page ids, their fingerprints and texts moved): the
     // captures, links as URLs and all, are gone before the analysis starts.
-    let (table, fingerprints) = stages.run("page table", || PageTable::from_captures(crawls));
-    let similarity = stages.run("trivial clusters", || {
-        similarity::analyse(&table, fingerprints, &config.similarity)
+    // The fingerprints go to a file of their own straight away: the
+    // similarity stage reads what it needs of them there, and no later
+    // stage holds them.
+    let (table, aside) = stages.run("page table", || {
+        let (table, fingerprints) = PageTable::from_captures(crawls);
+        let aside = data.set_fingerprints_aside(&fingerprints);
+        (table, aside)
     });
+    let aside = aside?;
+    let similarity = stages.run("trivial clusters", || {
+        similarity::analyse_from(&table, aside.file(), &config.similarity)
+    })?;
     let clustered = Clustered {
         table: &table,
         similarity,
+        aside: Some(aside),
         growth: None,
         rankings: Vec::new(),
     };
@@ -653,6 +663,8 @@ fn build_generation(
 struct Clustered<'a> {
     table: &'a PageTable,
     similarity: similarity::Similarity,
+    /// The pages' fingerprints, when they are not `similarity`'s.
+    aside: Option<crate::datadir::FingerprintsAside>,
     /// The similar clusters as grown elsewhere; `None` grows them here.
     growth: Option<collections::Growth>,
     /// Rankings computed elsewhere, in place of these rankers' own.
@@ -692,13 +704,21 @@ fn analyse_and_write(
     let Clustered {
         table,
         similarity,
+        aside,
         growth,
         rankings,
     } = clustered;
     let mut collections = match growth {
-        None => stages.run("link summary and growth", || {
-            collections::analyse(table, &similarity, &config.collections)
-        }),
+        None => stages.run("link summary and growth", || match &aside {
+            Some(aside) => {
+                collections::analyse_with(table, (&similarity, aside.file()), &config.collections)
+            }
+            None => Ok(collections::analyse(
+                table,
+                &similarity,
+                &config.collections,
+            )),
+        })?,
         Some(growth) => stages
             .run("collections of the clusters as grown", || {
                 collections::analyse_grown(table, &similarity, &config.collections, growth)
@@ -716,9 +736,21 @@ fn analyse_and_write(
             "cluster ids start afresh: the current generation cannot be read ({error})"
         ),
     });
-    let mirrors = stages.run("mirrors", || {
-        mirrors::analyse_with(table, &similarity, &collections, &config.mirrors, &rankings)
-    });
+    let mut similarity = similarity;
+    let mirrors = stages.run("mirrors", || -> Result<mirrors::Mirrors> {
+        // Classifying host pairs compares their pages' min-hashes and
+        // signatures (bharat-2000's sampled paths), nearly any page's: read
+        // back for this stage alone, without their line hashes.
+        if let Some(aside) = &aside {
+            similarity.fingerprints = aside.for_comparing()?;
+        }
+        let mirrors =
+            mirrors::analyse_with(table, &similarity, &collections, &config.mirrors, &rankings);
+        if aside.is_some() {
+            similarity.fingerprints = Vec::new();
+        }
+        Ok(mirrors)
+    })?;
     tracing::info!(
         ranked_pairs = mirrors.counts.ranked_pairs,
         "mirrors ranked and classified"
@@ -727,7 +759,7 @@ fn analyse_and_write(
         let staged = stages.run("write the staged generation", || {
             data.stage_generation(
                 entries,
-                (table, &similarity, &collections, &mirrors),
+                (table, &similarity, aside, &collections, &mirrors),
                 shards,
             )
         })?;
@@ -739,6 +771,7 @@ fn analyse_and_write(
             entries,
             table,
             similarity,
+            aside,
             &collections,
             &mirrors,
             |dir, similarity| {

@@ -40,9 +40,11 @@ use serde::{Deserialize, Serialize};
 
 use super::{ClusterKind, CollectionId, Collections};
 use crate::corpus::html::version_strings;
+use crate::fingerprint::minhash_resemblance;
+use crate::generation::{DataError, Fingerprints};
 use crate::pages::{page_arcs, parse_decimal_id, url_path, HostId, NotAnId, PageId, PageTable};
 use crate::share::at_least;
-use crate::similarity::{is_compared, Similarity};
+use crate::similarity::Similarity;
 use crate::union_find::UnionFind;
 
 /// Settings of the lineage pass.
@@ -377,17 +379,19 @@ fn placed(table: &PageTable, pages: &[PageId]) -> Vec<(PageId, String)> {
 }
 
 /// Finds the lineages of a generation's collections.
-pub fn find(
+///
+/// `documents` says by page whether it may be of a collection (compared by
+/// similarity, no stand-in); the min-hashes rule 4 compares are read from
+/// `prints`. Fails only when they cannot be read.
+pub fn find<F: Fingerprints + Sync>(
     table: &PageTable,
-    similarity: &Similarity,
+    (similarity, prints): (&Similarity, &F),
+    documents: &[bool],
     collections: &Collections,
     config: &LineageConfig,
-) -> Lineages {
+) -> Result<Lineages, DataError> {
     let pages = table.pages.len();
-    let takes_part = |page: usize| {
-        is_compared(table, &similarity.fingerprints, page)
-            && !similarity.is_stand_in(PageId(page as u32))
-    };
+    let takes_part = |page: usize| documents[page];
     // Clusters of collections by position.
     let clusters: Vec<usize> = (0..collections.clusters.len())
         .filter(|&position| collections.clusters[position].kind == ClusterKind::Collection)
@@ -546,7 +550,7 @@ pub fn find(
     // Rule 4: versions.
     let mut versions_joined = 0;
     if config.versions {
-        versions_joined = join_versions(table, similarity, &units, &mut sets, config);
+        versions_joined = join_versions(table, (similarity, prints), &units, &mut sets, config)?;
     }
 
     // Lineages: each set holding a cluster, or two units or more.
@@ -649,11 +653,11 @@ pub fn find(
         versions_joined,
         pages_added,
     };
-    Lineages {
+    Ok(Lineages {
         lineages,
         of_page,
         counts,
-    }
+    })
 }
 
 /// Copies inside another copy's folder on the same host (a part that grew
@@ -784,13 +788,13 @@ fn most_precise<'a>(
 
 /// Rule 4: units most of whose pages have a version at the same place in
 /// another unit join its lineage. Returns how many joined.
-fn join_versions(
+fn join_versions<F: Fingerprints + Sync>(
     table: &PageTable,
-    similarity: &Similarity,
+    (similarity, prints): (&Similarity, &F),
     units: &[Unit],
     sets: &mut UnionFind,
     config: &LineageConfig,
-) -> u64 {
+) -> Result<u64, DataError> {
     // Place -> (unit, page), at most `max_candidates` pages a unit.
     let mut at_place: HashMap<String, Vec<(usize, PageId)>> = HashMap::new();
     for (unit, members) in units.iter().enumerate() {
@@ -809,6 +813,32 @@ fn join_versions(
         units.dedup();
         units.len() <= config.max_units_per_place
     });
+    // The min-hashes of the pages at a place of two units or more: the
+    // only ones compared.
+    let mut compared: Vec<usize> = at_place
+        .values()
+        .filter(|holders| holders.windows(2).any(|pair| pair[0].0 != pair[1].0))
+        .flat_map(|holders| holders.iter().map(|&(_, page)| page.0 as usize))
+        .chain(units.iter().flat_map(|unit| {
+            unit.pages
+                .iter()
+                .filter(|(_, key)| {
+                    at_place.get(key).is_some_and(|holders| {
+                        holders.windows(2).any(|pair| pair[0].0 != pair[1].0)
+                    })
+                })
+                .map(|(page, _)| page.0 as usize)
+        }))
+        .collect();
+    compared.sort_unstable();
+    compared.dedup();
+    let minhashes: HashMap<PageId, Vec<u32>> = compared
+        .iter()
+        .zip(prints.map_pages(&compared, |_, print| {
+            print.map(|print| print.minhash.clone())
+        })?)
+        .filter_map(|(&page, minhash)| Some((PageId(page as u32), minhash?)))
+        .collect();
     let titles: HashMap<PageId, String> = units
         .iter()
         .flat_map(|unit| unit.pages.iter())
@@ -821,13 +851,10 @@ fn join_versions(
         ) {
             return false;
         }
-        let (Some(Some(a)), Some(Some(b))) = (
-            similarity.fingerprints.get(first.0 as usize),
-            similarity.fingerprints.get(second.0 as usize),
-        ) else {
+        let (Some(a), Some(b)) = (minhashes.get(&first), minhashes.get(&second)) else {
             return false;
         };
-        let resemblance = a.resemblance(b).unwrap_or(0.0);
+        let resemblance = minhash_resemblance(a, b).unwrap_or(0.0);
         let same_title = !titles[&first].is_empty() && titles[&first] == titles[&second];
         resemblance >= config.resemblance
             || (same_title && resemblance >= config.titled_resemblance)
@@ -870,7 +897,7 @@ fn join_versions(
             }
         }
     }
-    joined
+    Ok(joined)
 }
 
 #[cfg(test)]

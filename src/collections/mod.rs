@@ -59,10 +59,11 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::generation::{DataError, Fingerprints};
 use crate::pages::{
     folder_prefix, parse_decimal_id, HostId, HostLists, NotAnId, PageId, PageTable, NO_HOST_LISTS,
 };
-use crate::similarity::{is_compared, Similarity, TrivialClusterId};
+use crate::similarity::{compared_with, is_compared, Similarity, TrivialClusterId};
 pub use graph::WebGraph;
 pub use grow::{GrowOptions, Grown, Growth, GrowthCounts, Members};
 pub use lineage::{Lineage, LineageConfig, LineageCopy, LineageId, LineagePlace, Lineages};
@@ -306,9 +307,21 @@ pub struct Collections {
 impl Collections {
     /// Gathers the clusters into manuals in all their versions
     /// ([`lineage`]), with the settings the clusters were found with.
-    fn find_lineages(&mut self, table: &PageTable, similarity: &Similarity) {
-        self.lineages = lineage::find(table, similarity, self, &self.config.lineage);
+    fn find_lineages<F: Fingerprints + Sync>(
+        &mut self,
+        table: &PageTable,
+        (similarity, prints): (&Similarity, &F),
+        documents: &[bool],
+    ) -> Result<(), DataError> {
+        self.lineages = lineage::find(
+            table,
+            (similarity, prints),
+            documents,
+            self,
+            &self.config.lineage,
+        )?;
         self.counts.lineage = self.lineages.counts.clone();
+        Ok(())
     }
 
     pub fn cluster(&self, id: ClusterId) -> Option<&Cluster> {
@@ -435,8 +448,18 @@ pub(crate) fn compared_labels(
     similarity: &Similarity,
     graph: &WebGraph,
 ) -> Vec<TrivialClusterId> {
-    let documents = documents(table, similarity);
-    let alone = copied_alone_among(table, similarity, graph, &documents);
+    compared_labels_of(table, similarity, graph, &documents(table, similarity))
+}
+
+/// [`compared_labels`], the pages that may be of a collection given
+/// ([`documents_of`]).
+fn compared_labels_of(
+    table: &PageTable,
+    similarity: &Similarity,
+    graph: &WebGraph,
+    documents: &[bool],
+) -> Vec<TrivialClusterId> {
+    let alone = copied_alone_among(table, similarity, graph, documents);
     (0..table.pages.len())
         .map(|page| {
             if documents[page] && !alone[page] {
@@ -449,14 +472,40 @@ pub(crate) fn compared_labels(
 }
 
 /// By page: compared by similarity and no stand-in, a page that may be
-/// one of a collection.
+/// one of a collection (the similarity's fingerprints held).
 fn documents(table: &PageTable, similarity: &Similarity) -> Vec<bool> {
-    (0..table.pages.len())
-        .map(|page| {
-            is_compared(table, &similarity.fingerprints, page)
-                && !similarity.is_stand_in(PageId(page as u32))
-        })
+    let compared: Vec<bool> = (0..table.pages.len())
+        .map(|page| is_compared(table, &similarity.fingerprints, page))
+        .collect();
+    documents_of(similarity, &compared)
+}
+
+/// [`documents`], which pages similarity compares given.
+fn documents_of(similarity: &Similarity, compared: &[bool]) -> Vec<bool> {
+    compared
+        .iter()
+        .enumerate()
+        .map(|(page, &compared)| compared && !similarity.is_stand_in(PageId(page as u32)))
         .collect()
+}
+
+/// What the stage reads of each page's fingerprint, by page: whether
+/// similarity compares it, and its own text's signature
+/// ([`Similarity::own_text_signature`]); one pass over the fingerprints,
+/// wherever they are.
+fn read_texts<F: Fingerprints + Sync>(
+    table: &PageTable,
+    (similarity, prints): (&Similarity, &F),
+) -> Result<(Vec<bool>, Vec<u64>), DataError> {
+    let every_page: Vec<usize> = (0..table.pages.len()).collect();
+    Ok(prints
+        .map_pages(&every_page, |page, print| {
+            let words = print.map_or(0, |print| print.words);
+            let own_text = print.map_or(0, |print| similarity.own_text_signature(print));
+            (compared_with(table, page, words), own_text)
+        })?
+        .into_iter()
+        .unzip())
 }
 
 /// Pages copied alone: a copy of a page (its trivial cluster holds a page
@@ -605,16 +654,34 @@ pub(crate) fn page_name(url: &str) -> String {
     name
 }
 
-/// Runs the stage on a page table and its trivial clusters.
+/// Runs the stage on a page table and its trivial clusters, the
+/// similarity's fingerprints held.
 pub fn analyse(
     table: &PageTable,
     similarity: &Similarity,
     config: &CollectionsConfig,
 ) -> Collections {
-    let (graph, labels, trivial_clusters, facts) = prepare(table, similarity, config);
+    analyse_with(table, (similarity, &similarity.fingerprints), config)
+        .expect("fingerprints held in memory are read without error")
+}
+
+/// [`analyse`], the pages' fingerprints read from `prints` (the file the
+/// pipeline wrote them to, the similarity holding none). Fails only when
+/// the file cannot be read.
+pub fn analyse_with<F: Fingerprints + Sync>(
+    table: &PageTable,
+    (similarity, prints): (&Similarity, &F),
+    config: &CollectionsConfig,
+) -> Result<Collections, DataError> {
+    let (compared, own_text) = read_texts(table, (similarity, prints))?;
+    let documents = documents_of(similarity, &compared);
+    drop(compared);
+    let (graph, labels, trivial_clusters, facts) =
+        prepare(table, similarity, (&documents, own_text), config);
     let mut collections = build(&graph, &labels, trivial_clusters, config, &facts);
-    collections.find_lineages(table, similarity);
-    collections
+    drop((graph, labels, facts));
+    collections.find_lineages(table, (similarity, prints), &documents)?;
+    Ok(collections)
 }
 
 /// Runs the stage with the similar clusters as grown elsewhere (the Spark
@@ -629,7 +696,10 @@ pub fn analyse_grown(
     config: &CollectionsConfig,
     growth: Growth,
 ) -> Result<Collections, String> {
-    let (graph, labels, trivial_clusters, facts) = prepare(table, similarity, config);
+    let documents = documents(table, similarity);
+    let own_text = similarity.own_text_signatures();
+    let (graph, labels, trivial_clusters, facts) =
+        prepare(table, similarity, (&documents, own_text), config);
     let (growth_labels, _) = names::aliases(&graph, &labels);
     grow::check_grown(&growth.clusters, &growth_labels, trivial_clusters)?;
     let mut collections = build_with(
@@ -640,20 +710,24 @@ pub fn analyse_grown(
         &facts,
         Some(growth),
     );
-    collections.find_lineages(table, similarity);
+    collections
+        .find_lineages(table, (similarity, &similarity.fingerprints), &documents)
+        .expect("fingerprints held in memory are read without error");
     Ok(collections)
 }
 
 /// The web graph, each page's trivial cluster as growth sees it, the number
-/// of trivial clusters, and the other facts of the pages.
+/// of trivial clusters, and the other facts of the pages; the pages that may
+/// be of a collection ([`documents`]) and their own texts' signatures given.
 fn prepare<'a>(
     table: &'a PageTable,
     similarity: &Similarity,
+    (documents, own_text): (&[bool], Vec<u64>),
     config: &CollectionsConfig,
 ) -> (WebGraph, Vec<TrivialClusterId>, usize, PageFacts<'a>) {
     let started = std::time::Instant::now();
     let graph = WebGraph::from_table(table, config.rules.redirect_hops);
-    let labels = compared_labels(table, similarity, &graph);
+    let labels = compared_labels_of(table, similarity, &graph, documents);
     let trivial_clusters = labels
         .iter()
         .filter(|&&label| label != TrivialClusterId::NONE)
@@ -683,7 +757,7 @@ fn prepare<'a>(
             .iter()
             .map(|page| page.uncrawled_links.as_slice())
             .collect(),
-        own_text: similarity.own_text_signatures(),
+        own_text,
         addresses: table.pages.iter().map(|page| page.ip.as_deref()).collect(),
         stand_ins: similarity.stand_ins().to_vec(),
     };

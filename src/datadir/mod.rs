@@ -35,9 +35,10 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::collections::Collections;
+use crate::fingerprint::Fingerprint;
 use crate::generation::{
-    generation_number, io_error, read_json, write_fingerprints, COLLECTIONS_FILE,
-    FINGERPRINTS_FILE, MANIFEST_FILE, MIRRORS_FILE, PAGES_FILE, SIMILARITY_FILE,
+    generation_number, io_error, read_json, write_fingerprints, FingerprintFile, Fingerprints,
+    COLLECTIONS_FILE, FINGERPRINTS_FILE, MANIFEST_FILE, MIRRORS_FILE, PAGES_FILE, SIMILARITY_FILE,
 };
 pub use crate::generation::{
     Analysis, CrawlEntry, DataDir, DataError, Generation, Manifest, Result, GENERATION_FORMAT,
@@ -410,17 +411,40 @@ impl DataDir {
         self.crawl_dir(crawl_id).join(CAPTURES_FILE)
     }
 
+    /// Writes the pages' fingerprints ahead of their generation, once the
+    /// page table is built, so that the stages after it hold none (they are
+    /// most of the analysis's memory): the similarity stage reads them from
+    /// the file, and the generation's writer moves the file into its folder.
+    /// The file is `generations/.fingerprints.tmp`: one writer at a time
+    /// (the lock), and `check --repair` removes one a crash left.
+    pub fn set_fingerprints_aside(
+        &self,
+        fingerprints: &[Option<Fingerprint>],
+    ) -> Result<FingerprintsAside> {
+        let generations = self.root.join("generations");
+        fs::create_dir_all(&generations).map_err(io_error(&generations))?;
+        let path = generations.join(FINGERPRINTS_ASIDE);
+        // Removed again if writing or reading it back fails.
+        let mut aside = FingerprintsAside { file: None, path };
+        write_fingerprints(&aside.path, fingerprints)?;
+        aside.file = Some(FingerprintFile::open(&aside.path)?);
+        Ok(aside)
+    }
+
     /// Writes a new generation and makes it current. Returns its manifest.
     /// The tables are written first; then `build_index` writes the search
     /// index into the folder it is given (the generation's `index/`, under
     /// its temporary name), from the similarity stage's output without the
     /// pages' fingerprints ([`Similarity::without_fingerprints`]): the index
-    /// needs none, and a big crawl's index stage peaks without them.
+    /// needs none, and a big crawl's index stage peaks without them. The
+    /// fingerprints are `similarity`'s, or those written `aside`.
+    #[allow(clippy::too_many_arguments)]
     pub fn write_generation(
         &self,
         crawls: Vec<CrawlEntry>,
         table: &PageTable,
         similarity: Similarity,
+        aside: Option<FingerprintsAside>,
         collections: &Collections,
         mirrors: &Mirrors,
         build_index: impl FnOnce(&Path, &Similarity) -> Result<IndexCounts>,
@@ -435,8 +459,13 @@ impl DataDir {
         // A run that fails (a full disk, a killed index writer) takes its
         // half-written generation away: it is nobody's, and may be large.
         let written = (|| {
-            let mut manifest =
-                write_tables(&temporary, crawls, table, &similarity, collections, mirrors)?;
+            let mut manifest = write_tables(
+                &temporary,
+                crawls,
+                (table, &similarity, aside.as_ref()),
+                collections,
+                mirrors,
+            )?;
             let similarity = similarity.without_fingerprints();
             manifest.index = build_index(&temporary.join(crate::index::INDEX_DIR), &similarity)?;
             let manifest = seal(&temporary, &name, manifest)?;
@@ -525,31 +554,84 @@ fn seal(folder: &Path, name: &str, mut manifest: Manifest) -> Result<Manifest> {
     Ok(manifest)
 }
 
+/// The pages' fingerprints written ahead of their generation
+/// ([`DataDir::set_fingerprints_aside`]). The file is removed when this is
+/// dropped before the generation's writer moved it.
+#[derive(Debug)]
+pub struct FingerprintsAside {
+    /// `None` only while the file is being written.
+    file: Option<FingerprintFile>,
+    path: PathBuf,
+}
+
+impl FingerprintsAside {
+    pub fn file(&self) -> &FingerprintFile {
+        self.file.as_ref().expect("opened once written")
+    }
+
+    /// Every page's fingerprint without its line hashes (`lines` empty):
+    /// what comparing two pages reads (their signatures and min-hashes,
+    /// [`Fingerprint::resemblance`]), at half the memory.
+    pub fn for_comparing(&self) -> Result<Vec<Option<Fingerprint>>> {
+        let every_page: Vec<usize> = (0..self.file().pages()).collect();
+        self.file().map_pages(&every_page, |_, print| {
+            print.map(|print| Fingerprint {
+                lines: Vec::new(),
+                minhash: print.minhash.clone(),
+                ..*print
+            })
+        })
+    }
+}
+
+impl Drop for FingerprintsAside {
+    fn drop(&mut self) {
+        match fs::remove_file(&self.path) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => tracing::warn!(
+                "{}: cannot remove the fingerprints of a generation never written: {error}",
+                self.path.display()
+            ),
+            _ => {}
+        }
+    }
+}
+
+/// The name of the fingerprints written ahead of their generation, in
+/// `generations/`.
+const FINGERPRINTS_ASIDE: &str = ".fingerprints.tmp";
+
 /// Writes a generation's tables into `folder`: the manifest of what they
-/// hold, without its name, date and index, which are known later.
+/// hold, without its name, date and index, which are known later. The
+/// pages' fingerprints are `similarity`'s, or those written `aside`, whose
+/// file moves into `folder`.
 fn write_tables(
     folder: &Path,
     crawls: Vec<CrawlEntry>,
-    table: &PageTable,
-    similarity: &Similarity,
+    (table, similarity, aside): (&PageTable, &Similarity, Option<&FingerprintsAside>),
     collections: &Collections,
     mirrors: &Mirrors,
 ) -> Result<Manifest> {
     let fingerprints = folder.join(FINGERPRINTS_FILE);
-    if similarity.fingerprints.len() != table.pages.len() {
+    let held = match aside {
+        Some(aside) => aside.file().pages(),
+        None => similarity.fingerprints.len(),
+    };
+    if held != table.pages.len() {
         // Written without them, a generation could never be read again.
         return Err(DataError::Format {
             path: fingerprints,
             detail: format!(
-                "the similarity stage holds {} fingerprints for the {} pages of the table",
-                similarity.fingerprints.len(),
+                "the similarity stage holds {held} fingerprints for the {} pages of the table",
                 table.pages.len()
             ),
         });
     }
     write_compressed(&folder.join(PAGES_FILE), table)?;
     write_compressed(&folder.join(SIMILARITY_FILE), similarity)?;
-    write_fingerprints(&fingerprints, &similarity.fingerprints)?;
+    match aside {
+        Some(aside) => fs::rename(&aside.path, &fingerprints).map_err(io_error(&fingerprints))?,
+        None => write_fingerprints(&fingerprints, &similarity.fingerprints)?,
+    }
     write_compressed(&folder.join(COLLECTIONS_FILE), collections)?;
     write_compressed(&folder.join(MIRRORS_FILE), mirrors)?;
     Ok(Manifest {
@@ -743,6 +825,7 @@ mod tests {
             Vec::new(),
             &PageTable::default(),
             empty_similarity(),
+            None,
             &empty_collections(),
             &empty_mirrors(),
             |_, _| Ok(IndexCounts::default()),
@@ -770,6 +853,7 @@ mod tests {
                     Vec::new(),
                     &table,
                     empty_similarity(),
+                    None,
                     &empty_collections(),
                     &empty_mirrors(),
                     |_, _| Ok(IndexCounts::default()),
@@ -805,6 +889,7 @@ mod tests {
             Vec::new(),
             &table,
             similarity,
+            None,
             &collections,
             &mirrors,
             |_, similarity| {
@@ -825,6 +910,70 @@ mod tests {
         let file = generation.fingerprints(&table).unwrap();
         use crate::generation::Fingerprints;
         assert_eq!(file.of_pages(&[0]).unwrap(), kept);
+    }
+
+    #[test]
+    fn fingerprints_written_aside_move_into_the_generation_and_are_never_left_behind() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        let (table, held) = crate::test_support::run(
+            &[
+                crate::test_support::capture("http://a.example/one.html", "a page of its own"),
+                crate::test_support::capture("http://b.example/two.html", "another page"),
+            ],
+            &Default::default(),
+        );
+        let prints = held.fingerprints.clone();
+        let aside_path = dir.path().join("generations").join(FINGERPRINTS_ASIDE);
+        // Dropped unused (a stage failed): the file goes with it.
+        drop(data.set_fingerprints_aside(&prints).unwrap());
+        assert!(!aside_path.exists());
+        // For another table: refused, and nothing is left.
+        let aside = data.set_fingerprints_aside(&prints[..1]).unwrap();
+        let refused = data.write_generation(
+            Vec::new(),
+            &table,
+            held.clone().without_fingerprints(),
+            Some(aside),
+            &empty_collections(),
+            &empty_mirrors(),
+            |_, _| Ok(IndexCounts::default()),
+        );
+        assert!(
+            matches!(&refused, Err(DataError::Format { detail, .. }) if detail.contains("1 fingerprints for the 2 pages")),
+            "{refused:?}"
+        );
+        assert!(!aside_path.exists());
+        assert_eq!(data.leftovers().unwrap(), Vec::<PathBuf>::new());
+        // Written: the generation holds them, read back page by page.
+        let aside = data.set_fingerprints_aside(&prints).unwrap();
+        let mut without_lines = prints.clone();
+        for print in without_lines.iter_mut().flatten() {
+            print.lines = Vec::new();
+        }
+        assert_eq!(aside.for_comparing().unwrap(), without_lines);
+        let similarity =
+            crate::similarity::analyse_from(&table, aside.file(), &Default::default()).unwrap();
+        assert!(similarity.fingerprints.is_empty());
+        let collections = crate::collections::analyse(&table, &similarity, &Default::default());
+        let mirrors =
+            crate::mirrors::analyse(&table, &similarity, &collections, &Default::default());
+        data.write_generation(
+            Vec::new(),
+            &table,
+            similarity,
+            Some(aside),
+            &collections,
+            &mirrors,
+            |_, _| Ok(IndexCounts::default()),
+        )
+        .unwrap();
+        assert!(!aside_path.exists());
+        let generation = data.generation().unwrap();
+        let table = generation.page_table().unwrap();
+        let read = generation.similarity(&table).unwrap();
+        assert_eq!(read.fingerprints, prints);
+        assert_eq!(read.trivial, held.trivial);
     }
 
     #[test]
@@ -857,6 +1006,7 @@ mod tests {
                 Vec::new(),
                 &PageTable::default(),
                 empty_similarity(),
+                None,
                 &empty_collections(),
                 &empty_mirrors(),
                 |index, _| {

@@ -21,7 +21,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::{seal, sync_dir, write_json, write_tables};
+use super::{seal, sync_dir, write_json, write_tables, FingerprintsAside};
 use crate::collections::Collections;
 use crate::generation::{
     io_error, read_json, CrawlEntry, DataDir, DataError, Generation, Manifest, Result,
@@ -101,9 +101,10 @@ impl DataDir {
     pub fn stage_generation(
         &self,
         crawls: Vec<CrawlEntry>,
-        (table, similarity, collections, mirrors): (
+        (table, similarity, aside, collections, mirrors): (
             &PageTable,
             &Similarity,
+            Option<FingerprintsAside>,
             &Collections,
             &Mirrors,
         ),
@@ -120,8 +121,13 @@ impl DataDir {
         let temporary = generations.join(format!(".{name}.tmp"));
         fs::create_dir_all(temporary.join(INDEX_DIR)).map_err(io_error(&temporary))?;
         let written = (|| {
-            let mut tables =
-                write_tables(&temporary, crawls, table, similarity, collections, mirrors)?;
+            let mut tables = write_tables(
+                &temporary,
+                crawls,
+                (table, similarity, aside.as_ref()),
+                collections,
+                mirrors,
+            )?;
             tables.generation = name.clone();
             write_json(
                 &temporary.join(INDEX_DIR).join(SHARDS_FILE),
@@ -425,6 +431,7 @@ mod tests {
             (
                 &PageTable::default(),
                 &empty_similarity(),
+                None,
                 &empty_collections(),
                 &empty_mirrors(),
             ),
@@ -646,6 +653,7 @@ mod tests {
                 (
                     &PageTable::default(),
                     &empty_similarity(),
+                    None,
                     &empty_collections(),
                     &empty_mirrors(),
                 ),

@@ -102,6 +102,20 @@ pub trait Fingerprints {
         visit: &mut dyn FnMut(usize, Option<&Fingerprint>),
     ) -> Result<()>;
 
+    /// Pages there is a fingerprint (or `None`) for.
+    fn page_count(&self) -> usize;
+
+    /// `map` of each page of `pages` (page ids, in ascending order) and its
+    /// fingerprint (`None` past the end), computed in parallel, in the
+    /// order of `pages`. The file decodes each of its blocks once.
+    fn map_pages<R: Send>(
+        &self,
+        pages: &[usize],
+        map: impl Fn(usize, Option<&Fingerprint>) -> R + Sync,
+    ) -> Result<Vec<R>>
+    where
+        Self: Sized;
+
     /// The fingerprints of `pages`, in their order.
     fn of_pages(&self, pages: &[usize]) -> Result<Vec<Option<Fingerprint>>> {
         let mut found: HashMap<usize, Option<Fingerprint>> = HashMap::with_capacity(pages.len());
@@ -116,6 +130,21 @@ pub trait Fingerprints {
 }
 
 impl Fingerprints for Vec<Option<Fingerprint>> {
+    fn page_count(&self) -> usize {
+        self.len()
+    }
+
+    fn map_pages<R: Send>(
+        &self,
+        pages: &[usize],
+        map: impl Fn(usize, Option<&Fingerprint>) -> R + Sync,
+    ) -> Result<Vec<R>> {
+        Ok(pages
+            .par_iter()
+            .map(|&page| map(page, self.get(page).and_then(Option::as_ref)))
+            .collect())
+    }
+
     fn visit(
         &self,
         pages: &[usize],
@@ -275,6 +304,43 @@ impl FingerprintFile {
 }
 
 impl Fingerprints for FingerprintFile {
+    fn page_count(&self) -> usize {
+        self.pages
+    }
+
+    fn map_pages<R: Send>(
+        &self,
+        pages: &[usize],
+        map: impl Fn(usize, Option<&Fingerprint>) -> R + Sync,
+    ) -> Result<Vec<R>> {
+        debug_assert!(pages.is_sorted(), "pages are asked for in order");
+        // Runs of `pages` in one block (pages past the end make one of
+        // their own), each block read and decoded once.
+        let block_of = |page: usize| (page < self.pages).then(|| page / self.per_block);
+        let mut runs = Vec::new();
+        let mut start = 0;
+        for index in 1..=pages.len() {
+            if index == pages.len() || block_of(pages[index]) != block_of(pages[start]) {
+                runs.push(&pages[start..index]);
+                start = index;
+            }
+        }
+        let mapped = runs
+            .into_par_iter()
+            .map(|run| match block_of(run[0]) {
+                None => Ok(run.iter().map(|&page| map(page, None)).collect()),
+                Some(number) => {
+                    let block = self.block(number)?;
+                    Ok(run
+                        .iter()
+                        .map(|&page| map(page, block[page % self.per_block].as_ref()))
+                        .collect::<Vec<R>>())
+                }
+            })
+            .collect::<Result<Vec<Vec<R>>>>()?;
+        Ok(mapped.into_iter().flatten().collect())
+    }
+
     fn visit(
         &self,
         pages: &[usize],
@@ -335,6 +401,38 @@ mod tests {
             .collect();
         assert_eq!(read, expected);
         assert_eq!(written.of_pages(&asked).unwrap(), expected);
+    }
+
+    #[test]
+    fn mapping_pages_gives_each_its_own_fingerprint_in_order() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join(FINGERPRINTS_FILE);
+        let written = fingerprints(23);
+        write_blocks(&path, &written, 4).unwrap();
+        let file = FingerprintFile::open(&path).unwrap();
+        assert_eq!((file.page_count(), written.page_count()), (23, 23));
+        // Runs within a block, a lone page of a block, the last block's
+        // pages, and pages past the end.
+        let asked = [0, 1, 3, 4, 9, 20, 22, 23, 30];
+        let signature = |page: usize, print: Option<&Fingerprint>| {
+            (page, print.map(|print| print.text_signature))
+        };
+        let expected: Vec<_> = asked
+            .iter()
+            .map(|&page| {
+                (
+                    page,
+                    written
+                        .get(page)
+                        .cloned()
+                        .flatten()
+                        .map(|print| print.text_signature),
+                )
+            })
+            .collect();
+        assert_eq!(file.map_pages(&asked, signature).unwrap(), expected);
+        assert_eq!(written.map_pages(&asked, signature).unwrap(), expected);
+        assert!(file.map_pages(&[], signature).unwrap().is_empty());
     }
 
     #[test]

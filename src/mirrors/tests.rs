@@ -510,3 +510,21 @@ fn hosts_of_a_small_replicated_manual_are_ranked_by_their_copies() {
     let combined = mirrors.ranking(Ranker::Combined).unwrap();
     assert_eq!(combined.pairs.len(), 3);
 }
+
+#[test]
+fn fingerprints_without_their_lines_classify_as_the_whole_ones_do() {
+    // What the pipeline gives this stage (`FingerprintsAside::for_comparing`).
+    let (table, similarity) = run(&small_web(), &Default::default());
+    let collections = crate::collections::analyse(&table, &similarity, &Default::default());
+    let held = analyse(&table, &similarity, &collections, &config());
+    assert!(held.counts.mirrored_pairs > 0, "{:?}", held.counts);
+    let mut comparing = similarity.clone();
+    for print in comparing.fingerprints.iter_mut().flatten() {
+        print.lines = Vec::new();
+    }
+    let without_lines = analyse(&table, &comparing, &collections, &config());
+    assert_eq!(
+        postcard::to_allocvec(&without_lines).unwrap(),
+        postcard::to_allocvec(&held).unwrap()
+    );
+}

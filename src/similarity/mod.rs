@@ -31,6 +31,7 @@ use std::fmt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use crate::generation::Fingerprints;
 use crate::language::{self, Language};
 use crate::pages::{HostId, PageId, PageTable};
 
@@ -321,28 +322,74 @@ pub struct Similarity {
 /// has at least one word (pages without text, such as image-only pages or
 /// script shells, would otherwise all be "equivalent").
 pub fn is_compared(table: &PageTable, fingerprints: &[Option<Fingerprint>], page: usize) -> bool {
-    let entry = &table.pages[page];
-    entry.status == 200
-        && entry.content_key.is_some()
-        && fingerprints
-            .get(page)
-            .and_then(Option::as_ref)
-            .is_some_and(|fingerprint| fingerprint.words > 0)
+    let words = fingerprints
+        .get(page)
+        .and_then(Option::as_ref)
+        .map_or(0, |fingerprint| fingerprint.words);
+    compared_with(table, page, words)
 }
 
-/// Runs the stage: fingerprints (by page id) -> trivial clusters.
+/// [`is_compared`], the page's number of words given.
+pub fn compared_with(table: &PageTable, page: usize, words: u32) -> bool {
+    let entry = &table.pages[page];
+    entry.status == 200 && entry.content_key.is_some() && words > 0
+}
+
+/// What the stage reads of every page's fingerprint before it knows which
+/// pages are one text; the rest (chunks, min-hash) it reads of one page of
+/// each text. A page without a fingerprint has no word.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PageText {
+    pub words: u32,
+    /// [`Fingerprint::text_signature`].
+    pub text: u128,
+    /// [`Fingerprint::echo_signature`].
+    pub echo: u128,
+}
+
+impl PageText {
+    pub fn of(fingerprint: Option<&Fingerprint>) -> PageText {
+        fingerprint.map_or_else(PageText::default, |print| PageText {
+            words: print.words,
+            text: print.text_signature,
+            echo: print.echo_signature,
+        })
+    }
+}
+
+/// Runs the stage: fingerprints (by page id) -> trivial clusters. The
+/// analysis keeps the fingerprints ([`Similarity::fingerprints`]).
 pub fn analyse(
     table: &PageTable,
     fingerprints: Vec<Option<Fingerprint>>,
     config: &SimilarityConfig,
 ) -> Similarity {
-    assert_eq!(table.pages.len(), fingerprints.len());
+    let mut similarity = analyse_from(table, &fingerprints, config)
+        .expect("fingerprints held in memory are read without error");
+    similarity.fingerprints = fingerprints;
+    similarity
+}
+
+/// Runs the stage on fingerprints wherever they are (in memory, or in a
+/// file the pipeline wrote once the page table was built, so that no stage
+/// holds them all), reading each page's signatures, then the chunks and
+/// min-hash of one page of each text. The analysis holds no fingerprint.
+/// Fails only when the file cannot be read.
+pub fn analyse_from<F: Fingerprints + Sync>(
+    table: &PageTable,
+    prints: &F,
+    config: &SimilarityConfig,
+) -> Result<Similarity, crate::generation::DataError> {
+    assert_eq!(table.pages.len(), prints.page_count());
     let page_count = table.pages.len();
+    let every_page: Vec<usize> = (0..page_count).collect();
+    let texts = prints.map_pages(&every_page, |_, print| PageText::of(print))?;
+    drop(every_page);
 
     let compared: Vec<bool> = (0..page_count)
-        .map(|page| is_compared(table, &fingerprints, page))
+        .map(|page| compared_with(table, page, texts[page].words))
         .collect();
-    let stand_in = stand_ins::find(table, &fingerprints, config);
+    let stand_in = stand_ins::find(table, &texts, config);
     let documents_of_a_folder: Vec<bool> = compared
         .iter()
         .zip(&stand_in)
@@ -364,8 +411,7 @@ pub fn analyse(
             if !compared[page] {
                 continue;
             }
-            let signature = fingerprints[page].as_ref().map_or(0, |f| f.text_signature);
-            let key = (signature, languages[page]);
+            let key = (texts[page].text, languages[page]);
             let document = *by_signature.entry(key).or_insert_with(|| {
                 first_page.push(page);
                 hosts.push(Vec::new());
@@ -382,11 +428,7 @@ pub fn analyse(
         list.dedup();
     }
     let documents = first_page.len();
-    let fingerprint_of = |document: usize| {
-        fingerprints[first_page[document]]
-            .as_ref()
-            .expect("compared pages have fingerprints")
-    };
+    drop(texts);
 
     // Exact copies whose bytes decode to different texts (a charset given in
     // one header and not in the other) still count as exact.
@@ -407,16 +449,28 @@ pub fn analyse(
         }
     }
 
-    let chunk_documents: Vec<chunks::ChunkDocument> = (0..documents)
-        .into_par_iter()
-        .map(|document| chunks::ChunkDocument {
-            chunks: fingerprint_of(document).chunks(config.chunk_lines, config.max_page_chunks),
-            hosts: hosts[document].clone(),
-        })
+    // Of each text, its first page's chunks and megashingles (a compared
+    // page has a fingerprint: it has words).
+    let (document_chunks, megashingles): (Vec<Vec<u64>>, Vec<Option<[u64; MEGASHINGLES]>>) = prints
+        .map_pages(&first_page, |_, print| {
+            print.map_or((Vec::new(), None), |print| {
+                (
+                    print.chunks(config.chunk_lines, config.max_page_chunks),
+                    print.megashingles(),
+                )
+            })
+        })?
+        .into_iter()
+        .unzip();
+    let chunk_documents: Vec<chunks::ChunkDocument> = document_chunks
+        .into_iter()
+        .zip(hosts)
+        .map(|(chunks, hosts)| chunks::ChunkDocument { chunks, hosts })
         .collect();
     let mut chunk_result = chunks::similar_pairs(&chunk_documents, config);
-    let mut megashingle_pairs =
-        megashingle_pairs(&(0..documents).map(fingerprint_of).collect::<Vec<_>>());
+    drop(chunk_documents);
+    let mut megashingle_pairs = megashingle_pairs(&megashingles);
+    drop(megashingles);
     // Texts in two languages are never copies, whatever lines they share.
     let language_of = |document: u32| languages[first_page[document as usize]];
     let same_language =
@@ -576,16 +630,16 @@ pub fn analyse(
             }
         })
         .collect();
-    Similarity {
+    Ok(Similarity {
         config: config.clone(),
-        fingerprints,
+        fingerprints: Vec::new(),
         trivial,
         representative,
         boilerplate: chunk_result.boilerplate,
         languages,
         stand_in,
         counts,
-    }
+    })
 }
 
 /// Pairs of documents sharing a megashingle (fetterly-2004 §2): for each of
@@ -593,21 +647,18 @@ pub fn analyse(
 /// that slot. Every pair of a group is listed, except in a group of more than
 /// `MAX_LISTED_GROUP` documents, whose members are only joined to its first
 /// (enough for union-find, and the work stays linear).
-fn megashingle_pairs(fingerprints: &[&Fingerprint]) -> Vec<(u32, u32)> {
+fn megashingle_pairs(megashingles: &[Option<[u64; MEGASHINGLES]>]) -> Vec<(u32, u32)> {
     const MAX_LISTED_GROUP: usize = 1000;
-    let mut table: Vec<(u8, u64, u32)> = fingerprints
+    let mut table: Vec<(u8, u64, u32)> = megashingles
         .par_iter()
         .enumerate()
-        .flat_map_iter(|(document, fingerprint)| {
-            fingerprint
-                .megashingles()
-                .into_iter()
-                .flat_map(move |megas| {
-                    megas
-                        .into_iter()
-                        .enumerate()
-                        .map(move |(slot, mega)| (slot as u8, mega, document as u32))
-                })
+        .flat_map_iter(|(document, megashingles)| {
+            megashingles.iter().flat_map(move |megas| {
+                megas
+                    .iter()
+                    .enumerate()
+                    .map(move |(slot, &mega)| (slot as u8, mega, document as u32))
+            })
         })
         .collect();
     table.par_sort_unstable();
@@ -864,20 +915,24 @@ impl Similarity {
         self.fingerprints
             .par_iter()
             .map(|fingerprint| {
-                let Some(fingerprint) = fingerprint else {
-                    return 0;
-                };
-                let chunks = self.counted_chunks(fingerprint);
-                if chunks.is_empty() {
-                    return 0;
-                }
-                let mut hasher = xxhash_rust::xxh3::Xxh3::new();
-                for chunk in &chunks {
-                    hasher.update(&chunk.to_le_bytes());
-                }
-                hasher.digest().max(1)
+                fingerprint
+                    .as_ref()
+                    .map_or(0, |print| self.own_text_signature(print))
             })
             .collect()
+    }
+
+    /// [`Similarity::own_text_signatures`] of one page, its fingerprint given.
+    pub fn own_text_signature(&self, fingerprint: &Fingerprint) -> u64 {
+        let chunks = self.counted_chunks(fingerprint);
+        if chunks.is_empty() {
+            return 0;
+        }
+        let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+        for chunk in &chunks {
+            hasher.update(&chunk.to_le_bytes());
+        }
+        hasher.digest().max(1)
     }
 
     fn counted_chunks(&self, fingerprint: &Fingerprint) -> Vec<u64> {

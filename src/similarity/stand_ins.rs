@@ -23,10 +23,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use crate::fingerprint::Fingerprint;
 use crate::pages::{page_arcs, path_folder, url_path, HostId, PageTable};
 
-use super::{is_compared, SimilarityConfig};
+use super::{compared_with, PageText, SimilarityConfig};
 use crate::share::more_than;
 
 /// The place of a page within a manual, as copies under other prefixes
@@ -42,20 +41,13 @@ fn place(url: &str) -> Option<String> {
 /// (`stand_in_names`, `stand_in_places_share`, `stand_in_folder_share`).
 /// A page is one by its text or by its echo signature: the pages of one
 /// text stay together whatever path some of them happen to name.
-pub fn find(
-    table: &PageTable,
-    fingerprints: &[Option<Fingerprint>],
-    config: &SimilarityConfig,
-) -> Vec<bool> {
-    let mut stand_in = find_by(table, fingerprints, config, |print| print.text_signature);
+pub fn find(table: &PageTable, texts: &[PageText], config: &SimilarityConfig) -> Vec<bool> {
+    let mut stand_in = find_by(table, texts, config, |text| text.text);
     // Most crawls have no page that says its own path: then the echo
     // signatures are the text signatures, and the answer is the same.
-    let echoes = fingerprints
-        .iter()
-        .flatten()
-        .any(|print| print.echo_signature != print.text_signature);
+    let echoes = texts.iter().any(|text| text.echo != text.text);
     if echoes {
-        let by_echo = find_by(table, fingerprints, config, |print| print.echo_signature);
+        let by_echo = find_by(table, texts, config, |text| text.echo);
         for (flag, echo) in stand_in.iter_mut().zip(by_echo) {
             *flag |= echo;
         }
@@ -66,15 +58,14 @@ pub fn find(
 /// [`find`] with one signature as a page's text.
 fn find_by(
     table: &PageTable,
-    fingerprints: &[Option<Fingerprint>],
+    texts: &[PageText],
     config: &SimilarityConfig,
-    signature: impl Fn(&Fingerprint) -> u128,
+    signature: impl Fn(&PageText) -> u128,
 ) -> Vec<bool> {
     let names = config.stand_in_names;
     let mut stand_in = vec![false; table.pages.len()];
     let text_of = |page: usize| {
-        is_compared(table, fingerprints, page)
-            .then(|| fingerprints[page].as_ref().map_or(0, &signature))
+        compared_with(table, page, texts[page].words).then(|| signature(&texts[page]))
     };
     // Pages of each (host, text).
     let mut served: HashMap<(HostId, u128), Vec<usize>> = HashMap::new();
@@ -164,7 +155,11 @@ mod tests {
 
     fn stand_ins(captures: &[Capture]) -> Vec<String> {
         let (table, fingerprints) = PageTable::build_with_fingerprints(&[captures]);
-        let flags = find(&table, &fingerprints, &SimilarityConfig::default());
+        let texts: Vec<PageText> = fingerprints
+            .iter()
+            .map(|print| PageText::of(print.as_ref()))
+            .collect();
+        let flags = find(&table, &texts, &SimilarityConfig::default());
         table
             .pages
             .iter()
@@ -218,7 +213,11 @@ mod tests {
             let path = format!("/docs/ref/missing-{n}.html");
             let text = format!("Page not found\nThe page {path} was not found on this server.");
             let mut page = capture(&format!("http://docs.example.org{path}"), &text);
-            page.fingerprint = Some(Fingerprint::of_page_at(Some(&path), "", &text));
+            page.fingerprint = Some(crate::fingerprint::Fingerprint::of_page_at(
+                Some(&path),
+                "",
+                &text,
+            ));
             web.push(page);
         }
         let found = stand_ins(&web);
@@ -236,7 +235,11 @@ mod tests {
             .chain((0..11).map(|n| format!("/docs/page{n}.html")))
             .map(|path| {
                 let mut page = capture(&format!("http://parked.example{path}"), text);
-                page.fingerprint = Some(Fingerprint::of_page_at(Some(&path), "", text));
+                page.fingerprint = Some(crate::fingerprint::Fingerprint::of_page_at(
+                    Some(&path),
+                    "",
+                    text,
+                ));
                 page
             })
             .collect();

@@ -394,3 +394,51 @@ fn a_similarity_is_written_without_its_fingerprints() {
     short.fingerprints.pop();
     assert!(short.problem(table.pages.len()).is_some());
 }
+
+#[test]
+fn the_analysis_of_fingerprints_read_from_their_file_is_the_analysis_held_in_memory() {
+    // Exact copies, a mirror with a banner (chunks), near-identical long
+    // pages (megashingles), a stand-in host, a page without words and one
+    // not answered 200: every kind of page the stage reads.
+    let mut captures = manual("www.example.org", "/manual/", false);
+    captures.extend(manual("mirror.example.net", "/pub/manual/", true));
+    let long = sentences("shingled", 0, 200);
+    let mut edited = long.clone();
+    edited[100] = "one edited line in the middle".into();
+    captures.push(capture("http://a.example/x", &long.join("\n")));
+    captures.push(capture("http://b.example/x", &edited.join("\n")));
+    captures.push(capture("http://c.example/x", &long.join("\n")));
+    captures
+        .extend((0..12).map(|n| capture(&format!("http://d.example/docs/p{n}.html"), "Not here.")));
+    captures.push(capture("http://e.example/empty", "  \n "));
+    captures.push(capture_with_status("http://e.example/gone", "gone", 404));
+    for test in [
+        SimilarityTest::Chunks,
+        SimilarityTest::Minhash,
+        SimilarityTest::Both,
+    ] {
+        let config = SimilarityConfig {
+            test,
+            ..SimilarityConfig::default()
+        };
+        let (table, held) = run(&captures, &config);
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("fingerprints.bin");
+        crate::generation::write_fingerprints(&path, &held.fingerprints).unwrap();
+        let file = crate::generation::FingerprintFile::open(&path).unwrap();
+        let read = analyse_from(&table, &file, &config).unwrap();
+        assert!(read.fingerprints.is_empty());
+        // Everything but the fingerprints, as a generation writes it.
+        assert_eq!(
+            postcard::to_allocvec(&read).unwrap(),
+            postcard::to_allocvec(&held).unwrap(),
+            "{test}"
+        );
+        let counts = &held.counts;
+        assert!(
+            counts.megashingle_pairs > 0 && counts.chunk_pairs > 0,
+            "{counts:?}"
+        );
+        assert!(counts.stand_in_pages > 0, "{counts:?}");
+    }
+}

@@ -508,3 +508,62 @@ fn a_copy_naming_its_release_less_precisely_is_of_that_release() {
     .unwrap();
     assert_eq!(copies[0].0, "docs.example.org");
 }
+
+#[test]
+fn the_stage_reading_fingerprints_from_their_file_finds_what_it_finds_holding_them() {
+    // Three versions joined by rule 4 (their pages resemble), a mirror of
+    // the newest (a cluster of collections), a stand-in host.
+    let topics = topics(12);
+    let mut web = release(
+        "docs.example.org",
+        "/manual/",
+        "Widget",
+        "4.2",
+        None,
+        &topics,
+    );
+    web.extend(release(
+        "mirror.example.net",
+        "/widget/",
+        "Widget",
+        "3.2",
+        Some(0),
+        &topics,
+    ));
+    web.extend(release(
+        "old.example.com",
+        "/pub/widget/",
+        "Widget",
+        "2.2",
+        Some(1),
+        &topics,
+    ));
+    web.extend(release(
+        "copy.example.info",
+        "/docs/",
+        "Widget",
+        "4.2",
+        None,
+        &topics,
+    ));
+    web.extend((0..12).map(|n| capture(&format!("http://parked.example/p{n}.html"), "Not here.")));
+    let (table, similarity) = run(&web, &SimilarityConfig::default());
+    let held = analyse(&table, &similarity, &CollectionsConfig::default());
+    assert!(held.counts.lineage.versions_joined > 0, "{:?}", held.counts);
+    assert!(held
+        .clusters
+        .iter()
+        .any(|cluster| cluster.kind == ClusterKind::Collection));
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("fingerprints.bin");
+    crate::generation::write_fingerprints(&path, &similarity.fingerprints).unwrap();
+    let file = crate::generation::FingerprintFile::open(&path).unwrap();
+    let without = similarity.clone().without_fingerprints();
+    let read =
+        crate::collections::analyse_with(&table, (&without, &file), &CollectionsConfig::default())
+            .unwrap();
+    assert_eq!(
+        postcard::to_allocvec(&read).unwrap(),
+        postcard::to_allocvec(&held).unwrap()
+    );
+}
