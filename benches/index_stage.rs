@@ -62,8 +62,9 @@ fn segments(index_dir: &Path) -> usize {
 }
 
 fn main() {
-    // As the binary does (`mirrorscope::memory::one_heap_a_core`).
+    // As `index` does.
     mirrorscope::memory::one_heap_a_core();
+    mirrorscope::memory::give_freed_pages_back_at_once();
     let arguments: Vec<String> = std::env::args()
         .skip(1)
         .filter(|argument| !argument.starts_with("--"))

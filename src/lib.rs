@@ -8,6 +8,11 @@
 //! ([`collections`]) -> search index ([`index`]) -> generation ([`datadir`])
 //! -> search with roll-up ([`search`]) -> the site ([`web`]).
 
+/// mimalloc allocates for the binary, the benches and the tests alike
+/// ([`memory`] says why).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 pub mod atomic;
 pub mod collections;
 pub mod config;

@@ -315,7 +315,13 @@ enum Command {
 fn main() -> ExitCode {
     mirrorscope::memory::one_heap_a_core();
     init_logging();
-    match run(Cli::parse()) {
+    let cli = Cli::parse();
+    if !matches!(cli.command, Command::Serve { .. }) {
+        // Each command but the server runs stages that free most of what
+        // they held.
+        mirrorscope::memory::give_freed_pages_back_at_once();
+    }
+    match run(cli) {
         Ok(code) => code,
         Err(error) => {
             if is_broken_pipe(&error) {
