@@ -32,6 +32,9 @@
 //! otherwise only by coincidence (two different shingles tying at the minimum,
 //! about n / 2^33 for an n-shingle page), at half the space.
 
+use std::collections::HashMap;
+
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::{xxh3_128, xxh3_64_with_seed};
 
@@ -157,6 +160,83 @@ impl Fingerprint {
         chunks.dedup();
         chunks.truncate(most);
         chunks
+    }
+}
+
+/// Where a reader finds pages' fingerprints: all of them in memory (the
+/// similarity stage's `Vec`, by page id), or a generation's file, read a
+/// block at a time (`crate::generation::FingerprintFile`, whose reads fail
+/// with its `Error`).
+pub trait Fingerprints {
+    /// Why a read failed (`Infallible` in memory).
+    type Error;
+
+    /// Calls `visit` once with each distinct page of `pages` (page ids) and
+    /// its fingerprint (`None` for a page without a body), in an order of
+    /// its own. A page past the end is visited with `None`.
+    fn visit(
+        &self,
+        pages: &[usize],
+        visit: &mut dyn FnMut(usize, Option<&Fingerprint>),
+    ) -> Result<(), Self::Error>;
+
+    /// Pages there is a fingerprint (or `None`) for.
+    fn page_count(&self) -> usize;
+
+    /// `map` of each page of `pages` (page ids, in ascending order) and its
+    /// fingerprint (`None` past the end), computed in parallel, in the
+    /// order of `pages`. The file decodes each of its blocks once.
+    fn map_pages<R: Send>(
+        &self,
+        pages: &[usize],
+        map: impl Fn(usize, Option<&Fingerprint>) -> R + Sync,
+    ) -> Result<Vec<R>, Self::Error>
+    where
+        Self: Sized;
+
+    /// The fingerprints of `pages`, in their order.
+    fn of_pages(&self, pages: &[usize]) -> Result<Vec<Option<Fingerprint>>, Self::Error> {
+        let mut found: HashMap<usize, Option<Fingerprint>> = HashMap::with_capacity(pages.len());
+        self.visit(pages, &mut |page, fingerprint| {
+            found.insert(page, fingerprint.cloned());
+        })?;
+        Ok(pages
+            .iter()
+            .map(|page| found.get(page).cloned().flatten())
+            .collect())
+    }
+}
+
+impl Fingerprints for Vec<Option<Fingerprint>> {
+    type Error = std::convert::Infallible;
+
+    fn page_count(&self) -> usize {
+        self.len()
+    }
+
+    fn map_pages<R: Send>(
+        &self,
+        pages: &[usize],
+        map: impl Fn(usize, Option<&Fingerprint>) -> R + Sync,
+    ) -> Result<Vec<R>, Self::Error> {
+        Ok(pages
+            .par_iter()
+            .map(|&page| map(page, self.get(page).and_then(Option::as_ref)))
+            .collect())
+    }
+
+    fn visit(
+        &self,
+        pages: &[usize],
+        visit: &mut dyn FnMut(usize, Option<&Fingerprint>),
+    ) -> Result<(), Self::Error> {
+        let mut distinct = pages.to_vec();
+        distinct.sort_unstable();
+        distinct.dedup();
+        for page in distinct {
+            visit(page, self.get(page).and_then(Option::as_ref));
+        }
+        Ok(())
     }
 }
 

@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::collections::{ClusterKind, CollectionCounts, Collections};
-use crate::generation::{Analysis, DataDir, Fingerprints, Manifest, Result};
+use crate::generation::{Analysis, DataDir, DataError, Fingerprints, Manifest, Result};
 use crate::mirrors::MirrorCounts;
 use crate::pages::{PageTable, TableCounts};
 use crate::similarity::{Similarity, SimilarityCounts};
@@ -104,7 +104,7 @@ impl Stats {
     pub fn of(
         manifest: &Manifest,
         table: &PageTable,
-        (similarity, fingerprints): (&Similarity, &dyn Fingerprints),
+        (similarity, fingerprints): (&Similarity, &dyn Fingerprints<Error = DataError>),
         collections: &Collections,
     ) -> Result<Stats> {
         Ok(Stats {
@@ -138,7 +138,7 @@ impl Stats {
 fn stand_ins(
     table: &PageTable,
     similarity: &Similarity,
-    fingerprints: &dyn Fingerprints,
+    fingerprints: &dyn Fingerprints<Error = DataError>,
 ) -> Result<Vec<StandIn>> {
     type Key = (crate::pages::HostId, u128);
     let pages: Vec<usize> = (0..table.pages.len())

@@ -40,8 +40,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{ClusterKind, CollectionId, Collections};
 use crate::corpus::html::version_strings;
-use crate::fingerprint::minhash_resemblance;
-use crate::generation::{DataError, Fingerprints};
+use crate::fingerprint::{minhash_resemblance, Fingerprints};
 use crate::pages::{page_arcs, parse_decimal_id, url_path, HostId, NotAnId, PageId, PageTable};
 use crate::share::at_least;
 use crate::similarity::Similarity;
@@ -389,7 +388,7 @@ pub fn find<F: Fingerprints + Sync>(
     documents: &[bool],
     collections: &Collections,
     config: &LineageConfig,
-) -> Result<Lineages, DataError> {
+) -> Result<Lineages, F::Error> {
     let pages = table.pages.len();
     let takes_part = |page: usize| documents[page];
     // Clusters of collections by position.
@@ -794,7 +793,7 @@ fn join_versions<F: Fingerprints + Sync>(
     units: &[Unit],
     sets: &mut UnionFind,
     config: &LineageConfig,
-) -> Result<u64, DataError> {
+) -> Result<u64, F::Error> {
     // Place -> (unit, page), at most `max_candidates` pages a unit.
     let mut at_place: HashMap<String, Vec<(usize, PageId)>> = HashMap::new();
     for (unit, members) in units.iter().enumerate() {

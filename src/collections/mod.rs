@@ -59,7 +59,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
-use crate::generation::{DataError, Fingerprints};
+use crate::fingerprint::Fingerprints;
 use crate::pages::{
     folder_prefix, parse_decimal_id, HostId, HostLists, NotAnId, PageId, PageTable, NO_HOST_LISTS,
 };
@@ -312,7 +312,7 @@ impl Collections {
         table: &PageTable,
         (similarity, prints): (&Similarity, &F),
         documents: &[bool],
-    ) -> Result<(), DataError> {
+    ) -> Result<(), F::Error> {
         self.lineages = lineage::find(
             table,
             (similarity, prints),
@@ -496,7 +496,7 @@ fn documents_of(similarity: &Similarity, compared: &[bool]) -> Vec<bool> {
 fn read_texts<F: Fingerprints + Sync>(
     table: &PageTable,
     (similarity, prints): (&Similarity, &F),
-) -> Result<(Vec<bool>, Vec<u64>), DataError> {
+) -> Result<(Vec<bool>, Vec<u64>), F::Error> {
     let every_page: Vec<usize> = (0..table.pages.len()).collect();
     Ok(prints
         .map_pages(&every_page, |page, print| {
@@ -661,8 +661,10 @@ pub fn analyse(
     similarity: &Similarity,
     config: &CollectionsConfig,
 ) -> Collections {
-    analyse_with(table, (similarity, &similarity.fingerprints), config)
-        .expect("fingerprints held in memory are read without error")
+    match analyse_with(table, (similarity, &similarity.fingerprints), config) {
+        Ok(collections) => collections,
+        Err(never) => match never {},
+    }
 }
 
 /// [`analyse`], the pages' fingerprints read from `prints` (the file the
@@ -672,7 +674,7 @@ pub fn analyse_with<F: Fingerprints + Sync>(
     table: &PageTable,
     (similarity, prints): (&Similarity, &F),
     config: &CollectionsConfig,
-) -> Result<Collections, DataError> {
+) -> Result<Collections, F::Error> {
     let (compared, own_text) = read_texts(table, (similarity, prints))?;
     let documents = documents_of(similarity, &compared);
     drop(compared);
@@ -710,9 +712,11 @@ pub fn analyse_grown(
         &facts,
         Some(growth),
     );
-    collections
-        .find_lineages(table, (similarity, &similarity.fingerprints), &documents)
-        .expect("fingerprints held in memory are read without error");
+    if let Err(never) =
+        collections.find_lineages(table, (similarity, &similarity.fingerprints), &documents)
+    {
+        match never {}
+    }
     Ok(collections)
 }
 

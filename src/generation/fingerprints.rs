@@ -17,7 +17,6 @@
 //! Numbers are little-endian. The file is written once, streaming, by the
 //! generation's writer, and never changed.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
@@ -26,7 +25,7 @@ use std::path::{Path, PathBuf};
 use rayon::prelude::*;
 
 use super::{io_error, DataError, Result};
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{Fingerprint, Fingerprints};
 
 /// The file's name in a generation's folder.
 pub(crate) const FINGERPRINTS_FILE: &str = "fingerprints.bin";
@@ -87,77 +86,6 @@ fn compress(path: &Path, block: &[Option<Fingerprint>]) -> Result<Vec<u8>> {
     encoder.include_checksum(true).map_err(io_error(path))?;
     encoder.write_all(&encoded).map_err(io_error(path))?;
     encoder.finish().map_err(io_error(path))
-}
-
-/// Where a reader finds pages' fingerprints: all of them in memory (the
-/// similarity stage's `Vec`, by page id), or the generation's file, read a
-/// block at a time.
-pub trait Fingerprints {
-    /// Calls `visit` once with each distinct page of `pages` (page ids) and
-    /// its fingerprint (`None` for a page without a body), in an order of
-    /// its own. A page past the end is visited with `None`.
-    fn visit(
-        &self,
-        pages: &[usize],
-        visit: &mut dyn FnMut(usize, Option<&Fingerprint>),
-    ) -> Result<()>;
-
-    /// Pages there is a fingerprint (or `None`) for.
-    fn page_count(&self) -> usize;
-
-    /// `map` of each page of `pages` (page ids, in ascending order) and its
-    /// fingerprint (`None` past the end), computed in parallel, in the
-    /// order of `pages`. The file decodes each of its blocks once.
-    fn map_pages<R: Send>(
-        &self,
-        pages: &[usize],
-        map: impl Fn(usize, Option<&Fingerprint>) -> R + Sync,
-    ) -> Result<Vec<R>>
-    where
-        Self: Sized;
-
-    /// The fingerprints of `pages`, in their order.
-    fn of_pages(&self, pages: &[usize]) -> Result<Vec<Option<Fingerprint>>> {
-        let mut found: HashMap<usize, Option<Fingerprint>> = HashMap::with_capacity(pages.len());
-        self.visit(pages, &mut |page, fingerprint| {
-            found.insert(page, fingerprint.cloned());
-        })?;
-        Ok(pages
-            .iter()
-            .map(|page| found.get(page).cloned().flatten())
-            .collect())
-    }
-}
-
-impl Fingerprints for Vec<Option<Fingerprint>> {
-    fn page_count(&self) -> usize {
-        self.len()
-    }
-
-    fn map_pages<R: Send>(
-        &self,
-        pages: &[usize],
-        map: impl Fn(usize, Option<&Fingerprint>) -> R + Sync,
-    ) -> Result<Vec<R>> {
-        Ok(pages
-            .par_iter()
-            .map(|&page| map(page, self.get(page).and_then(Option::as_ref)))
-            .collect())
-    }
-
-    fn visit(
-        &self,
-        pages: &[usize],
-        visit: &mut dyn FnMut(usize, Option<&Fingerprint>),
-    ) -> Result<()> {
-        let mut distinct = pages.to_vec();
-        distinct.sort_unstable();
-        distinct.dedup();
-        for page in distinct {
-            visit(page, self.get(page).and_then(Option::as_ref));
-        }
-        Ok(())
-    }
 }
 
 /// A generation's `fingerprints.bin`, opened: its header and block index
@@ -304,6 +232,8 @@ impl FingerprintFile {
 }
 
 impl Fingerprints for FingerprintFile {
+    type Error = DataError;
+
     fn page_count(&self) -> usize {
         self.pages
     }

@@ -30,13 +30,14 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::collections::{CollectionCounts, Collections};
+pub use crate::fingerprint::Fingerprints;
 use crate::index::{IndexCounts, IndexError};
 use crate::mirrors::{MirrorCounts, Mirrors};
 use crate::pages::{PageTable, TableCounts};
 use crate::similarity::{Similarity, SimilarityCounts};
 use crate::store::{PageStore, StoreConfig, StoreError};
 pub(crate) use fingerprints::FINGERPRINTS_FILE;
-pub use fingerprints::{write as write_fingerprints, FingerprintFile, Fingerprints};
+pub use fingerprints::{write as write_fingerprints, FingerprintFile};
 
 /// The settings file in the data folder's root.
 pub(crate) const CONFIG_FILE: &str = "config.json";

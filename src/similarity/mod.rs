@@ -31,13 +31,12 @@ use std::fmt;
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::generation::Fingerprints;
 use crate::language::{self, Language};
 use crate::pages::{HostId, PageId, PageTable};
 
 pub use crate::fingerprint::{
-    chunk_hash, line_hash, Fingerprint, MEGASHINGLES, MINHASH_FUNCTIONS, SHINGLE_WORDS,
-    SUPERSHINGLES, SUPERSHINGLE_WIDTH,
+    chunk_hash, line_hash, Fingerprint, Fingerprints, MEGASHINGLES, MINHASH_FUNCTIONS,
+    SHINGLE_WORDS, SUPERSHINGLES, SUPERSHINGLE_WIDTH,
 };
 use crate::union_find::UnionFind;
 pub use chunks::required_shared;
@@ -364,8 +363,10 @@ pub fn analyse(
     fingerprints: Vec<Option<Fingerprint>>,
     config: &SimilarityConfig,
 ) -> Similarity {
-    let mut similarity = analyse_from(table, &fingerprints, config)
-        .expect("fingerprints held in memory are read without error");
+    let mut similarity = match analyse_from(table, &fingerprints, config) {
+        Ok(similarity) => similarity,
+        Err(never) => match never {},
+    };
     similarity.fingerprints = fingerprints;
     similarity
 }
@@ -379,7 +380,7 @@ pub fn analyse_from<F: Fingerprints + Sync>(
     table: &PageTable,
     prints: &F,
     config: &SimilarityConfig,
-) -> Result<Similarity, crate::generation::DataError> {
+) -> Result<Similarity, F::Error> {
     assert_eq!(table.pages.len(), prints.page_count());
     let page_count = table.pages.len();
     let every_page: Vec<usize> = (0..page_count).collect();
