@@ -812,22 +812,16 @@ fn join_versions<F: Fingerprints + Sync>(
         units.dedup();
         units.len() <= config.max_units_per_place
     });
-    // The min-hashes of the pages at a place of two units or more: the
-    // only ones compared.
-    let mut compared: Vec<usize> = at_place
-        .values()
-        .filter(|holders| holders.windows(2).any(|pair| pair[0].0 != pair[1].0))
-        .flat_map(|holders| holders.iter().map(|&(_, page)| page.0 as usize))
-        .chain(units.iter().flat_map(|unit| {
-            unit.pages
-                .iter()
-                .filter(|(_, key)| {
-                    at_place.get(key).is_some_and(|holders| {
-                        holders.windows(2).any(|pair| pair[0].0 != pair[1].0)
-                    })
-                })
-                .map(|(page, _)| page.0 as usize)
-        }))
+    // The min-hashes of the pages at a place of two units or more (a
+    // place's holders are in the order of their units): the only ones
+    // compared.
+    let of_two_units =
+        |holders: &Vec<(usize, PageId)>| holders.windows(2).any(|pair| pair[0].0 != pair[1].0);
+    let mut compared: Vec<usize> = units
+        .iter()
+        .flat_map(|unit| unit.pages.iter())
+        .filter(|(_, key)| at_place.get(key).is_some_and(of_two_units))
+        .map(|(page, _)| page.0 as usize)
         .collect();
     compared.sort_unstable();
     compared.dedup();

@@ -313,14 +313,21 @@ mod tests {
             .collect()
     }
 
+    /// 23 pages' fingerprints written in `folder` in blocks of 4 (a last
+    /// block of 3), and the file opened.
+    fn twenty_three_in_blocks_of_four(
+        folder: &Path,
+    ) -> (Vec<Option<Fingerprint>>, FingerprintFile) {
+        let path = folder.join(FINGERPRINTS_FILE);
+        let written = fingerprints(23);
+        write_blocks(&path, &written, 4).unwrap();
+        (written, FingerprintFile::open(&path).unwrap())
+    }
+
     #[test]
     fn every_page_is_read_back_whole_and_one_at_a_time() {
         let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join(FINGERPRINTS_FILE);
-        // Blocks of 4: a last block of 3, and a page past every block.
-        let written = fingerprints(23);
-        write_blocks(&path, &written, 4).unwrap();
-        let file = FingerprintFile::open(&path).unwrap();
+        let (written, file) = twenty_three_in_blocks_of_four(folder.path());
         assert_eq!(file.pages(), 23);
         assert_eq!(file.read_all().unwrap(), written);
         let asked = [22, 0, 3, 3, 9, 30];
@@ -336,10 +343,7 @@ mod tests {
     #[test]
     fn mapping_pages_gives_each_its_own_fingerprint_in_order() {
         let folder = tempfile::tempdir().unwrap();
-        let path = folder.path().join(FINGERPRINTS_FILE);
-        let written = fingerprints(23);
-        write_blocks(&path, &written, 4).unwrap();
-        let file = FingerprintFile::open(&path).unwrap();
+        let (written, file) = twenty_three_in_blocks_of_four(folder.path());
         assert_eq!((file.page_count(), written.page_count()), (23, 23));
         // Runs within a block, a lone page of a block, the last block's
         // pages, and pages past the end.

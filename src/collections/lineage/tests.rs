@@ -101,16 +101,16 @@ fn lineage_at(
     ))
 }
 
-#[test]
-fn three_versions_on_three_hosts_are_one_manual_shown_from_the_newest() {
-    let topics = topics(12);
+/// Widget 4.2, 3.2 and 2.2 on three hosts, each release rewriting another
+/// third of every page.
+fn three_widget_releases(topics: &[String]) -> Vec<Capture> {
     let mut web = release(
         "docs.example.org",
         "/manual/",
         "Widget",
         "4.2",
         None,
-        &topics,
+        topics,
     );
     web.extend(release(
         "mirror.example.net",
@@ -118,7 +118,7 @@ fn three_versions_on_three_hosts_are_one_manual_shown_from_the_newest() {
         "Widget",
         "3.2",
         Some(0),
-        &topics,
+        topics,
     ));
     web.extend(release(
         "old.example.com",
@@ -126,8 +126,15 @@ fn three_versions_on_three_hosts_are_one_manual_shown_from_the_newest() {
         "Widget",
         "2.2",
         Some(1),
-        &topics,
+        topics,
     ));
+    web
+}
+
+#[test]
+fn three_versions_on_three_hosts_are_one_manual_shown_from_the_newest() {
+    let topics = topics(12);
+    let web = three_widget_releases(&topics);
     let (table, collections) = lineages_of(&web);
     // No two releases are copies of each other: no cluster at all.
     assert!(collections.clusters.is_empty());
@@ -514,30 +521,7 @@ fn the_stage_reading_fingerprints_from_their_file_finds_what_it_finds_holding_th
     // Three versions joined by rule 4 (their pages resemble), a mirror of
     // the newest (a cluster of collections), a stand-in host.
     let topics = topics(12);
-    let mut web = release(
-        "docs.example.org",
-        "/manual/",
-        "Widget",
-        "4.2",
-        None,
-        &topics,
-    );
-    web.extend(release(
-        "mirror.example.net",
-        "/widget/",
-        "Widget",
-        "3.2",
-        Some(0),
-        &topics,
-    ));
-    web.extend(release(
-        "old.example.com",
-        "/pub/widget/",
-        "Widget",
-        "2.2",
-        Some(1),
-        &topics,
-    ));
+    let mut web = three_widget_releases(&topics);
     web.extend(release(
         "copy.example.info",
         "/docs/",
