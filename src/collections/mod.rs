@@ -698,8 +698,12 @@ pub fn analyse_grown(
     config: &CollectionsConfig,
     growth: Growth,
 ) -> Result<Collections, String> {
-    let documents = documents(table, similarity);
-    let own_text = similarity.own_text_signatures();
+    let held = (similarity, &similarity.fingerprints);
+    let (compared, own_text) = match read_texts(table, held) {
+        Ok(texts) => texts,
+        Err(never) => match never {},
+    };
+    let documents = documents_of(similarity, &compared);
     let (graph, labels, trivial_clusters, facts) =
         prepare(table, similarity, (&documents, own_text), config);
     let (growth_labels, _) = names::aliases(&graph, &labels);
@@ -712,9 +716,7 @@ pub fn analyse_grown(
         &facts,
         Some(growth),
     );
-    if let Err(never) =
-        collections.find_lineages(table, (similarity, &similarity.fingerprints), &documents)
-    {
+    if let Err(never) = collections.find_lineages(table, held, &documents) {
         match never {}
     }
     Ok(collections)
