@@ -452,7 +452,7 @@ pub(crate) fn compared_labels(
 }
 
 /// [`compared_labels`], the pages that may be of a collection given
-/// ([`documents_of`]).
+/// ([`documents`]).
 fn compared_labels_of(
     table: &PageTable,
     similarity: &Similarity,
@@ -474,23 +474,16 @@ fn compared_labels_of(
 /// By page: compared by similarity and no stand-in, a page that may be
 /// one of a collection (the similarity's fingerprints held).
 fn documents(table: &PageTable, similarity: &Similarity) -> Vec<bool> {
-    let compared: Vec<bool> = (0..table.pages.len())
-        .map(|page| is_compared(table, &similarity.fingerprints, page))
-        .collect();
-    documents_of(similarity, &compared)
-}
-
-/// [`documents`], which pages similarity compares given.
-fn documents_of(similarity: &Similarity, compared: &[bool]) -> Vec<bool> {
-    compared
-        .iter()
-        .enumerate()
-        .map(|(page, &compared)| compared && !similarity.is_stand_in(PageId(page as u32)))
+    (0..table.pages.len())
+        .map(|page| {
+            is_compared(table, &similarity.fingerprints, page)
+                && !similarity.is_stand_in(PageId(page as u32))
+        })
         .collect()
 }
 
-/// What the stage reads of each page's fingerprint, by page: whether
-/// similarity compares it, and its own text's signature
+/// What the stage reads of each page's fingerprint, by page: whether it
+/// may be of a collection ([`documents`]), and its own text's signature
 /// ([`Similarity::own_text_signature`]); one pass over the fingerprints,
 /// wherever they are.
 fn read_texts<F: Fingerprints + Sync>(
@@ -502,7 +495,9 @@ fn read_texts<F: Fingerprints + Sync>(
         .map_pages(&every_page, |page, print| {
             let words = print.map_or(0, |print| print.words);
             let own_text = print.map_or(0, |print| similarity.own_text_signature(print));
-            (compared_with(table, page, words), own_text)
+            let document =
+                compared_with(table, page, words) && !similarity.is_stand_in(PageId(page as u32));
+            (document, own_text)
         })?
         .into_iter()
         .unzip())
@@ -675,9 +670,7 @@ pub fn analyse_with<F: Fingerprints + Sync>(
     (similarity, prints): (&Similarity, &F),
     config: &CollectionsConfig,
 ) -> Result<Collections, F::Error> {
-    let (compared, own_text) = read_texts(table, (similarity, prints))?;
-    let documents = documents_of(similarity, &compared);
-    drop(compared);
+    let (documents, own_text) = read_texts(table, (similarity, prints))?;
     let (graph, labels, trivial_clusters, facts) =
         prepare(table, similarity, (&documents, own_text), config);
     let mut collections = build(&graph, &labels, trivial_clusters, config, &facts);
@@ -699,11 +692,10 @@ pub fn analyse_grown(
     growth: Growth,
 ) -> Result<Collections, String> {
     let held = (similarity, &similarity.fingerprints);
-    let (compared, own_text) = match read_texts(table, held) {
+    let (documents, own_text) = match read_texts(table, held) {
         Ok(texts) => texts,
         Err(never) => match never {},
     };
-    let documents = documents_of(similarity, &compared);
     let (graph, labels, trivial_clusters, facts) =
         prepare(table, similarity, (&documents, own_text), config);
     let (growth_labels, _) = names::aliases(&graph, &labels);
