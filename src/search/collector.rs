@@ -183,6 +183,33 @@ impl SegmentAbout {
         weigh(score, kind, self.share(doc), self.names(doc))
     }
 
+    /// The documents whose score the query weighs up (their title or
+    /// headings hold one of its words, or their title names it:
+    /// [`weigh`]), as one set over the segment's `documents`, a bit each
+    /// (document `d` is bit `d % 64` of word `d / 64`): a broad search
+    /// asks of every hit. `None` when there are none.
+    pub(super) fn weighed_up(&self, documents: u32) -> Option<Vec<u64>> {
+        use tantivy::DocSet;
+        if !self.weighs_up_any() {
+            return None;
+        }
+        let mut union = vec![0u64; documents as usize / 64 + 1];
+        for set in self.sets.iter().chain(&self.named) {
+            let mut docs = tantivy::query::BitSetDocSet::from(set.clone());
+            while docs.doc() < documents {
+                union[docs.doc() as usize / 64] |= 1 << (docs.doc() % 64);
+                docs.advance();
+            }
+        }
+        Some(union)
+    }
+
+    /// Whether the query weighs up the score of some document of the
+    /// segment ([`SegmentAbout::weighed_up`]).
+    pub(super) fn weighs_up_any(&self) -> bool {
+        !self.sets.is_empty() || self.named.is_some()
+    }
+
     #[inline]
     fn names(&self, doc: DocId) -> bool {
         self.named.as_ref().is_some_and(|docs| docs.contains(doc))
@@ -246,6 +273,17 @@ impl SegmentCollector for AboutSegmentCollector {
     }
 }
 
+/// What a fold counts of a document ([`Columns::counted`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Counted {
+    pub entry: Option<EntryKey>,
+    pub collection: Option<CollectionId>,
+    pub lineage: Option<LineagePlace>,
+    pub listing: bool,
+    pub host: u32,
+    pub manual_page: u64,
+}
+
 /// Collects all matching documents as [`Hit`]s.
 pub struct HitCollector {
     /// `Some(boost)` ranks by replication.
@@ -266,7 +304,9 @@ pub struct HitSegmentCollector {
 /// document of the index, and a column's own reader decodes a value at each
 /// read: about 3 ns a value on the million-page web (measured by reading
 /// them twice), 20 ms of a search matching every page. Decoded, they take
-/// 31 bytes a document.
+/// 31 bytes a document; with what a rolled-up search counts of each and
+/// the documents by group ([`SegmentFields`]' `counted` and `by_group`),
+/// 43 and a few.
 #[derive(Debug, Default)]
 pub struct SegmentFields {
     page: Box<[u32]>,
@@ -281,10 +321,71 @@ pub struct SegmentFields {
     /// The page's place in its manual, numbered 0, 1, 2… in each manual
     /// ([`RollupFields::read`]); [`NO_ID`] for none.
     place: Box<[u32]>,
+    /// What a rolled-up search counts of the page: its pair, numbered 0,
+    /// 1, 2… in the generation ([`RollupFields::read`], [`Pair`]), and its
+    /// place in its manual numbered in the generation (each place of each
+    /// manual its own number; [`NO_ID`] for none). Side by side: a search
+    /// matching few pages reads them at random, one cache line a hit.
+    counted: Box<[[u32; 2]]>,
+    /// The segment's documents by group ([`Pair::group`]).
+    by_group: GroupDocs,
+}
+
+/// One segment's documents by group: a rolled-up search scores in full
+/// only the matching pages of the groups its results page shows.
+#[derive(Debug, Default)]
+pub struct GroupDocs {
+    /// Documents, by group, then in order.
+    docs: Box<[DocId]>,
+    /// Each group with documents here, by number, and where its
+    /// documents start in `docs`.
+    starts: Box<[(u32, u32)]>,
+}
+
+impl GroupDocs {
+    /// The documents of the segment whose pairs are `pairs` (by
+    /// document), each pair of group `group_of(pair)`.
+    fn of(pairs: &[u32], group_of: impl Fn(u32) -> u32) -> GroupDocs {
+        let mut by_group: Vec<(u32, DocId)> = pairs
+            .iter()
+            .enumerate()
+            .map(|(doc, &pair)| (group_of(pair), doc as DocId))
+            .collect();
+        by_group.sort_unstable();
+        let mut starts: Vec<(u32, u32)> = Vec::new();
+        for (at, &(group, _)) in by_group.iter().enumerate() {
+            if starts.last().is_none_or(|&(last, _)| last != group) {
+                starts.push((group, at as u32));
+            }
+        }
+        GroupDocs {
+            docs: by_group.into_iter().map(|(_, doc)| doc).collect(),
+            starts: starts.into(),
+        }
+    }
+
+    /// The documents of group `group`, in order.
+    pub fn of_group(&self, group: u32) -> &[DocId] {
+        let at = self.starts.partition_point(|&(number, _)| number < group);
+        match self.starts.get(at) {
+            Some(&(number, start)) if number == group => {
+                let end = self
+                    .starts
+                    .get(at + 1)
+                    .map_or(self.docs.len(), |&(_, end)| end as usize);
+                &self.docs[start as usize..end]
+            }
+            _ => &[],
+        }
+    }
+
+    fn bytes(&self) -> usize {
+        std::mem::size_of_val(&*self.docs) + std::mem::size_of_val(&*self.starts)
+    }
 }
 
 /// A [`SegmentFields`] id that is none (the index's [`NONE`]).
-const NO_ID: u32 = u32::MAX;
+pub(super) const NO_ID: u32 = u32::MAX;
 
 impl SegmentFields {
     /// Decodes the roll-up fields of `segment`, but for the places in
@@ -330,6 +431,8 @@ impl SegmentFields {
                 .map(|kind| kind.min(u64::from(u8::MAX)) as u8)
                 .collect(),
             place: Box::default(),
+            counted: Box::default(),
+            by_group: GroupDocs::default(),
         };
         Ok((fields, values(IndexField::ManualPage, NONE)?))
     }
@@ -370,6 +473,8 @@ impl SegmentFields {
         .into_iter()
         .map(|values| held(values))
         .sum::<usize>()
+            + held(&self.counted)
+            + self.by_group.bytes()
             + held(&self.lineage_copy)
             + held(&self.kind)
     }
@@ -378,7 +483,33 @@ impl SegmentFields {
 /// The [`SegmentFields`] of each segment of a generation's index, decoded
 /// when the generation is opened (its index never changes).
 #[derive(Debug, Default)]
-pub struct RollupFields(FxHashMap<tantivy::index::SegmentId, Arc<SegmentFields>>);
+pub struct RollupFields {
+    segments: FxHashMap<tantivy::index::SegmentId, Arc<SegmentFields>>,
+    /// The pairs numbered ([`SegmentFields`]' `counted`), by number.
+    pairs: Vec<Pair>,
+    /// The groups numbered ([`Pair::group`]).
+    groups: u32,
+    /// The places in manuals numbered ([`SegmentFields`]' `counted`).
+    manual_places: u32,
+}
+
+/// What a rolled-up search counts of a page outside a search within one
+/// manual, the same for many pages: its group (a manual's entry, a similar
+/// cluster's, or its host's pages in no cluster), its host, its copy in
+/// its manual, its collection, and (of a page in no cluster) whether it
+/// is a listing. A search counts its hits by pair, and each pair's count
+/// into its group once ([`super::pruned`]): a broad search reads one
+/// number a hit, where it read seven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Pair {
+    /// The group's number: pairs of one group have the same.
+    pub group: u32,
+    pub entry: Option<EntryKey>,
+    pub host: u32,
+    pub copy: Option<u16>,
+    pub collection: Option<CollectionId>,
+    pub listing: bool,
+}
 
 impl RollupFields {
     /// Decodes the fields of every segment `searcher` reads, and numbers
@@ -393,47 +524,156 @@ impl RollupFields {
             .par_iter()
             .map(|segment| Ok((segment.segment_id(), SegmentFields::read(segment)?)))
             .collect::<tantivy::Result<_>>()?;
-        let mut numbers: FxHashMap<(u32, u64), u32> = FxHashMap::default();
+        // A place's number in its manual, and in the generation.
+        let mut numbers: FxHashMap<(u32, u64), (u32, u32)> = FxHashMap::default();
         let mut next: FxHashMap<u32, u32> = FxHashMap::default();
+        let mut groups: FxHashMap<Group, u32> = FxHashMap::default();
+        let mut pairs: FxHashMap<Pair, u32> = FxHashMap::default();
+        let mut pairs_group: Vec<u32> = Vec::new();
         let mut fields = FxHashMap::default();
         for (segment, (mut decoded, keys)) in decoded {
-            decoded.place = keys
+            let (place, manual_place): (Vec<u32>, Vec<u32>) = keys
                 .iter()
                 .zip(decoded.lineage.iter())
                 .map(|(&key, &lineage)| {
                     if key == NONE || lineage == NO_ID {
-                        return NO_ID;
+                        return (NO_ID, NO_ID);
                     }
+                    let places = numbers.len() as u32;
                     *numbers.entry((lineage, key)).or_insert_with(|| {
                         let number = next.entry(lineage).or_default();
                         *number += 1;
-                        *number - 1
+                        (*number - 1, places)
+                    })
+                })
+                .unzip();
+            decoded.place = place.into();
+            let pair: Vec<u32> = (0..decoded.page.len())
+                .map(|doc| {
+                    let group = Group::of(&decoded, doc);
+                    let number = groups.len() as u32;
+                    let number = *groups.entry(group).or_insert(number);
+                    let pair = Pair::of(&decoded, doc, group, number);
+                    let next = pairs.len() as u32;
+                    *pairs.entry(pair).or_insert_with(|| {
+                        pairs_group.push(number);
+                        next
                     })
                 })
                 .collect();
+            decoded.by_group = GroupDocs::of(&pair, |pair| pairs_group[pair as usize]);
+            decoded.counted = pair
+                .into_iter()
+                .zip(manual_place)
+                .map(|(pair, place)| [pair, place])
+                .collect();
             fields.insert(segment, Arc::new(decoded));
         }
-        Ok(RollupFields(fields))
+        let mut by_number = vec![None; pairs.len()];
+        for (pair, number) in pairs {
+            by_number[number as usize] = Some(pair);
+        }
+        Ok(RollupFields {
+            segments: fields,
+            pairs: by_number.into_iter().flatten().collect(),
+            groups: groups.len() as u32,
+            manual_places: numbers.len() as u32,
+        })
+    }
+
+    /// The pair numbered `number` ([`SegmentFields`]' `counted`).
+    #[inline]
+    pub fn pair(&self, number: u32) -> &Pair {
+        &self.pairs[number as usize]
+    }
+
+    /// The places in manuals numbered.
+    pub fn manual_places(&self) -> u32 {
+        self.manual_places
     }
 
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.0.values().map(|fields| fields.bytes()).sum()
+        self.segments.values().map(|fields| fields.bytes()).sum()
+    }
+
+    /// The groups numbered ([`Pair::group`] is below).
+    pub fn groups(&self) -> u32 {
+        self.groups
+    }
+
+    /// The pairs numbered ([`Columns::pair_and_place`] is below).
+    pub fn pairs(&self) -> u32 {
+        self.pairs.len() as u32
     }
 
     /// The fields of `segment`, one of the searcher's they were read from.
     pub fn of(&self, segment: &SegmentReader) -> tantivy::Result<Arc<SegmentFields>> {
-        self.0.get(&segment.segment_id()).cloned().ok_or_else(|| {
-            tantivy::TantivyError::InternalError(format!(
-                "segment {} is not one of the generation's index",
-                segment.segment_id().uuid_string()
-            ))
-        })
+        self.segments
+            .get(&segment.segment_id())
+            .cloned()
+            .ok_or_else(|| {
+                tantivy::TantivyError::InternalError(format!(
+                    "segment {} is not one of the generation's index",
+                    segment.segment_id().uuid_string()
+                ))
+            })
+    }
+}
+
+/// What a page's hits fold into outside a search within one manual
+/// ([`super::rollup::entry_key`], or its host's pages in no cluster).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+enum Group {
+    Lineage(u32),
+    Cluster(u32),
+    Site(u32),
+}
+
+impl Group {
+    fn of(fields: &SegmentFields, doc: usize) -> Group {
+        match (fields.lineage[doc], fields.cluster[doc]) {
+            (NO_ID, NO_ID) => Group::Site(fields.host[doc]),
+            (NO_ID, cluster) => Group::Cluster(cluster),
+            (lineage, _) => Group::Lineage(lineage),
+        }
+    }
+}
+
+impl Pair {
+    /// The pair of document `doc`, of `group` numbered `number`.
+    fn of(fields: &SegmentFields, doc: usize, group: Group, number: u32) -> Pair {
+        let (entry, copy, collection) = match group {
+            Group::Lineage(lineage) => (
+                Some(EntryKey::Lineage(LineageId(lineage))),
+                Some(fields.lineage_copy[doc]),
+                // A page in no cluster is in no collection.
+                decoded_id(fields.cluster[doc])
+                    .and_then(|_| decoded_id(fields.collection[doc]))
+                    .map(CollectionId),
+            ),
+            Group::Cluster(cluster) => (
+                Some(EntryKey::Cluster(ClusterId(cluster))),
+                None,
+                decoded_id(fields.collection[doc]).map(CollectionId),
+            ),
+            Group::Site(_) => (None, None, None),
+        };
+        Pair {
+            group: number,
+            entry,
+            host: fields.host[doc],
+            copy,
+            collection,
+            // Only a host's pages in no cluster are counted by kind.
+            listing: entry.is_none()
+                && PageKind::from_u64(u64::from(fields.kind[doc])).is_listing(),
+        }
     }
 }
 
 /// A segment's roll-up fast fields, read by document.
-struct Columns {
+pub(super) struct Columns {
     segment: SegmentOrdinal,
     fields: Arc<SegmentFields>,
     about: SegmentAbout,
@@ -441,7 +681,7 @@ struct Columns {
 }
 
 impl Columns {
-    fn open(
+    pub(super) fn open(
         (segment_ord, segment): (SegmentOrdinal, &SegmentReader),
         fields: &RollupFields,
         boost: Option<f32>,
@@ -458,7 +698,7 @@ impl Columns {
     /// The score of `doc`, weighed by its kind and whether it is about the
     /// query ([`weigh`]), and by replication when asked.
     #[inline]
-    fn score(&self, doc: DocId, score: Score) -> Score {
+    pub(super) fn score(&self, doc: DocId, score: Score) -> Score {
         self.score_of_kind(doc, score, self.kind(doc))
     }
 
@@ -474,6 +714,19 @@ impl Columns {
             ),
             None => score,
         }
+    }
+
+    /// The segment's documents of group `group` ([`Pair::group`]), in
+    /// order.
+    pub(super) fn of_group(&self, group: u32) -> &[DocId] {
+        self.fields.by_group.of_group(group)
+    }
+
+    /// The number of `doc`'s pair ([`Pair`]), and of its place in its
+    /// manual in the generation ([`SegmentFields`]' `counted`).
+    #[inline]
+    pub(super) fn pair_and_place(&self, doc: DocId) -> [u32; 2] {
+        self.fields.counted[doc as usize]
     }
 
     #[inline]
@@ -519,8 +772,51 @@ impl Columns {
         }
     }
 
+    /// What the fold counts of `doc` ([`Fold::count`]): its entry (with
+    /// `by_page`, a manual's page in all its copies), collection when it
+    /// has a cluster (a page in no cluster is in no collection), place in
+    /// its manual, whether it is a listing, its host and its place's
+    /// number in its manual ([`NONE`] for none).
+    #[inline(always)]
+    pub(super) fn counted(&self, doc: DocId, by_page: bool) -> Counted {
+        let cluster = self.cluster(doc);
+        let lineage = self.lineage(doc);
+        let manual_page = match lineage {
+            Some(_) => self.manual_page(doc),
+            None => NONE,
+        };
+        Counted {
+            entry: match lineage {
+                Some(place) if by_page => Some(EntryKey::ManualPage(place.lineage, manual_page)),
+                _ => super::rollup::entry_key(lineage, cluster),
+            },
+            collection: cluster.and_then(|_| self.collection(doc)),
+            lineage,
+            listing: self.kind(doc).is_listing(),
+            host: self.host(doc),
+            manual_page,
+        }
+    }
+
+    /// The most [`Columns::score`] multiplies a score by for a document
+    /// that the query does not weigh up ([`SegmentAbout::weighed_up`]):
+    /// 1, or the replication boost of the segment's most copied page.
+    pub(super) fn bound(&self) -> Score {
+        match self.boost {
+            Some(boost) => {
+                let most = self.fields.replication.iter().copied().max().unwrap_or(1);
+                replication_boost(1.0, u64::from(most), boost).max(1.0)
+            }
+            None => 1.0,
+        }
+    }
+
+    pub(super) fn about(&self) -> &SegmentAbout {
+        &self.about
+    }
+
     #[inline]
-    fn hit(&self, doc: DocId, score: Score) -> Hit {
+    pub(super) fn hit(&self, doc: DocId, score: Score) -> Hit {
         Hit {
             score: self.score(doc, score),
             page: self.page(doc),
@@ -705,21 +1001,15 @@ impl SegmentCollector for FoldSegmentCollector {
     /// page only when the hit may become a group's best.
     fn collect(&mut self, doc: DocId, score: Score) {
         let columns = &self.columns;
-        let kind = columns.kind(doc);
-        let score = columns.score_of_kind(doc, score, kind);
-        let cluster = columns.cluster(doc);
-        let lineage = columns.lineage(doc);
-        let collection = cluster.and_then(|_| columns.collection(doc));
-        let listing = kind.is_listing();
-        let host = columns.host(doc);
-        let manual_page = match lineage {
-            Some(_) => columns.manual_page(doc),
-            None => NONE,
-        };
-        let entry = match lineage {
-            Some(place) if self.by_page => Some(EntryKey::ManualPage(place.lineage, manual_page)),
-            _ => super::rollup::entry_key(lineage, cluster),
-        };
+        let score = columns.score(doc, score);
+        let Counted {
+            entry,
+            collection,
+            lineage,
+            listing,
+            host,
+            manual_page,
+        } = columns.counted(doc, self.by_page);
         let principals = &self.principals;
         self.fold.add_lazily(
             score,
@@ -732,7 +1022,7 @@ impl SegmentCollector for FoldSegmentCollector {
                 score,
                 page: columns.page(doc),
                 collection,
-                cluster,
+                cluster: columns.cluster(doc),
                 lineage,
                 host,
                 listing,
@@ -804,8 +1094,11 @@ mod tests {
         let searcher = index.reader().unwrap().searcher();
         assert_eq!(searcher.segment_readers().len(), 2);
         let decoded = RollupFields::read(&searcher).unwrap();
-        assert_eq!(decoded.bytes(), 5 * 31);
+        // 39 bytes a document, and its number by group: 4 bytes, and 8 a
+        // group of a segment (two groups in each).
+        assert_eq!(decoded.bytes(), 5 * 39 + 5 * 4 + 4 * 8);
         let mut by_page = FxHashMap::default();
+        let mut pairs = FxHashMap::default();
         for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
             let columns = Columns::open(
                 (ordinal as SegmentOrdinal, segment),
@@ -816,6 +1109,10 @@ mod tests {
             .unwrap();
             for doc in 0..segment.max_doc() {
                 let page = columns.page(doc).0;
+                let [pair, place] = columns.pair_and_place(doc);
+                let pair = *decoded.pair(pair);
+                assert!(columns.of_group(pair.group).contains(&doc));
+                pairs.insert(page, (pair, place));
                 let fields = decoded.of(segment).unwrap();
                 by_page.insert(
                     page,
@@ -865,6 +1162,26 @@ mod tests {
             )
         );
         assert_eq!(by_page[&10].3, 0, "the same place in another segment");
+        // A manual's pages in every segment are one group, its copies and
+        // collections pairs of it; its places are numbered in the
+        // generation as in the manual.
+        let group = |page: u32| pairs[&page].0.group;
+        assert_eq!(group(8), group(9));
+        assert_eq!(group(8), group(10));
+        assert_ne!(group(8), group(11));
+        assert_ne!(group(7), group(8));
+        assert_eq!(
+            pairs[&7].0.entry, None,
+            "a page in no cluster is its host's"
+        );
+        assert_eq!(pairs[&8].0.entry, Some(EntryKey::Lineage(LineageId(42))));
+        assert_eq!((pairs[&8].0.copy, pairs[&10].0.copy), (Some(3), Some(1)));
+        assert_eq!(pairs[&8].1, pairs[&10].1, "one place, in two copies");
+        assert_ne!(pairs[&8].1, pairs[&9].1);
+        assert_ne!(pairs[&10].1, pairs[&11].1, "another manual's place");
+        assert_eq!(pairs[&7].1, NO_ID);
+        assert_eq!(decoded.manual_places(), 3);
+        assert_eq!(decoded.groups(), 3);
         assert_eq!(by_page[&11].3, 0, "another manual numbers its own places");
     }
 

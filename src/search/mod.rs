@@ -13,6 +13,7 @@ mod collector;
 mod expand;
 mod host;
 mod page;
+mod pruned;
 pub mod rollup;
 mod suggest;
 mod view;
@@ -743,21 +744,36 @@ impl Engine {
                 clusters: Arc::clone(&self.principals),
                 copies: self.versions_asked(&request.query),
             };
-            let folded = searcher
-                .search(
+            let wanted = offset + GROUPS_PER_PAGE;
+            let collections = self.collections.collections.len();
+            // A search within one manual makes each of its pages an entry:
+            // its hits are few, and all of them are folded.
+            let folded = if request.filters.manual.is_some() {
+                searcher.search(
                     query,
                     &collector::FoldCollector {
                         replication_boost: boost,
-                        wanted: offset + GROUPS_PER_PAGE,
-                        collections: self.collections.collections.len(),
+                        wanted,
+                        collections,
                         principals: Arc::new(principals),
                         about,
-                        by_page: request.filters.manual.is_some(),
+                        by_page: true,
                         shared: Default::default(),
                         fields: Arc::clone(&self.rollup_fields),
                     },
                 )?
-                .finish();
+            } else {
+                pruned::PrunedFold {
+                    replication_boost: boost,
+                    wanted,
+                    collections,
+                    principals: &principals,
+                    about: &about,
+                    fields: &self.rollup_fields,
+                }
+                .search(searcher, query)?
+            }
+            .finish();
             return Ok(Found::Folded(folded));
         }
         let top = TopDocs::with_limit(GROUPS_PER_PAGE).and_offset(offset);

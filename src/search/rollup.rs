@@ -143,7 +143,7 @@ const KEPT: usize = 1 + SITELINKS;
 impl Hit {
     /// Higher score first; among equal scores, the lower page id (URL order),
     /// so that results never depend on segment order.
-    fn beats(&self, other: &Hit) -> bool {
+    pub(super) fn beats(&self, other: &Hit) -> bool {
         match self.score.total_cmp(&other.score) {
             std::cmp::Ordering::Greater => true,
             std::cmp::Ordering::Less => false,
@@ -259,10 +259,11 @@ pub struct Group {
 struct Accumulator {
     /// The pages it is shown from.
     principal: Shown,
-    best: Hit,
+    /// Its best hit offered ([`Fold::offer`]); `None` while its hits are
+    /// only counted.
+    best: Option<Hit>,
     /// The best pages of those it is shown from.
     of_principal: Kept<KEPT>,
-    hits: u32,
     /// Hosts of its matching pages, each once.
     hosts: Vec<u32>,
     /// Copies (in its manual) of its matching pages, each once.
@@ -271,19 +272,21 @@ struct Accumulator {
     pages: Places,
     /// The place last noted: a page's copies come one after another.
     last_page: u64,
+    /// Places in its manual counted apart from `pages` ([`Fold::count_many`]).
+    places: u32,
 }
 
 impl Accumulator {
-    fn new(hit: Hit, principal: Shown) -> Accumulator {
+    fn new(principal: Shown) -> Accumulator {
         Accumulator {
             principal,
-            best: hit,
+            best: None,
             of_principal: Kept::default(),
-            hits: 0,
             hosts: Vec::new(),
             copies: Vec::new(),
             pages: Places::default(),
             last_page: crate::index::NONE,
+            places: 0,
         }
     }
 
@@ -305,10 +308,11 @@ impl Accumulator {
         }
     }
 
+    /// Offers a hit counted already: it may become the best, or one of
+    /// the pages the entry is shown from. A hit offered twice counts once.
     fn add(&mut self, hit: Hit) {
-        self.hits += 1;
-        if hit.beats(&self.best) {
-            self.best = hit;
+        if self.best.is_none_or(|best| hit.beats(&best)) {
+            self.best = Some(hit);
         }
         if self.principal.holds(hit.collection, hit.lineage) {
             self.of_principal.offer(hit);
@@ -316,9 +320,10 @@ impl Accumulator {
     }
 
     fn merge(&mut self, other: Accumulator) {
-        self.hits += other.hits;
-        if other.best.beats(&self.best) {
-            self.best = other.best;
+        if let Some(best) = other.best {
+            if self.best.is_none_or(|mine| best.beats(&mine)) {
+                self.best = Some(best);
+            }
         }
         for hit in other.of_principal.0.into_iter().flatten() {
             self.of_principal.offer(hit);
@@ -334,6 +339,12 @@ impl Accumulator {
             }
         }
         self.pages.merge(&other.pages);
+        self.places += other.places;
+    }
+
+    /// Its matching pages' places in its manual, each once.
+    fn places(&self) -> u64 {
+        self.pages.len() as u64 + u64::from(self.places)
     }
 }
 
@@ -381,7 +392,7 @@ impl Places {
 }
 
 /// Better hits first.
-fn rank(first: &Hit, second: &Hit) -> std::cmp::Ordering {
+pub(super) fn rank(first: &Hit, second: &Hit) -> std::cmp::Ordering {
     if first.beats(second) {
         std::cmp::Ordering::Less
     } else if second.beats(first) {
@@ -404,6 +415,9 @@ pub struct Fold {
     per_collection: Vec<u32>,
     /// Each entry's accumulator, in order of first hit.
     clusters: Vec<(EntryKey, Accumulator)>,
+    /// Each entry's matching pages, by slot (kept apart from the
+    /// accumulators, as [`SiteHits`]).
+    entry_hits: Vec<u32>,
     /// Where each entry is in `clusters`.
     cluster_slots: FxHashMap<EntryKey, u32>,
     /// The entry of the last hit in one, and its slot: documents are in
@@ -411,17 +425,55 @@ pub struct Fold {
     last: Option<(EntryKey, u32)>,
     /// Pages in no cluster, by host: each host's best ones.
     sites: Vec<Site>,
+    /// And how many match, by slot.
+    site_hits: Vec<SiteHits>,
     /// Where each host is in `sites`.
     site_slots: FxHashMap<u32, u32>,
     /// The host of the last hit in no cluster, and its slot (URL order
     /// keeps a host's pages together).
     last_site: Option<(u32, u32)>,
+    /// The slot of each group numbered by the search's roll-up fields
+    /// ([`Fold::count_many`]), as [`Slot::code`]; [`NO_SLOT`] for none.
+    by_group: Vec<u32>,
 }
+
+/// Where a counted hit's group is kept in a [`Fold`]: an entry's
+/// accumulator, or a host's pages in no cluster.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Slot {
+    Entry(u32),
+    Site(u32),
+}
+
+impl Slot {
+    /// A host's pages in no cluster in a slot's number.
+    const SITE: u32 = 1 << 31;
+
+    /// The slot as one number.
+    #[inline]
+    pub fn code(self) -> u32 {
+        match self {
+            Slot::Entry(at) => at,
+            Slot::Site(at) => at | Slot::SITE,
+        }
+    }
+
+    /// The slot numbered `code` ([`Slot::code`]).
+    #[inline]
+    pub fn of_code(code: u32) -> Slot {
+        match code & Slot::SITE {
+            0 => Slot::Entry(code),
+            _ => Slot::Site(code & !Slot::SITE),
+        }
+    }
+}
+
+/// No slot yet, in [`Fold`]'s slots by group.
+const NO_SLOT: u32 = u32::MAX;
 
 /// One host's matching pages in no cluster so far.
 #[derive(Debug, Clone, Copy)]
 struct Site {
-    count: u32,
     /// The best of them, preferred first: its entries, then the last
     /// entry's sitelinks.
     top: Kept<SITE_KEPT>,
@@ -430,7 +482,6 @@ struct Site {
 impl Site {
     fn new() -> Site {
         Site {
-            count: 0,
             top: Kept::default(),
         }
     }
@@ -441,7 +492,6 @@ impl Site {
     }
 
     fn merge(&mut self, other: Site) {
-        self.count += other.count;
         for hit in other.top.0.into_iter().flatten() {
             self.top.offer(hit);
         }
@@ -449,6 +499,29 @@ impl Site {
 
     fn shown(&self) -> usize {
         self.entries().count()
+    }
+}
+
+/// How many of one host's pages in no cluster match, kept apart from
+/// their best hits ([`Site`]): counting reads these at every hit, in an
+/// order that goes from host to host.
+#[derive(Debug, Clone, Copy, Default)]
+struct SiteHits {
+    count: u32,
+    /// Of them, pages of prose (not listings): a host's entry is one of
+    /// those when it has one.
+    prose: u32,
+}
+
+impl SiteHits {
+    /// The entries the pages make, whether or not their hits were offered.
+    fn groups(&self) -> u64 {
+        u64::from(self.count).min(ENTRIES_PER_HOST as u64)
+    }
+
+    fn merge(&mut self, other: SiteHits) {
+        self.count += other.count;
+        self.prose += other.prose;
     }
 }
 
@@ -474,11 +547,23 @@ impl Fold {
             hits: 0,
             per_collection: vec![0; collections],
             clusters: Vec::new(),
+            entry_hits: Vec::new(),
             cluster_slots: FxHashMap::default(),
             last: None,
             sites: Vec::new(),
+            site_hits: Vec::new(),
             site_slots: FxHashMap::default(),
             last_site: None,
+            by_group: Vec::new(),
+        }
+    }
+
+    /// A fold ([`Fold::new`]) of hits counted by the number of their group
+    /// ([`Fold::count_many`]), of `groups` groups.
+    pub fn of_groups(wanted: usize, collections: usize, groups: u32) -> Fold {
+        Fold {
+            by_group: vec![NO_SLOT; groups as usize],
+            ..Fold::new(wanted, collections)
         }
     }
 
@@ -518,45 +603,56 @@ impl Fold {
         hit: impl FnOnce() -> Hit,
         principal: impl FnOnce(EntryKey) -> Shown,
     ) {
+        let slot = self.count(
+            entry,
+            collection,
+            place,
+            listing,
+            (host, manual_page),
+            principal,
+        );
+        if self.may_improve(slot, score, collection, place, listing) {
+            self.offer(slot, hit());
+        }
+    }
+
+    /// Counts one hit of which only its entry, collection, place in its
+    /// manual, kind, host and place in its manual's pages are known
+    /// ([`Fold::add_lazily`]), for the totals and the facets; its score is
+    /// offered apart ([`Fold::offer`]), or never when it cannot change a
+    /// results page. Gives where its group is kept.
+    #[inline]
+    pub fn count(
+        &mut self,
+        entry: Option<EntryKey>,
+        collection: Option<CollectionId>,
+        place: Option<LineagePlace>,
+        listing: bool,
+        (host, manual_page): (u32, u64),
+        principal: impl FnOnce(EntryKey) -> Shown,
+    ) -> Slot {
         self.hits += 1;
         if let Some(count) =
             collection.and_then(|collection| self.per_collection.get_mut(collection.0 as usize))
         {
             *count += 1;
         }
-        let not_below = |best: &Hit| score.total_cmp(&best.score).is_ge();
         match entry {
             Some(entry) => {
                 let slot = match self.last {
-                    Some((last, slot)) if last == entry => Some(slot),
-                    _ => self.cluster_slots.get(&entry).copied(),
+                    Some((last, slot)) if last == entry => slot,
+                    _ => self.slot(entry, || Accumulator::new(principal(entry))),
                 };
+                self.last = Some((entry, slot));
                 // A manual's entry counts its pages for the manual facet.
                 let manual_page = match entry {
                     EntryKey::Lineage(_) => manual_page,
                     _ => crate::index::NONE,
                 };
-                let copy = place.map(|place| place.copy);
-                let Some(slot) = slot else {
-                    let hit = hit();
-                    let slot = self.slot(entry, || Accumulator::new(hit, principal(entry)));
-                    let accumulator = &mut self.clusters[slot as usize].1;
-                    accumulator.add(hit);
-                    accumulator.note(host, copy, manual_page);
-                    self.last = Some((entry, slot));
-                    return;
-                };
-                self.last = Some((entry, slot));
+                self.entry_hits[slot as usize] += 1;
                 let accumulator = &mut self.clusters[slot as usize].1;
-                accumulator.note(host, copy, manual_page);
-                let of_principal = accumulator.principal.holds(collection, place);
-                if not_below(&accumulator.best)
-                    || (of_principal && accumulator.of_principal.may_enter(score, listing))
-                {
-                    accumulator.add(hit());
-                } else {
-                    accumulator.hits += 1;
-                }
+                accumulator.note(host, place.map(|place| place.copy), manual_page);
+                Slot::Entry(slot)
             }
             None => {
                 let slot = match self.last_site {
@@ -566,18 +662,186 @@ impl Fold {
                         let slot = *self.site_slots.entry(host).or_insert(next);
                         if slot == next {
                             self.sites.push(Site::new());
+                            self.site_hits.push(SiteHits::default());
                         }
                         self.last_site = Some((host, slot));
                         slot
                     }
                 };
-                let site = &mut self.sites[slot as usize];
-                site.count += 1;
-                if site.top.may_enter(score, listing) {
-                    site.top.offer(hit());
-                }
+                let hits = &mut self.site_hits[slot as usize];
+                hits.count += 1;
+                hits.prose += u32::from(!listing);
+                Slot::Site(slot)
             }
         }
+    }
+
+    /// Counts `hits` hits at once ([`Fold::count`]), of which `prose` are
+    /// pages of prose, all of group number `group` (below the number the
+    /// fold was made for: [`Fold::of_groups`]), `entry`, `collection`,
+    /// `host` and copy in their manual: a search that counts its hits by
+    /// what they share (the search's roll-up fields' pairs) adds each
+    /// pair's count once. `places` are places in their manual not counted
+    /// before: the search tells them apart.
+    #[allow(clippy::too_many_arguments)]
+    pub fn count_many(
+        &mut self,
+        group: u32,
+        entry: Option<EntryKey>,
+        collection: Option<CollectionId>,
+        (host, copy): (u32, Option<u16>),
+        (hits, prose, places): (u32, u32, u32),
+        principal: impl FnOnce(EntryKey) -> Shown,
+    ) -> Slot {
+        self.hits += u64::from(hits);
+        if let Some(count) =
+            collection.and_then(|collection| self.per_collection.get_mut(collection.0 as usize))
+        {
+            *count += hits;
+        }
+        let slot = self.slot_for_group(group, entry, host, principal);
+        match slot {
+            Slot::Entry(at) => {
+                self.entry_hits[at as usize] += hits;
+                let accumulator = &mut self.clusters[at as usize].1;
+                accumulator.note(host, copy, crate::index::NONE);
+                accumulator.places += places;
+            }
+            Slot::Site(at) => {
+                let counted = &mut self.site_hits[at as usize];
+                counted.count += hits;
+                counted.prose += prose;
+            }
+        }
+        slot
+    }
+
+    /// The slot of group number `group`, once a hit of it was counted
+    /// ([`Fold::count_many`]).
+    #[inline]
+    pub fn slot_of_group(&self, group: u32) -> Option<Slot> {
+        let code = *self.by_group.get(group as usize)?;
+        (code != NO_SLOT).then(|| Slot::of_code(code))
+    }
+
+    /// Whether a hit of this score, collection, place and kind, counted
+    /// in `slot`, may change what its group shows or how it ranks.
+    #[inline]
+    fn may_improve(
+        &self,
+        slot: Slot,
+        score: f32,
+        collection: Option<CollectionId>,
+        place: Option<LineagePlace>,
+        listing: bool,
+    ) -> bool {
+        match slot {
+            Slot::Entry(slot) => {
+                let accumulator = &self.clusters[slot as usize].1;
+                accumulator
+                    .best
+                    .is_none_or(|best| score.total_cmp(&best.score).is_ge())
+                    || (accumulator.principal.holds(collection, place)
+                        && accumulator.of_principal.may_enter(score, listing))
+            }
+            Slot::Site(slot) => self.sites[slot as usize].top.may_enter(score, listing),
+        }
+    }
+
+    /// Offers the score of a hit counted in `slot` ([`Fold::count`]): it
+    /// may become its group's best, or a page the group is shown from. A
+    /// hit offered twice is kept once.
+    #[inline]
+    pub fn offer(&mut self, slot: Slot, hit: Hit) {
+        match slot {
+            Slot::Entry(slot) => self.clusters[slot as usize].1.add(hit),
+            Slot::Site(slot) => self.sites[slot as usize].top.offer(hit),
+        }
+    }
+
+    /// The hit `slot`'s group ranks by so far, when no hit still to come
+    /// can lower it: an entry's best; a host's entry when it is a page of
+    /// prose (a listing is its entry only when no page of prose of it
+    /// matches, which only the whole count tells).
+    pub fn sure_rank(&self, slot: Slot) -> Option<Hit> {
+        match slot {
+            Slot::Entry(slot) => self.clusters[slot as usize].1.best,
+            Slot::Site(slot) => self.sites[slot as usize]
+                .top
+                .first()
+                .filter(|hit| !hit.listing),
+        }
+    }
+
+    /// The hit each group ranks by, of the groups with hits offered, once
+    /// every hit is counted: a host's entry is a listing only when none of
+    /// its matching pages is a page of prose.
+    fn ranked(&self) -> impl Iterator<Item = (Slot, Hit)> + '_ {
+        let entries = self
+            .clusters
+            .iter()
+            .enumerate()
+            .filter_map(|(at, (_, accumulator))| {
+                accumulator.best.map(|best| (Slot::Entry(at as u32), best))
+            });
+        let sites = self
+            .sites
+            .iter()
+            .zip(&self.site_hits)
+            .enumerate()
+            .filter_map(|(at, (site, hits))| {
+                let entry = site.top.first()?;
+                (!entry.listing || hits.prose == 0).then_some((Slot::Site(at as u32), entry))
+            });
+        entries.chain(sites)
+    }
+
+    /// The best `wanted` groups of those with hits offered, once every
+    /// hit is counted ([`Fold::count_many`]): the groups a results page
+    /// shows when every hit that may rank them was offered.
+    pub fn leading(&self) -> Vec<Slot> {
+        let mut ranked: Vec<(Slot, Hit)> = self.ranked().collect();
+        if ranked.len() > self.wanted {
+            if self.wanted == 0 {
+                ranked.clear();
+            } else {
+                ranked.select_nth_unstable_by(self.wanted - 1, |first, second| {
+                    rank(&first.1, &second.1)
+                });
+                ranked.truncate(self.wanted);
+            }
+        }
+        ranked.into_iter().map(|(slot, _)| slot).collect()
+    }
+
+    /// The slot of group number `group` (below the number the fold was
+    /// made for: [`Fold::of_groups`]), made if it has none: `entry`'s
+    /// accumulator, or, in none, `host`'s pages in no cluster.
+    pub fn slot_for_group(
+        &mut self,
+        group: u32,
+        entry: Option<EntryKey>,
+        host: u32,
+        principal: impl FnOnce(EntryKey) -> Shown,
+    ) -> Slot {
+        let known = self.by_group[group as usize];
+        if known != NO_SLOT {
+            return Slot::of_code(known);
+        }
+        let slot = match entry {
+            Some(entry) => Slot::Entry(self.slot(entry, || Accumulator::new(principal(entry)))),
+            None => {
+                let next = self.sites.len() as u32;
+                let slot = *self.site_slots.entry(host).or_insert(next);
+                if slot == next {
+                    self.sites.push(Site::new());
+                    self.site_hits.push(SiteHits::default());
+                }
+                Slot::Site(slot)
+            }
+        };
+        self.by_group[group as usize] = slot.code();
+        slot
     }
 
     /// The slot of `key`'s accumulator, made with `new` if it has none.
@@ -587,14 +851,30 @@ impl Fold {
             Entry::Vacant(entry) => {
                 let slot = self.clusters.len() as u32;
                 self.clusters.push((key, new()));
+                self.entry_hits.push(0);
                 entry.insert(slot);
                 slot
             }
         }
     }
 
+    /// The entries and the hosts with pages in no cluster counted so far
+    /// (the bounds of their [`Slot`]s).
+    pub fn groups_counted(&self) -> (usize, usize) {
+        (self.clusters.len(), self.sites.len())
+    }
+
+    /// Whether no hit was counted.
+    pub fn is_empty(&self) -> bool {
+        self.hits == 0
+    }
+
     /// Adds another fold's hits (another segment's) to this one's.
     pub fn merge(&mut self, other: Fold) {
+        debug_assert!(
+            self.by_group.is_empty() && other.by_group.is_empty(),
+            "a fold counted by group numbers is one search's, never merged"
+        );
         self.hits += other.hits;
         if self.per_collection.len() < other.per_collection.len() {
             self.per_collection.resize(other.per_collection.len(), 0);
@@ -602,26 +882,33 @@ impl Fold {
         for (count, other) in self.per_collection.iter_mut().zip(other.per_collection) {
             *count += other;
         }
-        for (cluster, accumulator) in other.clusters {
+        for ((cluster, accumulator), hits) in other.clusters.into_iter().zip(other.entry_hits) {
             match self.cluster_slots.get(&cluster) {
-                Some(&slot) => self.clusters[slot as usize].1.merge(accumulator),
+                Some(&slot) => {
+                    self.clusters[slot as usize].1.merge(accumulator);
+                    self.entry_hits[slot as usize] += hits;
+                }
                 None => {
                     self.cluster_slots
                         .insert(cluster, self.clusters.len() as u32);
                     self.clusters.push((cluster, accumulator));
+                    self.entry_hits.push(hits);
                 }
             }
         }
         for (host, slot) in other.site_slots {
-            let site = other.sites[slot as usize];
+            let (site, hits) = (other.sites[slot as usize], other.site_hits[slot as usize]);
             let next = self.sites.len() as u32;
             let mine = *self.site_slots.entry(host).or_insert(next);
             if mine == next {
                 self.sites.push(site);
+                self.site_hits.push(hits);
             } else {
                 self.sites[mine as usize].merge(site);
+                self.site_hits[mine as usize].merge(hits);
             }
         }
+
         self.last_site = None;
     }
 
@@ -633,49 +920,69 @@ impl Fold {
                 .and_then(|collection| self.per_collection.get(collection.0 as usize))
                 .map_or(1, |&count| count.max(1))
         };
-        let clustered = self.clusters.iter().map(|(_, accumulator)| {
-            let (shown, sitelinks) = match accumulator.of_principal.first() {
-                Some(shown) => (shown, accumulator.of_principal.sitelinks(1, &shown)),
-                None => (accumulator.best, Vec::new()),
-            };
-            let group = Group {
-                shown,
-                score: accumulator.best.score,
-                hits: accumulator.hits,
-                collection_hits: collection_hits(&shown),
-                site_more: 0,
-                site_shown: Vec::new(),
-                sitelinks,
-            };
-            (accumulator.best, group)
-        });
-        let singles = self.sites.iter().flat_map(|site| {
-            let shown = site.shown();
-            let more = site.count - shown as u32;
-            site.entries().enumerate().map(move |(place, &hit)| {
-                let last = place + 1 == shown;
-                let site_more = if last { more } else { 0 };
-                let group = Group {
-                    shown: hit,
-                    score: hit.score,
-                    hits: 1 + site_more,
-                    collection_hits: 1,
-                    site_more,
-                    site_shown: if last && more > 0 {
-                        site.entries().map(|hit| hit.page).collect()
-                    } else {
-                        Vec::new()
-                    },
-                    sitelinks: if last {
-                        Kept::<SITE_KEPT>::sitelinks_of(&site.top.0[ENTRIES_PER_HOST..], &hit)
-                    } else {
-                        Vec::new()
-                    },
-                };
-                (hit, group)
-            })
-        });
-        let single_groups: u64 = self.sites.iter().map(|site| site.shown() as u64).sum();
+        // An entry whose hits were only counted ranks below the results
+        // page (a pruned search offers the scores that may change it).
+        let clustered =
+            self.clusters
+                .iter()
+                .zip(&self.entry_hits)
+                .filter_map(|((_, accumulator), &hits)| {
+                    let best = accumulator.best?;
+                    let (shown, sitelinks) = match accumulator.of_principal.first() {
+                        Some(shown) => (shown, accumulator.of_principal.sitelinks(1, &shown)),
+                        None => (best, Vec::new()),
+                    };
+                    let group = Group {
+                        shown,
+                        score: best.score,
+                        hits,
+                        collection_hits: collection_hits(&shown),
+                        site_more: 0,
+                        site_shown: Vec::new(),
+                        sitelinks,
+                    };
+                    Some((best, group))
+                });
+        // A host's entry is a page of prose when one matches; one whose
+        // pages of prose were only counted ranks below the results page.
+        let singles = self
+            .sites
+            .iter()
+            .zip(&self.site_hits)
+            .flat_map(|(site, hits)| {
+                let unranked = hits.prose > 0 && site.top.first().is_some_and(|hit| hit.listing);
+                let shown = if unranked { 0 } else { site.shown() };
+                let more = hits.count - shown as u32;
+                site.entries()
+                    .take(shown)
+                    .enumerate()
+                    .map(move |(place, &hit)| {
+                        let last = place + 1 == shown;
+                        let site_more = if last { more } else { 0 };
+                        let group = Group {
+                            shown: hit,
+                            score: hit.score,
+                            hits: 1 + site_more,
+                            collection_hits: 1,
+                            site_more,
+                            site_shown: if last && more > 0 {
+                                site.entries().map(|hit| hit.page).collect()
+                            } else {
+                                Vec::new()
+                            },
+                            sitelinks: if last {
+                                Kept::<SITE_KEPT>::sitelinks_of(
+                                    &site.top.0[ENTRIES_PER_HOST..],
+                                    &hit,
+                                )
+                            } else {
+                                Vec::new()
+                            },
+                        };
+                        (hit, group)
+                    })
+            });
+        let single_groups: u64 = self.site_hits.iter().map(SiteHits::groups).sum();
         let mut facets = FacetCounts::default();
         for (key, accumulator) in &self.clusters {
             for &host in &accumulator.hosts {
@@ -683,7 +990,7 @@ impl Fold {
             }
             match *key {
                 EntryKey::Lineage(lineage) => {
-                    *facets.manuals.entry(lineage).or_default() += accumulator.pages.len() as u64;
+                    *facets.manuals.entry(lineage).or_default() += accumulator.places();
                     facets.copies.push((lineage, accumulator.copies.clone()));
                 }
                 EntryKey::ManualPage(lineage, _) => {
@@ -694,8 +1001,14 @@ impl Fold {
             }
         }
         for (&host, &slot) in &self.site_slots {
-            *facets.hosts.entry(host).or_default() += self.sites[slot as usize].shown() as u64;
+            *facets.hosts.entry(host).or_default() += self.site_hits[slot as usize].groups();
         }
+        // In an order of their own, not of the hits' (a fold may meet them
+        // in any order).
+        for (_, copies) in &mut facets.copies {
+            copies.sort_unstable();
+        }
+        facets.copies.sort_unstable();
         let mut ranked: Vec<(Hit, Group)> = clustered.chain(singles).collect();
         if ranked.len() > self.wanted {
             if self.wanted == 0 {

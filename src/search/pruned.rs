@@ -1,0 +1,677 @@
+//! Rolled-up search counting every hit and scoring in full only what a
+//! results page shows, with the same results as folding every scored hit
+//! ([`super::collector::FoldCollector`]) at a fraction of its cost: a broad
+//! query matches a third of a crawl, and weighing and keeping each of its
+//! hits cost more than finding them.
+//!
+//! 1. **Count and rank, in one pass.** Every matching document is counted
+//!    by what it shares with many others ([`super::collector::Pair`]: its group, host, copy,
+//!    collection, kind), one number a hit, each pair's count added to its
+//!    group once at the end ([`Fold::count_many`]): the totals, each
+//!    entry's pages and the facets are exact. A hit is offered
+//!    ([`Fold::offer`]) only when its score may reach the `wanted`-th best
+//!    group's so far (a group ranks by its best page's score, so a page
+//!    below it changes no results page): weighing only lowers a score
+//!    ([`super::collector::weigh`]) but for the few pages about the query,
+//!    always offered, and by replication when asked, bounded by the most
+//!    copied page's. A host's pages in no cluster rank by their best page
+//!    of prose, known only once all are counted: such a group raises the
+//!    bar only by a page of prose.
+//! 2. **Show.** Every matching page of the best groups is scored, each
+//!    looked up: the page an entry is shown from, its sitelinks and a
+//!    host's "more from this site" come from their own pages, which may
+//!    score below the others.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use rustc_hash::FxHashMap;
+use tantivy::query::{EnableScoring, Query};
+use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal};
+
+use super::collector::{About, Columns, Principals, RollupFields, NO_ID};
+use super::rollup::{Fold, Hit, Slot};
+use crate::pages::PageId;
+
+/// A rolled-up search's settings ([`super::collector::FoldCollector`]'s
+/// but for a search within one manual, which that collector runs).
+pub struct PrunedFold<'a> {
+    /// `Some(boost)` ranks by replication.
+    pub replication_boost: Option<f32>,
+    /// Groups to build in full: those up to the results page asked for.
+    pub wanted: usize,
+    /// Collections in the generation.
+    pub collections: usize,
+    /// Which pages each entry is shown from.
+    pub principals: &'a Principals,
+    /// The documents about the query.
+    pub about: &'a Arc<About>,
+    /// The index's roll-up fields, decoded.
+    pub fields: &'a RollupFields,
+}
+
+/// A score's margin below the bar: a weighed score is a product of rounded
+/// factors, and offering a hit more changes nothing.
+const MARGIN: Score = 1.0 - 1e-4;
+
+/// A search's hits counted by pair ([`super::collector::Pair`]), each pair's count added to
+/// its group once ([`Tally::settle`]).
+struct Tally {
+    /// Hits by pair number.
+    hits: Vec<u32>,
+    /// Places in their manual counted, by pair number.
+    places: Vec<u32>,
+    /// The pairs with a hit, in order of first hit.
+    touched: Vec<u32>,
+    /// The places in manuals counted ([`Columns::pair_and_place`]), a bit
+    /// each, and one more, set, for none.
+    places_seen: Vec<u64>,
+    /// The bit for no place.
+    no_place: u32,
+}
+
+impl Tally {
+    fn new(fields: &RollupFields) -> Tally {
+        Tally {
+            hits: vec![0; fields.pairs() as usize],
+            places: vec![0; fields.pairs() as usize],
+            touched: Vec::new(),
+            places_seen: {
+                let no_place = fields.manual_places() as usize;
+                let mut bits = vec![0u64; no_place / 64 + 1];
+                bits[no_place / 64] |= 1 << (no_place % 64);
+                bits
+            },
+            no_place: fields.manual_places(),
+        }
+    }
+
+    /// Counts a hit of pair `pair` at place `place` ([`NO_ID`] for none).
+    #[inline]
+    fn count(&mut self, pair: u32, place: u32) {
+        let hits = &mut self.hits[pair as usize];
+        if *hits == 0 {
+            self.touched.push(pair);
+        }
+        *hits += 1;
+        // No place, `NO_ID`, is above every place: its bit, set.
+        const _: () = assert!(NO_ID == u32::MAX);
+        // Without a branch: whether a hit is of a manual and its place new
+        // comes in no order a processor could guess.
+        let place = place.min(self.no_place) as usize;
+        let word = &mut self.places_seen[place / 64];
+        let bit = 1u64 << (place % 64);
+        self.places[pair as usize] += u32::from(*word & bit == 0);
+        *word |= bit;
+    }
+
+    /// Adds each pair's count to its group in `fold`.
+    fn settle(&self, fold: &mut Fold, fields: &RollupFields, principals: &Principals) {
+        for &number in &self.touched {
+            let pair = fields.pair(number);
+            let hits = self.hits[number as usize];
+            fold.count_many(
+                pair.group,
+                pair.entry,
+                pair.collection,
+                (pair.host, pair.copy),
+                (
+                    hits,
+                    if pair.listing { 0 } else { hits },
+                    self.places[number as usize],
+                ),
+                |key| principals.of(key),
+            );
+        }
+    }
+}
+
+impl PrunedFold<'_> {
+    /// Folds the hits of `query` in `searcher`'s segments.
+    pub fn search(&self, searcher: &Searcher, query: &dyn Query) -> tantivy::Result<Fold> {
+        let fields = self.fields;
+        let principals = self.principals;
+        let mut fold = Fold::of_groups(self.wanted, self.collections, fields.groups());
+        let scored = query.weight(EnableScoring::enabled_from_searcher(searcher))?;
+
+        // 1. Count and rank.
+        let mut tally = Tally::new(fields);
+        let mut leaders = Leaders::new(self.wanted);
+        let mut segments = Vec::new();
+        for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+            let columns = Columns::open(
+                (ordinal as SegmentOrdinal, segment),
+                fields,
+                self.replication_boost,
+                self.about,
+            )?;
+            let weighed_up = columns.about().weighed_up(segment.max_doc());
+            let bound = columns.bound();
+            // The raw score a hit must reach to be offered: the bar, as a
+            // weighed score is at most `bound` times the raw one but for the
+            // pages about the query, weighed first.
+            let mut bar = leaders.bar() * MARGIN;
+            let mut raw_bar = bar / bound;
+            scored.for_each(segment, &mut |doc, score| {
+                if segment.is_deleted(doc) {
+                    return;
+                }
+                let [pair, place] = columns.pair_and_place(doc);
+                tally.count(pair, place);
+                if score >= raw_bar
+                    || (weighed_up
+                        .as_ref()
+                        .is_some_and(|docs| docs[doc as usize / 64] >> (doc % 64) & 1 == 1)
+                        && columns.score(doc, score) >= bar)
+                {
+                    let hit = columns.hit(doc, score);
+                    let pair = fields.pair(pair);
+                    let slot = fold.slot_for_group(pair.group, pair.entry, pair.host, |key| {
+                        principals.of(key)
+                    });
+                    fold.offer(slot, hit);
+                    if let Some(ranked) = fold.sure_rank(slot) {
+                        leaders.note(pair.group, ranked);
+                        bar = leaders.bar() * MARGIN;
+                        raw_bar = bar / bound;
+                    }
+                }
+            })?;
+            segments.push(columns);
+        }
+        tally.settle(&mut fold, fields, principals);
+        if self.wanted == 0 || fold.is_empty() {
+            return Ok(fold);
+        }
+
+        // 2. Show: the pages of the leading groups, each looked up.
+        let (entries, sites) = fold.groups_counted();
+        let mut chosen = (vec![false; entries], vec![false; sites]);
+        for slot in fold.leading() {
+            match slot {
+                Slot::Entry(at) => chosen.0[at as usize] = true,
+                Slot::Site(at) => chosen.1[at as usize] = true,
+            }
+        }
+        let mut leading: Vec<(u32, Slot)> = tally
+            .touched
+            .iter()
+            .filter_map(|&number| {
+                let group = fields.pair(number).group;
+                let slot = fold.slot_of_group(group)?;
+                let chosen = match slot {
+                    Slot::Entry(at) => chosen.0[at as usize],
+                    Slot::Site(at) => chosen.1[at as usize],
+                };
+                chosen.then_some((group, slot))
+            })
+            .collect();
+        leading.sort_unstable_by_key(|&(group, _)| group);
+        leading.dedup_by_key(|&mut (group, _)| group);
+        for (segment, columns) in searcher.segment_readers().iter().zip(&segments) {
+            let mut pages: Vec<(DocId, Slot)> = leading
+                .iter()
+                .flat_map(|&(group, slot)| {
+                    columns.of_group(group).iter().map(move |&doc| (doc, slot))
+                })
+                .collect();
+            if pages.is_empty() {
+                continue;
+            }
+            pages.sort_unstable_by_key(|&(doc, _)| doc);
+            let mut scorer = scored.scorer(segment, 1.0)?;
+            for (doc, slot) in pages {
+                if scorer.doc() < doc && scorer.seek(doc) == tantivy::TERMINATED {
+                    break;
+                }
+                if scorer.doc() == doc && !segment.is_deleted(doc) {
+                    fold.offer(slot, columns.hit(doc, scorer.score()));
+                }
+            }
+        }
+        Ok(fold)
+    }
+}
+
+/// The best `wanted` groups offered so far, with the hit each ranks by.
+struct Leaders {
+    wanted: usize,
+    /// Each leading group's hit, by group number ([`Pair::group`]).
+    members: FxHashMap<u32, Hit>,
+    /// The leading groups, best first.
+    order: BTreeSet<Ranked>,
+}
+
+/// A group in [`Leaders`]' order: its hit's score, highest first, then
+/// its page, lowest first ([`Hit::beats`]).
+#[derive(Debug, Clone, Copy)]
+struct Ranked {
+    score: Score,
+    page: PageId,
+    group: u32,
+}
+
+impl Ranked {
+    fn of(group: u32, hit: &Hit) -> Ranked {
+        Ranked {
+            score: hit.score,
+            page: hit.page,
+            group,
+        }
+    }
+}
+
+impl Ord for Ranked {
+    fn cmp(&self, other: &Ranked) -> std::cmp::Ordering {
+        other
+            .score
+            .total_cmp(&self.score)
+            .then(self.page.cmp(&other.page))
+            .then(self.group.cmp(&other.group))
+    }
+}
+
+impl PartialOrd for Ranked {
+    fn partial_cmp(&self, other: &Ranked) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Ranked {
+    fn eq(&self, other: &Ranked) -> bool {
+        self.cmp(other).is_eq()
+    }
+}
+
+impl Eq for Ranked {}
+
+impl Leaders {
+    fn new(wanted: usize) -> Leaders {
+        Leaders {
+            wanted,
+            members: FxHashMap::default(),
+            order: BTreeSet::new(),
+        }
+    }
+
+    /// Notes that `slot`'s group ranks by `hit` now (never worse than
+    /// before: a group's best only rises).
+    fn note(&mut self, group: u32, hit: Hit) {
+        if let Some(before) = self.members.get_mut(&group) {
+            self.order.remove(&Ranked::of(group, before));
+            *before = hit;
+            self.order.insert(Ranked::of(group, &hit));
+            return;
+        }
+        if self.order.len() >= self.wanted {
+            match self.order.last() {
+                Some(last) if Ranked::of(group, &hit) < *last => {
+                    let last = *last;
+                    self.order.remove(&last);
+                    self.members.remove(&last.group);
+                }
+                _ => return,
+            }
+        }
+        self.members.insert(group, hit);
+        self.order.insert(Ranked::of(group, &hit));
+    }
+
+    /// The score a hit must reach to matter: the `wanted`-th best
+    /// group's so far (none below `wanted` groups).
+    fn bar(&self) -> Score {
+        match self.order.last() {
+            Some(last) if self.order.len() >= self.wanted => last.score,
+            _ => Score::NEG_INFINITY,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::collections::{ClusterId, CollectionId, LineageId};
+    use crate::index::kind::PageKind;
+    use crate::index::{IndexField, PageDocument, NONE};
+    use crate::search::collector::{AboutCollector, FoldCollector};
+    use crate::search::rollup::Folded;
+    use tantivy::query::{BooleanQuery, BoostQuery, Occur, TermQuery};
+    use tantivy::schema::IndexRecordOption;
+    use tantivy::{Index, Term};
+
+    /// A small generated web in three segments: manuals in several copies
+    /// (some pages of a copy in no cluster), similar clusters of
+    /// collections, hosts of pages in no cluster with listings among them;
+    /// words said more or less often, in titles or not.
+    fn generated_index() -> (Index, crate::index::Fields) {
+        let (schema, fields) = crate::index::schema::build();
+        let index = Index::create_in_ram(schema);
+        index
+            .tokenizers()
+            .register(crate::index::TEXT_TOKENIZER, crate::index::text_analyzer());
+        let mut writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        // A deterministic sequence (xorshift).
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |below: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % below
+        };
+        let words = ["alpha", "beta", "gamma", "delta"];
+        for page in 0..1500u32 {
+            let (lineage, copy, place, cluster, collection, host) = match next(10) {
+                // A manual's page: 6 manuals, 4 copies each on their hosts.
+                0..=3 => {
+                    let lineage = next(6);
+                    let copy = next(4);
+                    // Some pages of a copy are in no cluster.
+                    let cluster = if next(5) == 0 { NONE } else { 100 + lineage };
+                    let collection = if cluster == NONE {
+                        NONE
+                    } else {
+                        lineage * 4 + copy
+                    };
+                    (
+                        lineage,
+                        copy,
+                        next(40),
+                        cluster,
+                        collection,
+                        10 + lineage * 4 + copy,
+                    )
+                }
+                // A similar cluster's page: 20 clusters of 3 collections.
+                4..=6 => {
+                    let cluster = 200 + next(20);
+                    let copy = next(3);
+                    (
+                        NONE,
+                        0,
+                        NONE,
+                        cluster,
+                        1000 + cluster * 3 + copy,
+                        50 + (cluster % 7) * 3 + copy,
+                    )
+                }
+                // A page in no cluster on one of 30 hosts.
+                _ => (NONE, 0, NONE, NONE, NONE, 200 + next(30)),
+            };
+            let mut body = String::new();
+            for word in words {
+                for _ in 0..next(4) {
+                    body.push_str(word);
+                    body.push(' ');
+                }
+                body.push_str("filler text ");
+            }
+            for _ in 0..next(30) {
+                body.push_str("more ");
+            }
+            let title = match next(12) {
+                0 => "alpha".to_string(),
+                1 => "alpha beta guide".to_string(),
+                2 => "gamma".to_string(),
+                _ => format!("page {page}"),
+            };
+            let kind = match next(8) {
+                0 => PageKind::Listing,
+                1 => PageKind::Front,
+                _ => PageKind::Prose,
+            };
+            let url = format!("https://h{host}.example/p{page}");
+            let host_name = format!("h{host}.example");
+            writer
+                .add_document(fields.document(&PageDocument {
+                    page: PageId(page),
+                    collection,
+                    cluster,
+                    replication: 1 + next(9),
+                    inlinks_from_other_hosts: 0,
+                    host_id: host,
+                    lineage,
+                    lineage_copy: copy,
+                    kind: kind as u64,
+                    manual_page: place,
+                    title: &title,
+                    body: &body,
+                    headings: if next(9) == 0 { "delta" } else { "" },
+                    chrome: "",
+                    url: &url,
+                    host: &host_name,
+                }))
+                .unwrap();
+            if page % 500 == 499 {
+                writer.commit().unwrap();
+            }
+        }
+        writer.commit().unwrap();
+        (index, fields)
+    }
+
+    /// One page of a small index: its host, its cluster (and collection)
+    /// or none, its kind, title and text.
+    struct Page<'a> {
+        host: u64,
+        cluster: u64,
+        kind: PageKind,
+        title: &'a str,
+        body: &'a str,
+    }
+
+    /// An index of `pages`, in order, in one segment.
+    fn index_of(pages: &[Page]) -> (Index, crate::index::Fields) {
+        let (schema, fields) = crate::index::schema::build();
+        let index = Index::create_in_ram(schema);
+        index
+            .tokenizers()
+            .register(crate::index::TEXT_TOKENIZER, crate::index::text_analyzer());
+        let mut writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        for (at, page) in pages.iter().enumerate() {
+            let url = format!("https://h{}.example/p{at}", page.host);
+            let host = format!("h{}.example", page.host);
+            writer
+                .add_document(fields.document(&PageDocument {
+                    page: PageId(at as u32),
+                    collection: page.cluster,
+                    cluster: page.cluster,
+                    replication: 1,
+                    inlinks_from_other_hosts: 0,
+                    host_id: page.host,
+                    lineage: NONE,
+                    lineage_copy: 0,
+                    kind: page.kind as u64,
+                    manual_page: NONE,
+                    title: page.title,
+                    body: page.body,
+                    headings: "",
+                    chrome: "",
+                    url: &url,
+                    host: &host,
+                }))
+                .unwrap();
+        }
+        writer.commit().unwrap();
+        (index, fields)
+    }
+
+    /// A host's listing about the query scores above its page of prose
+    /// that only mentions it: the host's entry is still the page of prose
+    /// (a listing is an entry only when no page of prose matches), which
+    /// the pruned fold knows only once every hit is counted, so the
+    /// listing never raised the bar that a better group, met later, has
+    /// to pass.
+    #[test]
+    fn a_listing_above_its_hosts_page_of_prose_never_hides_a_better_group() {
+        let many = "alpha ".repeat(12);
+        let (index, fields) = index_of(&[
+            Page {
+                host: 1,
+                cluster: NONE,
+                kind: PageKind::Listing,
+                title: "alpha",
+                body: &many,
+            },
+            Page {
+                host: 1,
+                cluster: NONE,
+                kind: PageKind::Prose,
+                title: "one",
+                body: "alpha and a great many other words of no interest here at all",
+            },
+            Page {
+                host: 2,
+                cluster: 7,
+                kind: PageKind::Prose,
+                title: "two",
+                body: "alpha alpha alpha words",
+            },
+        ]);
+        let searcher = index.reader().unwrap().searcher();
+        let rollup = RollupFields::read(&searcher).unwrap();
+        let about = Arc::new(about(&searcher, &fields, &["alpha"]));
+        let principals = Principals::default();
+        let folded = PrunedFold {
+            replication_boost: None,
+            wanted: 1,
+            collections: 10,
+            principals: &principals,
+            about: &about,
+            fields: &rollup,
+        }
+        .search(&searcher, &*word_query(&fields, "alpha"))
+        .unwrap()
+        .finish();
+        assert_eq!(folded.total_groups, 2);
+        assert_eq!(folded.groups.len(), 1);
+        assert_eq!(folded.groups[0].shown.page, PageId(2), "{folded:?}");
+    }
+
+    /// A word looked up as the search's parser does: in the title (weighed
+    /// double), the text and the headings.
+    fn word_query(fields: &crate::index::Fields, word: &str) -> Box<dyn Query> {
+        let term = |field: IndexField| -> Box<dyn Query> {
+            Box::new(TermQuery::new(
+                Term::from_field_text(fields.get(field), word),
+                IndexRecordOption::WithFreqs,
+            ))
+        };
+        Box::new(BooleanQuery::new(vec![
+            (
+                Occur::Should,
+                Box::new(BoostQuery::new(term(IndexField::Title), 2.0)),
+            ),
+            (Occur::Should, term(IndexField::Body)),
+            (Occur::Should, term(IndexField::Headings)),
+        ]))
+    }
+
+    /// The documents about `words`, as the engine finds them.
+    fn about(searcher: &Searcher, fields: &crate::index::Fields, words: &[&str]) -> About {
+        let mut about = About::new(searcher);
+        for word in words {
+            let query = BooleanQuery::new(
+                [IndexField::Title, IndexField::Headings]
+                    .into_iter()
+                    .map(|field| {
+                        let query: Box<dyn Query> = Box::new(TermQuery::new(
+                            Term::from_field_text(fields.get(field), word),
+                            IndexRecordOption::Basic,
+                        ));
+                        (Occur::Should, query)
+                    })
+                    .collect(),
+            );
+            about.add_word(searcher.search(&query, &AboutCollector).unwrap());
+        }
+        let named = TermQuery::new(
+            Term::from_field_text(
+                fields.get(IndexField::Name),
+                &crate::index::kind::name_key(&words.join(" ")),
+            ),
+            IndexRecordOption::Basic,
+        );
+        about.set_named(searcher.search(&named, &AboutCollector).unwrap());
+        about
+    }
+
+    /// The pruned fold finds what folding every scored hit finds: the same
+    /// groups, shown from the same pages with the same sitelinks, the same
+    /// counts and facets, on every results page, ranked by relevance or by
+    /// replication, for words said by few pages or by most, about which
+    /// some titles are or not, a conjunction, and nothing found.
+    #[test]
+    fn the_pruned_fold_finds_what_folding_every_scored_hit_finds() {
+        let (index, fields) = generated_index();
+        let searcher = index.reader().unwrap().searcher();
+        assert_eq!(searcher.segment_readers().len(), 3);
+        let rollup = RollupFields::read(&searcher).unwrap();
+        let mut clusters = FxHashMap::default();
+        for lineage in 0..6 {
+            clusters.insert(ClusterId(100 + lineage), CollectionId(lineage * 4 + 1));
+        }
+        for cluster in 200..210 {
+            clusters.insert(ClusterId(cluster), CollectionId(1000 + cluster * 3 + 2));
+        }
+        let mut copies = FxHashMap::default();
+        copies.insert(LineageId(2), 3u16);
+        let principals = Principals {
+            clusters: Arc::new(clusters),
+            copies,
+        };
+        let conjunction: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+            (Occur::Must, word_query(&fields, "beta")),
+            (Occur::Must, word_query(&fields, "delta")),
+        ]));
+        let queries: Vec<(Box<dyn Query>, Vec<&str>)> = vec![
+            (word_query(&fields, "alpha"), vec!["alpha"]),
+            (word_query(&fields, "gamma"), vec!["gamma"]),
+            (word_query(&fields, "more"), vec!["more"]),
+            (word_query(&fields, "delta"), vec!["delta"]),
+            (conjunction, vec!["beta", "delta"]),
+            (word_query(&fields, "absent"), vec!["absent"]),
+        ];
+        let mut compared = 0;
+        for (query, words) in &queries {
+            let about = Arc::new(about(&searcher, &fields, words));
+            for wanted in [1, 3, 10, 25, 5000] {
+                for boost in [None, Some(0.25)] {
+                    let whole: Folded = searcher
+                        .search(
+                            &**query,
+                            &FoldCollector {
+                                replication_boost: boost,
+                                wanted,
+                                collections: 2000,
+                                principals: Arc::new(principals.clone()),
+                                about: Arc::clone(&about),
+                                by_page: false,
+                                shared: Default::default(),
+                                fields: Arc::new(RollupFields::read(&searcher).unwrap()),
+                            },
+                        )
+                        .unwrap()
+                        .finish();
+                    let pruned = PrunedFold {
+                        replication_boost: boost,
+                        wanted,
+                        collections: 2000,
+                        principals: &principals,
+                        about: &about,
+                        fields: &rollup,
+                    }
+                    .search(&searcher, &**query)
+                    .unwrap()
+                    .finish();
+                    assert_eq!(
+                        pruned, whole,
+                        "{words:?}, {wanted} groups wanted, boost {boost:?}"
+                    );
+                    compared += usize::from(!whole.groups.is_empty());
+                }
+            }
+        }
+        assert!(compared >= 45, "most searches find something: {compared}");
+    }
+}
