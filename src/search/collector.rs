@@ -489,8 +489,11 @@ pub struct RollupFields {
     pairs: Vec<Pair>,
     /// The groups numbered ([`Pair::group`]).
     groups: u32,
-    /// The places in manuals numbered ([`SegmentFields`]' `counted`).
+    /// The places in manuals numbered ([`SegmentFields`]' `counted`):
+    /// each manual's one after another.
     manual_places: u32,
+    /// By group number, a manual's entry's range of places.
+    place_ranges: Vec<Option<(u32, u32)>>,
 }
 
 /// What a rolled-up search counts of a page outside a search within one
@@ -524,30 +527,28 @@ impl RollupFields {
             .par_iter()
             .map(|segment| Ok((segment.segment_id(), SegmentFields::read(segment)?)))
             .collect::<tantivy::Result<_>>()?;
-        // A place's number in its manual, and in the generation.
-        let mut numbers: FxHashMap<(u32, u64), (u32, u32)> = FxHashMap::default();
+        // A place's number in its manual.
+        let mut numbers: FxHashMap<(u32, u64), u32> = FxHashMap::default();
         let mut next: FxHashMap<u32, u32> = FxHashMap::default();
         let mut groups: FxHashMap<Group, u32> = FxHashMap::default();
         let mut pairs: FxHashMap<Pair, u32> = FxHashMap::default();
         let mut pairs_group: Vec<u32> = Vec::new();
-        let mut fields = FxHashMap::default();
+        let mut numbered = Vec::with_capacity(decoded.len());
         for (segment, (mut decoded, keys)) in decoded {
-            let (place, manual_place): (Vec<u32>, Vec<u32>) = keys
+            decoded.place = keys
                 .iter()
                 .zip(decoded.lineage.iter())
                 .map(|(&key, &lineage)| {
                     if key == NONE || lineage == NO_ID {
-                        return (NO_ID, NO_ID);
+                        return NO_ID;
                     }
-                    let places = numbers.len() as u32;
                     *numbers.entry((lineage, key)).or_insert_with(|| {
                         let number = next.entry(lineage).or_default();
                         *number += 1;
-                        (*number - 1, places)
+                        *number - 1
                     })
                 })
-                .unzip();
-            decoded.place = place.into();
+                .collect();
             let pair: Vec<u32> = (0..decoded.page.len())
                 .map(|doc| {
                     let group = Group::of(&decoded, doc);
@@ -562,10 +563,36 @@ impl RollupFields {
                 })
                 .collect();
             decoded.by_group = GroupDocs::of(&pair, |pair| pairs_group[pair as usize]);
+            numbered.push((segment, decoded, pair));
+        }
+        // A manual's places numbered in the generation one after another:
+        // the places of a manual's entry a search met are the bits of its
+        // range ([`RollupFields::places_of`]).
+        let mut lineages: Vec<(u32, u32)> = next.into_iter().collect();
+        lineages.sort_unstable();
+        let mut first = FxHashMap::default();
+        let mut places = 0u32;
+        for (lineage, count) in lineages {
+            first.insert(lineage, (places, count));
+            places += count;
+        }
+        let mut place_ranges = vec![None; groups.len()];
+        for (group, &number) in &groups {
+            if let Group::Lineage(lineage) = group {
+                place_ranges[number as usize] = first
+                    .get(lineage)
+                    .map(|&(start, count)| (start, start + count));
+            }
+        }
+        let mut fields = FxHashMap::default();
+        for (segment, mut decoded, pair) in numbered {
             decoded.counted = pair
                 .into_iter()
-                .zip(manual_place)
-                .map(|(pair, place)| [pair, place])
+                .zip(decoded.place.iter().zip(decoded.lineage.iter()))
+                .map(|(pair, (&place, lineage))| match first.get(lineage) {
+                    Some(&(start, _)) if place != NO_ID => [pair, start + place],
+                    _ => [pair, NO_ID],
+                })
                 .collect();
             fields.insert(segment, Arc::new(decoded));
         }
@@ -577,8 +604,16 @@ impl RollupFields {
             segments: fields,
             pairs: by_number.into_iter().flatten().collect(),
             groups: groups.len() as u32,
-            manual_places: numbers.len() as u32,
+            manual_places: places,
+            place_ranges,
         })
+    }
+
+    /// The range of the places numbered in the generation of group
+    /// `group`'s manual, when it is a manual's entry.
+    pub fn places_of(&self, group: u32) -> Option<std::ops::Range<u32>> {
+        let (start, end) = (*self.place_ranges.get(group as usize)?)?;
+        Some(start..end)
     }
 
     /// The pair numbered `number` ([`SegmentFields`]' `counted`).
@@ -1181,6 +1216,12 @@ mod tests {
         assert_ne!(pairs[&10].1, pairs[&11].1, "another manual's place");
         assert_eq!(pairs[&7].1, NO_ID);
         assert_eq!(decoded.manual_places(), 3);
+        // A manual's places are numbered one after another.
+        let range = |page: u32| decoded.places_of(group(page)).unwrap();
+        assert_eq!(range(8).len(), 2);
+        assert_eq!(range(11).len(), 1);
+        assert!(range(8).contains(&pairs[&9].1) && range(11).contains(&pairs[&11].1));
+        assert_eq!(decoded.places_of(group(7)), None);
         assert_eq!(decoded.groups(), 3);
         assert_eq!(by_page[&11].3, 0, "another manual numbers its own places");
     }

@@ -26,8 +26,8 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use tantivy::query::{EnableScoring, Query};
-use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal};
+use tantivy::query::{EnableScoring, Query, Weight};
+use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader};
 
 use super::collector::{About, Columns, Principals, RollupFields, NO_ID};
 use super::rollup::{Fold, Hit, Slot};
@@ -54,17 +54,15 @@ pub struct PrunedFold<'a> {
 /// factors, and offering a hit more changes nothing.
 const MARGIN: Score = 1.0 - 1e-4;
 
-/// A search's hits counted by pair ([`super::collector::Pair`]), each pair's count added to
-/// its group once ([`Tally::settle`]).
+/// Hits counted by pair ([`super::collector::Pair`]), each pair's count
+/// added to its group once ([`Tally::settle`]).
 struct Tally {
     /// Hits by pair number.
     hits: Vec<u32>,
-    /// Places in their manual counted, by pair number.
-    places: Vec<u32>,
     /// The pairs with a hit, in order of first hit.
     touched: Vec<u32>,
-    /// The places in manuals counted ([`Columns::pair_and_place`]), a bit
-    /// each, and one more, set, for none.
+    /// The places in manuals met ([`Columns::pair_and_place`]), a bit
+    /// each, and one more for none.
     places_seen: Vec<u64>,
     /// The bit for no place.
     no_place: u32,
@@ -72,17 +70,12 @@ struct Tally {
 
 impl Tally {
     fn new(fields: &RollupFields) -> Tally {
+        let no_place = fields.manual_places();
         Tally {
             hits: vec![0; fields.pairs() as usize],
-            places: vec![0; fields.pairs() as usize],
             touched: Vec::new(),
-            places_seen: {
-                let no_place = fields.manual_places() as usize;
-                let mut bits = vec![0u64; no_place / 64 + 1];
-                bits[no_place / 64] |= 1 << (no_place % 64);
-                bits
-            },
-            no_place: fields.manual_places(),
+            places_seen: vec![0u64; no_place as usize / 64 + 1],
+            no_place,
         }
     }
 
@@ -94,34 +87,95 @@ impl Tally {
             self.touched.push(pair);
         }
         *hits += 1;
-        // No place, `NO_ID`, is above every place: its bit, set.
+        // No place, `NO_ID`, is above every place; without a branch:
+        // whether a hit is of a manual comes in no order a processor could
+        // guess.
         const _: () = assert!(NO_ID == u32::MAX);
-        // Without a branch: whether a hit is of a manual and its place new
-        // comes in no order a processor could guess.
         let place = place.min(self.no_place) as usize;
-        let word = &mut self.places_seen[place / 64];
-        let bit = 1u64 << (place % 64);
-        self.places[pair as usize] += u32::from(*word & bit == 0);
-        *word |= bit;
+        self.places_seen[place / 64] |= 1 << (place % 64);
     }
 
-    /// Adds each pair's count to its group in `fold`.
+    /// The places met of the range `places`.
+    fn places_in(&self, places: std::ops::Range<u32>) -> u32 {
+        let (start, end) = (places.start as usize, places.end as usize);
+        if start >= end {
+            return 0;
+        }
+        let (first, last) = (start / 64, (end - 1) / 64);
+        (first..=last)
+            .map(|at| {
+                let mut word = self.places_seen[at];
+                if at == first {
+                    word &= u64::MAX << (start % 64);
+                }
+                if at == last && end % 64 != 0 {
+                    word &= u64::MAX >> (64 - end % 64);
+                }
+                word.count_ones()
+            })
+            .sum()
+    }
+
+    /// Adds each pair's count to its group in `fold`, and each manual's
+    /// entry's places met.
     fn settle(&self, fold: &mut Fold, fields: &RollupFields, principals: &Principals) {
+        let mut placed = rustc_hash::FxHashSet::default();
         for &number in &self.touched {
             let pair = fields.pair(number);
             let hits = self.hits[number as usize];
+            let places = match fields.places_of(pair.group) {
+                Some(range) if placed.insert(pair.group) => self.places_in(range),
+                _ => 0,
+            };
             fold.count_many(
                 pair.group,
                 pair.entry,
                 pair.collection,
                 (pair.host, pair.copy),
-                (
-                    hits,
-                    if pair.listing { 0 } else { hits },
-                    self.places[number as usize],
-                ),
+                (hits, if pair.listing { 0 } else { hits }, places),
                 |key| principals.of(key),
             );
+        }
+    }
+}
+
+/// What counting a search's segments gives: their hits counted, the best
+/// groups met, and the hits offered ([`super::collector::Pair`]
+/// number and hit).
+struct Part {
+    tally: Tally,
+    leaders: Leaders,
+    /// Each group's hit it ranks by so far, of those offered, when no hit
+    /// still to come can lower it: an entry's best, a host's best page of
+    /// prose ([`Part::offer`]).
+    ranks: FxHashMap<u32, Hit>,
+    offered: Vec<(u32, Hit)>,
+}
+
+impl Part {
+    fn new(fields: &RollupFields, wanted: usize) -> Part {
+        Part {
+            tally: Tally::new(fields),
+            leaders: Leaders::new(wanted),
+            ranks: FxHashMap::default(),
+            offered: Vec::new(),
+        }
+    }
+
+    /// Offers `hit`, of pair `number`, and notes how its group ranks.
+    fn offer(&mut self, number: u32, pair: &super::collector::Pair, hit: Hit) {
+        self.offered.push((number, hit));
+        // A host's pages in no cluster rank by a listing only when none of
+        // prose matches, which only the whole count tells.
+        if pair.entry.is_none() && hit.listing {
+            return;
+        }
+        let rank = self.ranks.entry(pair.group).or_insert(hit);
+        if hit.beats(rank) {
+            *rank = hit;
+        }
+        if *rank == hit {
+            self.leaders.note(pair.group, hit);
         }
     }
 }
@@ -135,51 +189,31 @@ impl PrunedFold<'_> {
         let scored = query.weight(EnableScoring::enabled_from_searcher(searcher))?;
 
         // 1. Count and rank.
-        let mut tally = Tally::new(fields);
-        let mut leaders = Leaders::new(self.wanted);
-        let mut segments = Vec::new();
-        for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
-            let columns = Columns::open(
-                (ordinal as SegmentOrdinal, segment),
-                fields,
-                self.replication_boost,
-                self.about,
-            )?;
-            let weighed_up = columns.about().weighed_up(segment.max_doc());
-            let bound = columns.bound();
-            // The raw score a hit must reach to be offered: the bar, as a
-            // weighed score is at most `bound` times the raw one but for the
-            // pages about the query, weighed first.
-            let mut bar = leaders.bar() * MARGIN;
-            let mut raw_bar = bar / bound;
-            scored.for_each(segment, &mut |doc, score| {
-                if segment.is_deleted(doc) {
-                    return;
-                }
-                let [pair, place] = columns.pair_and_place(doc);
-                tally.count(pair, place);
-                if score >= raw_bar
-                    || (weighed_up
-                        .as_ref()
-                        .is_some_and(|docs| docs[doc as usize / 64] >> (doc % 64) & 1 == 1)
-                        && columns.score(doc, score) >= bar)
-                {
-                    let hit = columns.hit(doc, score);
-                    let pair = fields.pair(pair);
-                    let slot = fold.slot_for_group(pair.group, pair.entry, pair.host, |key| {
-                        principals.of(key)
-                    });
-                    fold.offer(slot, hit);
-                    if let Some(ranked) = fold.sure_rank(slot) {
-                        leaders.note(pair.group, ranked);
-                        bar = leaders.bar() * MARGIN;
-                        raw_bar = bar / bound;
-                    }
-                }
-            })?;
-            segments.push(columns);
+        let segments: Vec<Columns> = searcher
+            .segment_readers()
+            .iter()
+            .enumerate()
+            .map(|(ordinal, segment)| {
+                Columns::open(
+                    (ordinal as SegmentOrdinal, segment),
+                    fields,
+                    self.replication_boost,
+                    self.about,
+                )
+            })
+            .collect::<tantivy::Result<_>>()?;
+        let mut counted = Part::new(fields, self.wanted);
+        for (segment, columns) in searcher.segment_readers().iter().zip(&segments) {
+            self.count(&mut counted, (segment, columns), &*scored)?;
         }
-        tally.settle(&mut fold, fields, principals);
+        counted.tally.settle(&mut fold, fields, principals);
+        for (number, hit) in counted.offered {
+            let pair = fields.pair(number);
+            let slot =
+                fold.slot_for_group(pair.group, pair.entry, pair.host, |key| principals.of(key));
+            fold.offer(slot, hit);
+        }
+        let tally = counted.tally;
         if self.wanted == 0 || fold.is_empty() {
             return Ok(fold);
         }
@@ -230,6 +264,41 @@ impl PrunedFold<'_> {
             }
         }
         Ok(fold)
+    }
+
+    /// Counts the hits of one segment into `part`, and offers those that
+    /// may rank.
+    fn count(
+        &self,
+        part: &mut Part,
+        (segment, columns): (&SegmentReader, &Columns),
+        scored: &dyn Weight,
+    ) -> tantivy::Result<()> {
+        let fields = self.fields;
+        let weighed_up = columns.about().weighed_up(segment.max_doc());
+        let bound = columns.bound();
+        // The raw score a hit must reach to be offered: the bar, as a
+        // weighed score is at most `bound` times the raw one but for the
+        // pages about the query, weighed first.
+        let mut bar = part.leaders.bar() * MARGIN;
+        let mut raw_bar = bar / bound;
+        scored.for_each(segment, &mut |doc, score| {
+            if segment.is_deleted(doc) {
+                return;
+            }
+            let [number, place] = columns.pair_and_place(doc);
+            part.tally.count(number, place);
+            if score >= raw_bar
+                || (weighed_up
+                    .as_ref()
+                    .is_some_and(|docs| docs[doc as usize / 64] >> (doc % 64) & 1 == 1)
+                    && columns.score(doc, score) >= bar)
+            {
+                part.offer(number, fields.pair(number), columns.hit(doc, score));
+                bar = part.leaders.bar() * MARGIN;
+                raw_bar = bar / bound;
+            }
+        })
     }
 }
 
@@ -330,6 +399,46 @@ impl Leaders {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A manual's places met are the bits of its range set, whatever
+    /// words the range starts and ends in.
+    #[test]
+    fn the_places_met_of_a_range_are_its_bits_set() {
+        let mut tally = Tally {
+            hits: vec![0; 1],
+            touched: Vec::new(),
+            places_seen: vec![0; 5],
+            no_place: 300,
+        };
+        let met = [0u32, 3, 63, 64, 65, 127, 128, 200, 255, 256, 299];
+        for &place in &met {
+            tally.count(0, place);
+        }
+        tally.count(0, NO_ID);
+        assert_eq!(tally.hits[0], met.len() as u32 + 1);
+        for (start, end) in [
+            (0, 300),
+            (0, 1),
+            (1, 3),
+            (3, 64),
+            (63, 65),
+            (64, 128),
+            (66, 127),
+            (100, 257),
+            (299, 300),
+            (5, 5),
+        ] {
+            let expected = met
+                .iter()
+                .filter(|&&place| (start..end).contains(&place))
+                .count();
+            assert_eq!(
+                tally.places_in(start..end),
+                expected as u32,
+                "{start}..{end}"
+            );
+        }
+    }
     use crate::collections::{ClusterId, CollectionId, LineageId};
     use crate::index::kind::PageKind;
     use crate::index::{IndexField, PageDocument, NONE};
