@@ -448,18 +448,25 @@ mod tests {
     use tantivy::schema::IndexRecordOption;
     use tantivy::{Index, Term};
 
-    /// A small generated web in three segments: manuals in several copies
-    /// (some pages of a copy in no cluster), similar clusters of
-    /// collections, hosts of pages in no cluster with listings among them;
-    /// words said more or less often, in titles or not.
-    fn generated_index() -> (Index, crate::index::Fields) {
+    /// An index in memory with the search's schema, and its writer (one
+    /// thread, segments never merged).
+    fn empty_index() -> (Index, crate::index::Fields, tantivy::IndexWriter) {
         let (schema, fields) = crate::index::schema::build();
         let index = Index::create_in_ram(schema);
         index
             .tokenizers()
             .register(crate::index::TEXT_TOKENIZER, crate::index::text_analyzer());
-        let mut writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        let writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
         writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        (index, fields, writer)
+    }
+
+    /// A small generated web in three segments: manuals in several copies
+    /// (some pages of a copy in no cluster), similar clusters of
+    /// collections, hosts of pages in no cluster with listings among them;
+    /// words said more or less often, in titles or not.
+    fn generated_index() -> (Index, crate::index::Fields) {
+        let (index, fields, mut writer) = empty_index();
         // A deterministic sequence (xorshift).
         let mut state = 0x2545_f491_4f6c_dd1du64;
         let mut next = move |below: u64| {
@@ -571,12 +578,7 @@ mod tests {
 
     /// An index of `pages`, in order, in one segment.
     fn index_of(pages: &[Page]) -> (Index, crate::index::Fields) {
-        let (schema, fields) = crate::index::schema::build();
-        let index = Index::create_in_ram(schema);
-        index
-            .tokenizers()
-            .register(crate::index::TEXT_TOKENIZER, crate::index::text_analyzer());
-        let mut writer = index.writer_with_num_threads(1, 15_000_000).unwrap();
+        let (index, fields, mut writer) = empty_index();
         for (at, page) in pages.iter().enumerate() {
             let url = format!("https://h{}.example/p{at}", page.host);
             let host = format!("h{}.example", page.host);
