@@ -329,6 +329,9 @@ pub struct SegmentFields {
     counted: Box<[[u32; 2]]>,
     /// The segment's documents by group ([`Pair::group`]).
     by_group: GroupDocs,
+    /// The most copies of a page of the segment (`replication`'s most),
+    /// which bounds the replication boost of its scores.
+    most_copies: u32,
 }
 
 /// One segment's documents by group: a rolled-up search scores in full
@@ -415,7 +418,7 @@ impl SegmentFields {
                 .map(|value| value.min(u64::from(u32::MAX)) as u32)
                 .collect())
         };
-        let fields = SegmentFields {
+        let mut fields = SegmentFields {
             page: narrow(IndexField::PageId, 0)?,
             collection: ids(IndexField::CollectionId)?,
             cluster: ids(IndexField::ClusterId)?,
@@ -433,7 +436,9 @@ impl SegmentFields {
             place: Box::default(),
             counted: Box::default(),
             by_group: GroupDocs::default(),
+            most_copies: 1,
         };
+        fields.most_copies = fields.replication.iter().copied().max().unwrap_or(1);
         Ok((fields, values(IndexField::ManualPage, NONE)?))
     }
 
@@ -839,8 +844,7 @@ impl Columns {
     pub(super) fn bound(&self) -> Score {
         match self.boost {
             Some(boost) => {
-                let most = self.fields.replication.iter().copied().max().unwrap_or(1);
-                replication_boost(1.0, u64::from(most), boost).max(1.0)
+                replication_boost(1.0, u64::from(self.fields.most_copies), boost).max(1.0)
             }
             None => 1.0,
         }

@@ -139,47 +139,6 @@ impl Tally {
     }
 }
 
-/// What counting a search's segments gives: their hits counted, the best
-/// groups met, and the hits offered ([`super::collector::Pair`]
-/// number and hit).
-struct Part {
-    tally: Tally,
-    leaders: Leaders,
-    /// Each group's hit it ranks by so far, of those offered, when no hit
-    /// still to come can lower it: an entry's best, a host's best page of
-    /// prose ([`Part::offer`]).
-    ranks: FxHashMap<u32, Hit>,
-    offered: Vec<(u32, Hit)>,
-}
-
-impl Part {
-    fn new(fields: &RollupFields, wanted: usize) -> Part {
-        Part {
-            tally: Tally::new(fields),
-            leaders: Leaders::new(wanted),
-            ranks: FxHashMap::default(),
-            offered: Vec::new(),
-        }
-    }
-
-    /// Offers `hit`, of pair `number`, and notes how its group ranks.
-    fn offer(&mut self, number: u32, pair: &super::collector::Pair, hit: Hit) {
-        self.offered.push((number, hit));
-        // A host's pages in no cluster rank by a listing only when none of
-        // prose matches, which only the whole count tells.
-        if pair.entry.is_none() && hit.listing {
-            return;
-        }
-        let rank = self.ranks.entry(pair.group).or_insert(hit);
-        if hit.beats(rank) {
-            *rank = hit;
-        }
-        if *rank == hit {
-            self.leaders.note(pair.group, hit);
-        }
-    }
-}
-
 impl PrunedFold<'_> {
     /// Folds the hits of `query` in `searcher`'s segments.
     pub fn search(&self, searcher: &Searcher, query: &dyn Query) -> tantivy::Result<Fold> {
@@ -202,18 +161,16 @@ impl PrunedFold<'_> {
                 )
             })
             .collect::<tantivy::Result<_>>()?;
-        let mut counted = Part::new(fields, self.wanted);
+        let mut tally = Tally::new(fields);
+        let mut leaders = Leaders::new(self.wanted);
         for (segment, columns) in searcher.segment_readers().iter().zip(&segments) {
-            self.count(&mut counted, (segment, columns), &*scored)?;
+            self.count(
+                (&mut fold, &mut tally, &mut leaders),
+                (segment, columns),
+                &*scored,
+            )?;
         }
-        counted.tally.settle(&mut fold, fields, principals);
-        for (number, hit) in counted.offered {
-            let pair = fields.pair(number);
-            let slot =
-                fold.slot_for_group(pair.group, pair.entry, pair.host, |key| principals.of(key));
-            fold.offer(slot, hit);
-        }
-        let tally = counted.tally;
+        tally.settle(&mut fold, fields, principals);
         if self.wanted == 0 || fold.is_empty() {
             return Ok(fold);
         }
@@ -266,37 +223,43 @@ impl PrunedFold<'_> {
         Ok(fold)
     }
 
-    /// Counts the hits of one segment into `part`, and offers those that
-    /// may rank.
+    /// Counts the hits of one segment into `tally`, and offers to `fold`
+    /// those that may rank.
     fn count(
         &self,
-        part: &mut Part,
+        (fold, tally, leaders): (&mut Fold, &mut Tally, &mut Leaders),
         (segment, columns): (&SegmentReader, &Columns),
         scored: &dyn Weight,
     ) -> tantivy::Result<()> {
-        let fields = self.fields;
+        let (fields, principals) = (self.fields, self.principals);
         let weighed_up = columns.about().weighed_up(segment.max_doc());
         let bound = columns.bound();
         // The raw score a hit must reach to be offered: the bar, as a
         // weighed score is at most `bound` times the raw one but for the
         // pages about the query, weighed first.
-        let mut bar = part.leaders.bar() * MARGIN;
+        let mut bar = leaders.bar() * MARGIN;
         let mut raw_bar = bar / bound;
         scored.for_each(segment, &mut |doc, score| {
             if segment.is_deleted(doc) {
                 return;
             }
             let [number, place] = columns.pair_and_place(doc);
-            part.tally.count(number, place);
+            tally.count(number, place);
             if score >= raw_bar
                 || (weighed_up
                     .as_ref()
                     .is_some_and(|docs| docs[doc as usize / 64] >> (doc % 64) & 1 == 1)
                     && columns.score(doc, score) >= bar)
             {
-                part.offer(number, fields.pair(number), columns.hit(doc, score));
-                bar = part.leaders.bar() * MARGIN;
-                raw_bar = bar / bound;
+                let pair = fields.pair(number);
+                let slot = fold
+                    .slot_for_group(pair.group, pair.entry, pair.host, |key| principals.of(key));
+                fold.offer(slot, columns.hit(doc, score));
+                if let Some(ranked) = fold.sure_rank(slot) {
+                    leaders.note(pair.group, ranked);
+                    bar = leaders.bar() * MARGIN;
+                    raw_bar = bar / bound;
+                }
             }
         })
     }

@@ -759,6 +759,20 @@ impl Fold {
         }
     }
 
+    /// The hit `slot`'s group ranks by so far, when no hit still to come
+    /// can lower it: an entry's best; a host's entry when it is a page of
+    /// prose (a listing is its entry only when no page of prose of it
+    /// matches, which only the whole count tells).
+    pub fn sure_rank(&self, slot: Slot) -> Option<Hit> {
+        match slot {
+            Slot::Entry(slot) => self.clusters[slot as usize].1.best,
+            Slot::Site(slot) => self.sites[slot as usize]
+                .top
+                .first()
+                .filter(|hit| !hit.listing),
+        }
+    }
+
     /// The hit each group ranks by, of the groups with hits offered, once
     /// every hit is counted: a host's entry is a listing only when none of
     /// its matching pages is a page of prose.
