@@ -685,7 +685,8 @@ type DigestIndex = HashMap<String, (ContentKey, String)>;
 fn earlier_digests(paths: &[PathBuf]) -> Result<DigestIndex> {
     let mut digests = DigestIndex::new();
     for path in paths {
-        for capture in read_captures(path)? {
+        for capture in CaptureReader::open(path)? {
+            let capture = capture?;
             if let (Some(digest), Some(key)) = (capture.info.payload_digest, capture.content_key) {
                 digests.entry(digest).or_insert((key, capture.info.url));
             }
@@ -789,9 +790,13 @@ const CAPTURES_HEADER: &[u8] = b"mirrorscope captures 7\n";
 /// True when the captures file at `path` is in the format this build
 /// writes, false when it is readable but not (an older build's).
 pub fn captures_current(path: &Path) -> std::io::Result<bool> {
+    read_header(&mut File::open(path)?)
+}
+
+/// Reads the first line of a captures file: true when it is this build's.
+fn read_header(file: &mut File) -> std::io::Result<bool> {
     let mut start = [0u8; CAPTURES_HEADER.len()];
-    let mut file = File::open(path)?;
-    match std::io::Read::read_exact(&mut file, &mut start) {
+    match std::io::Read::read_exact(file, &mut start) {
         Ok(()) => Ok(start == CAPTURES_HEADER),
         Err(error) if error.kind() == std::io::ErrorKind::UnexpectedEof => Ok(false),
         Err(error) => Err(error),
@@ -800,29 +805,239 @@ pub fn captures_current(path: &Path) -> std::io::Result<bool> {
 
 /// Reads a crawl's captures written by [`write_captures`].
 pub fn read_captures(path: &Path) -> Result<Vec<Capture>> {
-    let bytes = std::fs::read(path).map_err(io_error(path))?;
-    let Some(bytes) = bytes.strip_prefix(CAPTURES_HEADER) else {
-        return Err(IngestError::Format {
-            path: path.to_path_buf(),
-            detail: "not a captures file of this version".into(),
-        });
-    };
-    let bytes = zstd::decode_all(bytes).map_err(io_error(path))?;
-    postcard::from_bytes(&bytes).map_err(|error| IngestError::Format {
-        path: path.to_path_buf(),
-        detail: error.to_string(),
-    })
+    let mut reader = CaptureReader::open(path)?;
+    let mut captures = Vec::with_capacity(reader.capacity_hint());
+    for capture in &mut reader {
+        captures.push(capture?);
+    }
+    Ok(captures)
 }
 
-/// Writes captures (postcard, zstd-compressed) and syncs the file.
+/// A captures file read one capture at a time: what it decompresses is
+/// held a window at a time, never the whole crawl's bytes beside the
+/// captures made of them.
+pub struct CaptureReader {
+    path: PathBuf,
+    decoder: zstd::Decoder<'static, std::io::BufReader<File>>,
+    /// Decompressed bytes not yet read, from `start`.
+    window: Vec<u8>,
+    start: usize,
+    /// Whether the decoder has given all it holds.
+    drained: bool,
+    /// Captures the file says it holds, and how many are still to read.
+    count: usize,
+    left: usize,
+    /// The compressed file's length, to bound what a damaged count reserves.
+    file_bytes: u64,
+}
+
+/// Decompressed bytes a [`CaptureReader`] asks for at a time (a capture
+/// takes about a kilobyte).
+const CAPTURE_WINDOW: usize = 1 << 20;
+
+impl CaptureReader {
+    /// Opens a captures file of this build's version.
+    pub fn open(path: &Path) -> Result<Self> {
+        let mut file = File::open(path).map_err(io_error(path))?;
+        let file_bytes = file.metadata().map_err(io_error(path))?.len();
+        if !read_header(&mut file).map_err(io_error(path))? {
+            return Err(IngestError::Format {
+                path: path.to_path_buf(),
+                detail: "not a captures file of this version".into(),
+            });
+        }
+        let decoder = zstd::Decoder::new(file).map_err(io_error(path))?;
+        let mut reader = CaptureReader {
+            path: path.to_path_buf(),
+            decoder,
+            window: Vec::new(),
+            start: 0,
+            drained: false,
+            count: 0,
+            left: 0,
+            file_bytes,
+        };
+        reader.count = reader.next_value::<usize>()?;
+        reader.left = reader.count;
+        Ok(reader)
+    }
+
+    /// How many captures to make room for: the count the file gives, but
+    /// no more than its compressed bytes could hold (a damaged count must
+    /// not reserve memory the file cannot fill).
+    pub fn capacity_hint(&self) -> usize {
+        self.count
+            .min(usize::try_from(self.file_bytes / 16).unwrap_or(usize::MAX))
+    }
+
+    /// The next value of the stream, reading more of the file until the
+    /// window holds it whole.
+    fn next_value<T: serde::de::DeserializeOwned>(&mut self) -> Result<T> {
+        loop {
+            match postcard::take_from_bytes::<T>(&self.window[self.start..]) {
+                Ok((value, rest)) => {
+                    self.start = self.window.len() - rest.len();
+                    return Ok(value);
+                }
+                Err(postcard::Error::DeserializeUnexpectedEnd) if !self.drained => self.fill()?,
+                Err(error) => {
+                    return Err(IngestError::Format {
+                        path: self.path.clone(),
+                        detail: error.to_string(),
+                    })
+                }
+            }
+        }
+    }
+
+    /// Drops what was read from the window and decompresses as much again
+    /// as it holds (at least [`CAPTURE_WINDOW`]), so that a value longer
+    /// than the window is read whole after a few rounds.
+    fn fill(&mut self) -> Result<()> {
+        self.window.drain(..self.start);
+        self.start = 0;
+        let had = self.window.len();
+        let want = had.max(CAPTURE_WINDOW);
+        let mut limited = std::io::Read::take(&mut self.decoder, want as u64);
+        let read = std::io::Read::read_to_end(&mut limited, &mut self.window)
+            .map_err(io_error(&self.path))?;
+        if read < want {
+            self.drained = true;
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for CaptureReader {
+    type Item = Result<Capture>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.left == 0 {
+            return None;
+        }
+        self.left -= 1;
+        let capture = self.next_value::<Capture>();
+        if capture.is_err() {
+            // A damaged file ends the reading.
+            self.left = 0;
+        }
+        Some(capture)
+    }
+}
+
+/// Writes captures (postcard, zstd-compressed) and syncs the file. The
+/// bytes are those of the whole list serialized at once, made a capture at
+/// a time: the crawl's serialized captures (a gigabyte a million pages) are
+/// never held beside them.
 pub fn write_captures(path: &Path, captures: &[Capture]) -> Result<()> {
-    let bytes = postcard::to_allocvec(captures).map_err(|error| IngestError::Format {
+    let format = |error: postcard::Error| IngestError::Format {
         path: path.to_path_buf(),
         detail: error.to_string(),
-    })?;
-    let compressed = zstd::encode_all(bytes.as_slice(), 3).map_err(io_error(path))?;
-    let mut file = File::create(path).map_err(io_error(path))?;
+    };
+    let mut file = BufWriter::new(File::create(path).map_err(io_error(path))?);
     file.write_all(CAPTURES_HEADER).map_err(io_error(path))?;
-    file.write_all(&compressed).map_err(io_error(path))?;
+    let mut encoder = zstd::Encoder::new(file, 3).map_err(io_error(path))?;
+    // A list is its length, then its items.
+    let mut bytes = postcard::to_extend(&captures.len(), Vec::new()).map_err(format)?;
+    encoder.write_all(&bytes).map_err(io_error(path))?;
+    bytes.clear();
+    for capture in captures {
+        bytes = postcard::to_extend(capture, bytes).map_err(format)?;
+        encoder.write_all(&bytes).map_err(io_error(path))?;
+        bytes.clear();
+    }
+    let file = encoder.finish().map_err(io_error(path))?;
+    let file = file
+        .into_inner()
+        .map_err(|error| io_error(path)(error.into_error()))?;
     file.sync_all().map_err(io_error(path))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::test_support::capture;
+
+    fn captures(count: usize) -> Vec<Capture> {
+        (0..count)
+            .map(|index| {
+                let mut capture = capture(
+                    &format!("http://h{}.example/p{index}.html", index % 7),
+                    &format!("page {index}\nshared line\n"),
+                );
+                capture.links = (0..index % 5)
+                    .map(|link| format!("http://h.example/{link}"))
+                    .collect();
+                capture
+            })
+            .collect()
+    }
+
+    fn decompressed(path: &Path) -> Vec<u8> {
+        let bytes = std::fs::read(path).unwrap();
+        zstd::decode_all(bytes.strip_prefix(CAPTURES_HEADER).unwrap()).unwrap()
+    }
+
+    #[test]
+    fn captures_written_a_capture_at_a_time_are_the_list_serialized_whole() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("captures.bin");
+        let written = captures(2_000);
+        write_captures(&path, &written).unwrap();
+        // The bytes of the format before streaming: files written by an
+        // earlier build read the same.
+        assert_eq!(
+            decompressed(&path),
+            postcard::to_allocvec(&written).unwrap()
+        );
+        assert_eq!(read_captures(&path).unwrap(), written);
+        write_captures(&path, &[]).unwrap();
+        assert!(read_captures(&path).unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_capture_longer_than_the_read_window_is_read_whole() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("captures.bin");
+        let mut written = captures(3);
+        written[1].links = (0..5_000)
+            .map(|link| format!("http://h.example/{link}/{}", "x".repeat(500)))
+            .collect();
+        write_captures(&path, &written).unwrap();
+        assert!(decompressed(&path).len() > 2 * CAPTURE_WINDOW);
+        assert_eq!(read_captures(&path).unwrap(), written);
+    }
+
+    #[test]
+    fn a_damaged_captures_file_is_an_error_naming_it() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("captures.bin");
+        // Cut short: the count promises captures the bytes do not hold.
+        let mut bytes = postcard::to_allocvec(&captures(50)).unwrap();
+        bytes.truncate(bytes.len() / 2);
+        let mut file = CAPTURES_HEADER.to_vec();
+        file.extend(zstd::encode_all(bytes.as_slice(), 3).unwrap());
+        std::fs::write(&path, &file).unwrap();
+        let error = read_captures(&path).unwrap_err().to_string();
+        assert!(error.contains("captures.bin"), "{error}");
+
+        // A count of 2^62 reserves no more than the file could hold.
+        let mut bytes = postcard::to_allocvec(&(1usize << 62)).unwrap();
+        bytes.extend(postcard::to_allocvec(&captures(1)[0]).unwrap());
+        let mut file = CAPTURES_HEADER.to_vec();
+        file.extend(zstd::encode_all(bytes.as_slice(), 3).unwrap());
+        std::fs::write(&path, &file).unwrap();
+        let reader = CaptureReader::open(&path).unwrap();
+        assert!(reader.capacity_hint() <= file.len() / 16);
+        assert!(read_captures(&path).is_err());
+
+        // An earlier version's file is refused, not misread.
+        std::fs::write(&path, b"mirrorscope captures 6\n").unwrap();
+        assert!(!captures_current(&path).unwrap());
+        let error = read_captures(&path).unwrap_err().to_string();
+        assert!(
+            error.contains("not a captures file of this version"),
+            "{error}"
+        );
+    }
 }
