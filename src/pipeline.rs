@@ -5,6 +5,7 @@
 //! files again reuses the ingested crawl (its bodies are not stored twice and
 //! their reference counts do not grow) and gives the same page table.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::config::{Config, ConfigError};
 use crate::corpus;
 use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest};
+use crate::generation::Spilled;
 use crate::ingest::{self, Capture, IngestOptions, IngestReport};
 use crate::pages::PageTable;
 use crate::store::Signature;
@@ -375,13 +377,15 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
                 return Err(error);
             }
         }
-        data.finish_crawl(
-            &crawl_id,
-            &partial,
-            &file_names,
-            &ingested.captures,
-            &ingested.report,
-        )?;
+        stages.run("write the crawl's captures", || {
+            data.finish_crawl(
+                &crawl_id,
+                &partial,
+                &file_names,
+                &ingested.captures,
+                &ingested.report,
+            )
+        })?;
         (ingested.captures, ingested.report, ingested.work)
     };
 
@@ -640,12 +644,32 @@ fn build_generation(
     // The fingerprints go to a file of their own straight away: the
     // similarity stage reads what it needs of them there, and no later
     // stage holds them.
-    let (table, aside) = stages.run("page table", || {
-        let (table, fingerprints) = PageTable::from_captures(crawls);
-        let aside = data.set_fingerprints_aside(&fingerprints);
-        (table, aside)
-    });
-    let aside = aside?;
+    //
+    // Before the table is built, the captures' fingerprints are set in a
+    // spill file (written in capture order), so that the table is built
+    // without them beside it; the pages' file is then written from the
+    // spill a batch of pages at a time, in page order.
+    let (table, aside) = stages.run("page table", || -> Result<_> {
+        let mut crawls = crawls;
+        let mut spill = data.fingerprint_spill()?;
+        let mut places: Vec<Vec<Option<Spilled>>> = Vec::with_capacity(crawls.len());
+        for captures in &mut crawls {
+            let mut crawl_places = Vec::with_capacity(captures.len());
+            for capture in captures.iter_mut() {
+                let print = capture.fingerprint.take();
+                crawl_places.push(print.map(|print| spill.put(&print)).transpose()?);
+            }
+            places.push(crawl_places);
+        }
+        let spilled = spill.finish()?;
+        let (table, by_page) =
+            PageTable::from_captures_keeping(crawls, |(crawl, at), _| places[crawl][at]);
+        drop(places);
+        let aside = data.set_fingerprints_aside_with(by_page.len(), |range| {
+            spilled.read(&by_page[range]).map(Cow::Owned)
+        })?;
+        Ok((table, aside))
+    })?;
     let similarity = stages.run("trivial clusters", || {
         similarity::analyse_from(&table, aside.file(), &config.similarity)
     })?;

@@ -27,9 +27,11 @@ mod staged;
 pub use check::{check, CheckReport, Problems, Repaired};
 pub use staged::StagedGeneration;
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::fs::{self, File};
 use std::io::Write;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
@@ -37,8 +39,9 @@ use serde::Serialize;
 use crate::collections::Collections;
 use crate::fingerprint::Fingerprint;
 use crate::generation::{
-    generation_number, io_error, read_json, write_fingerprints, FingerprintFile, Fingerprints,
-    COLLECTIONS_FILE, FINGERPRINTS_FILE, MANIFEST_FILE, MIRRORS_FILE, PAGES_FILE, SIMILARITY_FILE,
+    generation_number, io_error, read_json, write_fingerprints, write_fingerprints_with,
+    FingerprintFile, FingerprintSpill, Fingerprints, COLLECTIONS_FILE, FINGERPRINTS_FILE,
+    MANIFEST_FILE, MIRRORS_FILE, PAGES_FILE, SIMILARITY_FILE,
 };
 pub use crate::generation::{
     Analysis, CrawlEntry, DataDir, DataError, Generation, Manifest, Result, GENERATION_FORMAT,
@@ -421,14 +424,38 @@ impl DataDir {
         &self,
         fingerprints: &[Option<Fingerprint>],
     ) -> Result<FingerprintsAside> {
-        let generations = self.root.join("generations");
-        fs::create_dir_all(&generations).map_err(io_error(&generations))?;
-        let path = generations.join(FINGERPRINTS_ASIDE);
+        self.set_fingerprints_aside_with(fingerprints.len(), |range| {
+            Ok(Cow::Borrowed(&fingerprints[range]))
+        })
+    }
+
+    /// As [`DataDir::set_fingerprints_aside`], the fingerprints of `pages`
+    /// pages given a range of page ids at a time by `fetch`.
+    pub fn set_fingerprints_aside_with<'a>(
+        &self,
+        pages: usize,
+        fetch: impl FnMut(Range<usize>) -> Result<Cow<'a, [Option<Fingerprint>]>>,
+    ) -> Result<FingerprintsAside> {
+        let path = self.generations_dir()?.join(FINGERPRINTS_ASIDE);
         // Removed again if writing or reading it back fails.
         let mut aside = FingerprintsAside { file: None, path };
-        write_fingerprints(&aside.path, fingerprints)?;
+        write_fingerprints_with(&aside.path, pages, fetch)?;
         aside.file = Some(FingerprintFile::open(&aside.path)?);
         Ok(aside)
+    }
+
+    /// A file of no name in `generations/` to set the captures'
+    /// fingerprints in while the page table is built from them
+    /// ([`FingerprintSpill`]).
+    pub fn fingerprint_spill(&self) -> Result<FingerprintSpill> {
+        FingerprintSpill::create(&self.generations_dir()?.join(FINGERPRINT_SPILL))
+    }
+
+    /// `generations/`, made if it is not there yet.
+    fn generations_dir(&self) -> Result<PathBuf> {
+        let generations = self.root.join("generations");
+        fs::create_dir_all(&generations).map_err(io_error(&generations))?;
+        Ok(generations)
     }
 
     /// Writes a new generation and makes it current. Returns its manifest.
@@ -599,6 +626,9 @@ impl Drop for FingerprintsAside {
 /// The name of the fingerprints written ahead of their generation, in
 /// `generations/`.
 const FINGERPRINTS_ASIDE: &str = ".fingerprints.tmp";
+/// Removed as soon as it is made ([`FingerprintSpill::create`]); one a
+/// crash left there is written over by the next `index`.
+const FINGERPRINT_SPILL: &str = ".fingerprints.spill";
 
 /// Writes a generation's tables into `folder`: the manifest of what they
 /// hold, without its name, date and index, which are known later. The

@@ -17,8 +17,10 @@
 //! Numbers are little-endian. The file is written once, streaming, by the
 //! generation's writer, and never changed.
 
+use std::borrow::Cow;
 use std::fs::File;
 use std::io::{BufWriter, Write};
+use std::ops::Range;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 
@@ -40,20 +42,40 @@ const BLOCKS_PER_BATCH: usize = 256;
 /// Writes `fingerprints` (by page id) to `path` and syncs it; see the
 /// module's documentation.
 pub fn write(path: &Path, fingerprints: &[Option<Fingerprint>]) -> Result<()> {
-    write_blocks(path, fingerprints, PAGES_PER_BLOCK)
+    write_blocks(path, fingerprints.len(), PAGES_PER_BLOCK, |range| {
+        Ok(Cow::Borrowed(&fingerprints[range]))
+    })
 }
 
-fn write_blocks(path: &Path, fingerprints: &[Option<Fingerprint>], per_block: usize) -> Result<()> {
+/// Writes the fingerprints of `pages` pages to `path` as [`write`] does,
+/// `fetch` giving those of a range of page ids at a time: the pages'
+/// fingerprints need not all be held at once.
+pub fn write_with<'a>(
+    path: &Path,
+    pages: usize,
+    fetch: impl FnMut(Range<usize>) -> Result<Cow<'a, [Option<Fingerprint>]>>,
+) -> Result<()> {
+    write_blocks(path, pages, PAGES_PER_BLOCK, fetch)
+}
+
+fn write_blocks<'a>(
+    path: &Path,
+    pages: usize,
+    per_block: usize,
+    mut fetch: impl FnMut(Range<usize>) -> Result<Cow<'a, [Option<Fingerprint>]>>,
+) -> Result<()> {
     let file = File::create(path).map_err(io_error(path))?;
     let mut out = BufWriter::with_capacity(1 << 20, file);
     let mut header = Vec::with_capacity(HEADER_BYTES as usize);
     header.extend_from_slice(MAGIC);
-    header.extend_from_slice(&(fingerprints.len() as u64).to_le_bytes());
+    header.extend_from_slice(&(pages as u64).to_le_bytes());
     header.extend_from_slice(&(per_block as u64).to_le_bytes());
     out.write_all(&header).map_err(io_error(path))?;
-    let mut offsets = Vec::with_capacity(fingerprints.len().div_ceil(per_block) + 1);
+    let mut offsets = Vec::with_capacity(pages.div_ceil(per_block) + 1);
     let mut at = HEADER_BYTES;
-    for batch in fingerprints.chunks(per_block * BLOCKS_PER_BATCH) {
+    let batch_pages = per_block * BLOCKS_PER_BATCH;
+    for start in (0..pages).step_by(batch_pages) {
+        let batch = fetch(start..pages.min(start + batch_pages))?;
         let blocks = batch
             .par_chunks(per_block)
             .map(|block| compress(path, block))
@@ -86,6 +108,114 @@ fn compress(path: &Path, block: &[Option<Fingerprint>]) -> Result<Vec<u8>> {
     encoder.include_checksum(true).map_err(io_error(path))?;
     encoder.write_all(&encoded).map_err(io_error(path))?;
     encoder.finish().map_err(io_error(path))
+}
+
+/// Fingerprints set aside while a page table is built from their
+/// captures: written one after another to a file of no name (removed as
+/// soon as it is opened, so nothing is left behind), each read back by
+/// where it was put. The captures of a big crawl hold their fingerprints
+/// (min-hashes and line hashes, 0.67 KB a page) until then; set aside,
+/// they cost the page table stage nothing, and the pages' fingerprints
+/// file is written from here a batch of pages at a time
+/// ([`write_with`]).
+#[derive(Debug)]
+pub struct FingerprintSpill {
+    path: PathBuf,
+    out: BufWriter<File>,
+    at: u64,
+    /// The last fingerprint's bytes (one buffer for them all).
+    bytes: Vec<u8>,
+}
+
+/// Where [`FingerprintSpill::put`] wrote a fingerprint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Spilled {
+    at: u64,
+    length: u32,
+}
+
+/// A [`FingerprintSpill`] written, to read from.
+#[derive(Debug)]
+pub struct SpilledFingerprints {
+    path: PathBuf,
+    file: File,
+}
+
+impl FingerprintSpill {
+    /// Starts one at `path` (its name is given up at once).
+    pub fn create(path: &Path) -> Result<FingerprintSpill> {
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(io_error(path))?;
+        std::fs::remove_file(path).map_err(io_error(path))?;
+        Ok(FingerprintSpill {
+            path: path.to_path_buf(),
+            out: BufWriter::with_capacity(1 << 20, file),
+            at: 0,
+            bytes: Vec::new(),
+        })
+    }
+
+    /// Writes `print`; says where, to read it back.
+    pub fn put(&mut self, print: &Fingerprint) -> Result<Spilled> {
+        let mut bytes = std::mem::take(&mut self.bytes);
+        bytes.clear();
+        self.bytes = postcard::to_extend(print, bytes).map_err(|error| DataError::Format {
+            path: self.path.clone(),
+            detail: error.to_string(),
+        })?;
+        let length = u32::try_from(self.bytes.len()).map_err(|_| DataError::Format {
+            path: self.path.clone(),
+            detail: format!("a fingerprint of {} bytes", self.bytes.len()),
+        })?;
+        self.out
+            .write_all(&self.bytes)
+            .map_err(io_error(&self.path))?;
+        let spilled = Spilled {
+            at: self.at,
+            length,
+        };
+        self.at += u64::from(length);
+        Ok(spilled)
+    }
+
+    /// Done writing: what was put can be read.
+    pub fn finish(self) -> Result<SpilledFingerprints> {
+        let path = self.path;
+        let file = self
+            .out
+            .into_inner()
+            .map_err(|error| io_error(&path)(error.into_error()))?;
+        Ok(SpilledFingerprints { path, file })
+    }
+}
+
+impl SpilledFingerprints {
+    /// The fingerprints put at `places`, in their order.
+    pub fn read(&self, places: &[Option<Spilled>]) -> Result<Vec<Option<Fingerprint>>> {
+        places
+            .par_iter()
+            .map(|place| {
+                let Some(place) = place else {
+                    return Ok(None);
+                };
+                let mut bytes = vec![0u8; place.length as usize];
+                self.file
+                    .read_exact_at(&mut bytes, place.at)
+                    .map_err(io_error(&self.path))?;
+                postcard::from_bytes(&bytes)
+                    .map(Some)
+                    .map_err(|error| DataError::Format {
+                        path: self.path.clone(),
+                        detail: error.to_string(),
+                    })
+            })
+            .collect()
+    }
 }
 
 /// A generation's `fingerprints.bin`, opened: its header and block index
@@ -313,6 +443,13 @@ mod tests {
             .collect()
     }
 
+    fn in_blocks_of(path: &Path, written: &[Option<Fingerprint>], per_block: usize) {
+        write_blocks(path, written.len(), per_block, |range| {
+            Ok(Cow::Borrowed(&written[range]))
+        })
+        .unwrap();
+    }
+
     /// 23 pages' fingerprints written in `folder` in blocks of 4 (a last
     /// block of 3), and the file opened.
     fn twenty_three_in_blocks_of_four(
@@ -320,7 +457,7 @@ mod tests {
     ) -> (Vec<Option<Fingerprint>>, FingerprintFile) {
         let path = folder.join(FINGERPRINTS_FILE);
         let written = fingerprints(23);
-        write_blocks(&path, &written, 4).unwrap();
+        in_blocks_of(&path, &written, 4);
         (written, FingerprintFile::open(&path).unwrap())
     }
 
@@ -370,6 +507,47 @@ mod tests {
     }
 
     #[test]
+    fn fingerprints_set_aside_are_read_back_by_where_they_were_put() {
+        let folder = tempfile::tempdir().unwrap();
+        let path = folder.path().join("spill");
+        let prints = fingerprints(600);
+        let mut spill = FingerprintSpill::create(&path).unwrap();
+        let places: Vec<Option<Spilled>> = prints
+            .iter()
+            .map(|print| print.as_ref().map(|print| spill.put(print).unwrap()))
+            .collect();
+        // Nothing is left behind under its name.
+        assert!(!path.exists());
+        let spilled = spill.finish().unwrap();
+        // Read back in another order, as a page table orders its pages.
+        let order: Vec<usize> = (0..prints.len()).rev().step_by(3).collect();
+        let asked: Vec<Option<Spilled>> = order.iter().map(|&at| places[at]).collect();
+        let expected: Vec<Option<Fingerprint>> =
+            order.iter().map(|&at| prints[at].clone()).collect();
+        assert_eq!(spilled.read(&asked).unwrap(), expected);
+
+        // The pages' file written a batch at a time from the spill (blocks
+        // of one page: batches of 256) is the one written from them all.
+        let (whole, batched) = (folder.path().join("whole"), folder.path().join("batched"));
+        in_blocks_of(&whole, &prints, 1);
+        let mut batches = Vec::new();
+        write_blocks(&batched, prints.len(), 1, |range| {
+            batches.push(range.clone());
+            spilled.read(&places[range]).map(Cow::Owned)
+        })
+        .unwrap();
+        assert_eq!(batches, [0..256, 256..512, 512..600]);
+        assert_eq!(
+            std::fs::read(&whole).unwrap(),
+            std::fs::read(&batched).unwrap()
+        );
+        assert_eq!(
+            FingerprintFile::open(&batched).unwrap().read_all().unwrap(),
+            prints
+        );
+    }
+
+    #[test]
     fn no_pages_is_a_file_of_no_blocks() {
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join(FINGERPRINTS_FILE);
@@ -384,7 +562,7 @@ mod tests {
     fn a_cut_or_damaged_file_is_refused_with_where() {
         let folder = tempfile::tempdir().unwrap();
         let path = folder.path().join(FINGERPRINTS_FILE);
-        write_blocks(&path, &fingerprints(10), 4).unwrap();
+        in_blocks_of(&path, &fingerprints(10), 4);
         let bytes = std::fs::read(&path).unwrap();
 
         std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();

@@ -37,7 +37,10 @@ use crate::pages::{PageTable, TableCounts};
 use crate::similarity::{Similarity, SimilarityCounts};
 use crate::store::{PageStore, StoreConfig, StoreError};
 pub(crate) use fingerprints::FINGERPRINTS_FILE;
-pub use fingerprints::{write as write_fingerprints, FingerprintFile};
+pub use fingerprints::{
+    write as write_fingerprints, write_with as write_fingerprints_with, FingerprintFile,
+    FingerprintSpill, Spilled, SpilledFingerprints,
+};
 
 /// The settings file in the data folder's root.
 pub(crate) const CONFIG_FILE: &str = "config.json";

@@ -224,6 +224,17 @@ impl PageTable {
     /// being copied, and each crawl's captures go once read. Gives each
     /// page's fingerprint (by page id).
     pub fn from_captures(crawls: Vec<Vec<Capture>>) -> (PageTable, Vec<Option<Fingerprint>>) {
+        PageTable::from_captures_keeping(crawls, |_, capture| capture.fingerprint.take())
+    }
+
+    /// As [`PageTable::from_captures`], giving by page id what `keep`
+    /// takes of each page's capture (told its crawl and its position in
+    /// that crawl's captures) before the page is made of it; pages are
+    /// made in crawl order, then capture order.
+    pub fn from_captures_keeping<K: Default>(
+        crawls: Vec<Vec<Capture>>,
+        mut keep: impl FnMut((usize, usize), &mut Capture) -> K,
+    ) -> (PageTable, Vec<K>) {
         let Resolution {
             hosts,
             slots,
@@ -232,10 +243,11 @@ impl PageTable {
         } = PageTable::resolve(&crawls);
         let mut pages: Vec<Option<Page>> = Vec::new();
         pages.resize_with(links.len(), || None);
-        let mut fingerprints: Vec<Option<Fingerprint>> = vec![None; links.len()];
+        let mut kept: Vec<K> = Vec::new();
+        kept.resize_with(links.len(), K::default);
         let mut links = links.into_iter().map(Some).collect::<Vec<_>>();
         for ((crawl_index, captures), slots) in crawls.into_iter().enumerate().zip(slots) {
-            for (capture, slot) in captures.into_iter().zip(slots) {
+            for (at, (mut capture, slot)) in captures.into_iter().zip(slots).enumerate() {
                 let Some(page) = slot else {
                     continue;
                 };
@@ -243,7 +255,7 @@ impl PageTable {
                 let resolved = links[index]
                     .take()
                     .expect("one capture is chosen for each page");
-                fingerprints[index] = capture.fingerprint;
+                kept[index] = keep((crawl_index, at), &mut capture);
                 let info = capture.info;
                 pages[index] = Some(Page {
                     url: info.url,
@@ -279,7 +291,7 @@ impl PageTable {
         };
         // Captures of an earlier crawl are read back from its captures file.
         table.share_record_files();
-        (table, fingerprints)
+        (table, kept)
     }
 
     /// What the table needs of the captures' URLs, before they move: the
