@@ -627,8 +627,9 @@ impl Drop for FingerprintsAside {
 /// `generations/`.
 const FINGERPRINTS_ASIDE: &str = ".fingerprints.tmp";
 /// Removed as soon as it is made ([`FingerprintSpill::create`]); one a
-/// crash left there is written over by the next `index`.
-const FINGERPRINT_SPILL: &str = ".fingerprints.spill";
+/// crash left there (between the two) is written over by the next `index`,
+/// and `check` finds it among the leftovers (a `.NAME.tmp` name).
+const FINGERPRINT_SPILL: &str = ".fingerprints-spill.tmp";
 
 /// Writes a generation's tables into `folder`: the manifest of what they
 /// hold, without its name, date and index, which are known later. The
@@ -1004,6 +1005,29 @@ mod tests {
         let read = generation.similarity(&table).unwrap();
         assert_eq!(read.fingerprints, prints);
         assert_eq!(read.trivial, held.trivial);
+    }
+
+    #[test]
+    fn the_fingerprint_spill_has_no_name_and_a_crash_leftover_is_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = DataDir::open(dir.path()).unwrap();
+        let mut spill = data.fingerprint_spill().unwrap();
+        let print = Fingerprint::of_text("a line\nanother line");
+        let place = spill.put(&print).unwrap();
+        let generations = dir.path().join("generations");
+        assert_eq!(fs::read_dir(&generations).unwrap().count(), 0);
+        let spilled = spill.finish().unwrap();
+        assert_eq!(
+            spilled.read(&[Some(place), None]).unwrap(),
+            [Some(print), None]
+        );
+        // A crash between making it and giving up its name leaves it under
+        // a name `check --repair` removes.
+        let leftover = generations.join(FINGERPRINT_SPILL);
+        fs::write(&leftover, b"half").unwrap();
+        assert_eq!(data.leftovers().unwrap(), [leftover]);
+        drop(data.fingerprint_spill().unwrap());
+        assert_eq!(fs::read_dir(&generations).unwrap().count(), 0);
     }
 
     #[test]
