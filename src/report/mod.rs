@@ -96,7 +96,23 @@ pub fn index_summary(outcome: &IndexOutcome) -> String {
     if !outcome.reused {
         text.push_str(&throughput_line(&outcome.report, &outcome.stages));
     }
+    text.push_str(&peak_line(&outcome.stages));
     text
+}
+
+/// The run's peak memory: the highest stage's peak (each is reset when its
+/// stage starts; what a step between two stages keeps is counted in the
+/// next one). Empty where the system gives no peak.
+fn peak_line(stages: &crate::pipeline::Stages) -> String {
+    let highest = stages
+        .0
+        .iter()
+        .filter_map(|stage| Some((stage.peak_mb?, stage.stage)))
+        .max_by(|first, second| first.0.total_cmp(&second.0));
+    match highest {
+        Some((peak_mb, stage)) => format!("\npeak memory: {peak_mb:.0} MB ({stage})"),
+        None => String::new(),
+    }
 }
 
 /// The whole run's pace: HTML pages and megabytes of HTML (bodies as
@@ -269,5 +285,11 @@ mod tests {
             throughput_line(&report, &stages),
             "\nthroughput: 300 pages, 45.0 MB of HTML in 3.00 s: 100 pages/s, 15.0 MB of HTML/s"
         );
+        // The highest stage's peak, whichever comes first.
+        assert_eq!(
+            peak_line(&measured),
+            "\npeak memory: 300 MB (ingest and store)"
+        );
+        assert_eq!(peak_line(&stages), "");
     }
 }
