@@ -414,13 +414,10 @@ impl DataDir {
         self.crawl_dir(crawl_id).join(CAPTURES_FILE)
     }
 
-    /// Writes the pages' fingerprints ahead of their generation, once the
-    /// page table is built, so that the stages after it hold none (they are
-    /// most of the analysis's memory): the similarity stage reads them from
-    /// the file, and the generation's writer moves the file into its folder.
-    /// The file is `generations/.fingerprints.tmp`: one writer at a time
-    /// (the lock), and `check --repair` removes one a crash left.
-    pub fn set_fingerprints_aside(
+    /// [`DataDir::set_fingerprints_aside_with`] from fingerprints held
+    /// whole (the tests').
+    #[cfg(test)]
+    fn set_fingerprints_aside(
         &self,
         fingerprints: &[Option<Fingerprint>],
     ) -> Result<FingerprintsAside> {
@@ -429,8 +426,14 @@ impl DataDir {
         })
     }
 
-    /// As [`DataDir::set_fingerprints_aside`], the fingerprints of `pages`
-    /// pages given a range of page ids at a time by `fetch`.
+    /// Writes the pages' fingerprints ahead of their generation, as the
+    /// page table is built, so that the stages after it hold none (they are
+    /// most of the analysis's memory): the similarity stage reads them from
+    /// the file, and the generation's writer moves the file into its folder.
+    /// `fetch` gives the fingerprints of `pages` pages a range of page ids at
+    /// a time (the pipeline's, from the spill the captures' went to). The
+    /// file is `generations/.fingerprints.tmp`: one writer at a time (the
+    /// lock), and `check --repair` removes one a crash left.
     pub fn set_fingerprints_aside_with<'a>(
         &self,
         pages: usize,
