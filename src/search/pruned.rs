@@ -239,8 +239,9 @@ impl PrunedFold<'_> {
         // pages about the query, weighed first.
         let mut bar = leaders.bar() * MARGIN;
         let mut raw_bar = bar / bound;
+        let alive = segment.alive_bitset();
         scored.for_each(segment, &mut |doc, score| {
-            if segment.is_deleted(doc) {
+            if alive.is_some_and(|alive| !alive.is_alive(doc)) {
                 return;
             }
             let [number, place] = columns.pair_and_place(doc);

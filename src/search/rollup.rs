@@ -143,7 +143,7 @@ const KEPT: usize = 1 + SITELINKS;
 impl Hit {
     /// Higher score first; among equal scores, the lower page id (URL order),
     /// so that results never depend on segment order.
-    pub(super) fn beats(&self, other: &Hit) -> bool {
+    fn beats(&self, other: &Hit) -> bool {
         match self.score.total_cmp(&other.score) {
             std::cmp::Ordering::Greater => true,
             std::cmp::Ordering::Less => false,
@@ -392,7 +392,7 @@ impl Places {
 }
 
 /// Better hits first.
-pub(super) fn rank(first: &Hit, second: &Hit) -> std::cmp::Ordering {
+fn rank(first: &Hit, second: &Hit) -> std::cmp::Ordering {
     if first.beats(second) {
         std::cmp::Ordering::Less
     } else if second.beats(first) {
