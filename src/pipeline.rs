@@ -760,20 +760,22 @@ fn analyse_and_write(
             "cluster ids start afresh: the current generation cannot be read ({error})"
         ),
     });
-    let mut similarity = similarity;
     let mirrors = stages.run("mirrors", || -> Result<mirrors::Mirrors> {
-        // Classifying host pairs compares their pages' min-hashes and
-        // signatures (bharat-2000's sampled paths), nearly any page's: read
-        // back for this stage alone, without their line hashes.
-        if let Some(aside) = &aside {
-            similarity.fingerprints = aside.for_comparing()?;
-        }
-        let mirrors =
-            mirrors::analyse_with(table, &similarity, &collections, &config.mirrors, &rankings);
-        if aside.is_some() {
-            similarity.fingerprints = Vec::new();
-        }
-        Ok(mirrors)
+        // Classifying host pairs compares their sampled pages' min-hashes
+        // and signatures (bharat-2000's sampled paths): read from the file
+        // for those pages alone.
+        Ok(match &aside {
+            Some(aside) => mirrors::analyse_reading(
+                table,
+                (&similarity, aside.file()),
+                &collections,
+                &config.mirrors,
+                &rankings,
+            )?,
+            None => {
+                mirrors::analyse_with(table, &similarity, &collections, &config.mirrors, &rankings)
+            }
+        })
     })?;
     tracing::info!(
         ranked_pairs = mirrors.counts.ranked_pairs,

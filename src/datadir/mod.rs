@@ -40,8 +40,8 @@ use crate::collections::Collections;
 use crate::fingerprint::Fingerprint;
 use crate::generation::{
     generation_number, io_error, read_json, write_fingerprints, write_fingerprints_with,
-    FingerprintFile, FingerprintSpill, Fingerprints, COLLECTIONS_FILE, FINGERPRINTS_FILE,
-    MANIFEST_FILE, MIRRORS_FILE, PAGES_FILE, SIMILARITY_FILE,
+    FingerprintFile, FingerprintSpill, COLLECTIONS_FILE, FINGERPRINTS_FILE, MANIFEST_FILE,
+    MIRRORS_FILE, PAGES_FILE, SIMILARITY_FILE,
 };
 pub use crate::generation::{
     Analysis, CrawlEntry, DataDir, DataError, Generation, Manifest, Result, GENERATION_FORMAT,
@@ -598,20 +598,6 @@ impl FingerprintsAside {
     pub fn file(&self) -> &FingerprintFile {
         self.file.as_ref().expect("opened once written")
     }
-
-    /// Every page's fingerprint without its line hashes (`lines` empty):
-    /// what comparing two pages reads (their signatures and min-hashes,
-    /// [`Fingerprint::resemblance`]), at half the memory.
-    pub fn for_comparing(&self) -> Result<Vec<Option<Fingerprint>>> {
-        let every_page: Vec<usize> = (0..self.file().pages()).collect();
-        self.file().map_pages(&every_page, |_, print| {
-            print.map(|print| Fingerprint {
-                lines: Vec::new(),
-                minhash: print.minhash.clone(),
-                ..*print
-            })
-        })
-    }
 }
 
 impl Drop for FingerprintsAside {
@@ -981,17 +967,19 @@ mod tests {
         assert_eq!(data.leftovers().unwrap(), Vec::<PathBuf>::new());
         // Written: the generation holds them, read back page by page.
         let aside = data.set_fingerprints_aside(&prints).unwrap();
-        let mut without_lines = prints.clone();
-        for print in without_lines.iter_mut().flatten() {
-            print.lines = Vec::new();
-        }
-        assert_eq!(aside.for_comparing().unwrap(), without_lines);
+        assert_eq!(aside.file().read_all().unwrap(), prints);
         let similarity =
             crate::similarity::analyse_from(&table, aside.file(), &Default::default()).unwrap();
         assert!(similarity.fingerprints.is_empty());
         let collections = crate::collections::analyse(&table, &similarity, &Default::default());
-        let mirrors =
-            crate::mirrors::analyse(&table, &similarity, &collections, &Default::default());
+        let mirrors = crate::mirrors::analyse_reading(
+            &table,
+            (&similarity, aside.file()),
+            &collections,
+            &Default::default(),
+            &[],
+        )
+        .unwrap();
         data.write_generation(
             Vec::new(),
             &table,

@@ -37,6 +37,13 @@
 //!
 //! Resemblance is estimated from the 84 min-hashes of 5-word shingles kept
 //! for every page (the fraction that agree).
+//!
+//! A pair is classified in two steps, so that only the fingerprints of the
+//! pages compared are read (a crawl's are a file too big to hold,
+//! [`crate::generation::FingerprintFile`]): [`Classifier::plan`] finds each
+//! test's pages by their paths, [`Compared::read`] reads the fingerprints of
+//! every page some test compares, and [`Classifier::settle`] gives the
+//! outcomes and the level.
 
 use std::collections::HashMap;
 
@@ -46,6 +53,7 @@ use xxhash_rust::xxh3::xxh3_64;
 use super::candidates::sample_paths;
 use super::hosts::{HostData, Web};
 use super::{HostPair, Level, MirrorsConfig, Subtree};
+use crate::fingerprint::{Fingerprint, Fingerprints};
 use crate::pages::{HostId, PageId};
 use crate::similarity::TrivialClusterId;
 
@@ -180,18 +188,39 @@ pub struct Classifier<'w, 'a> {
 
 impl<'w, 'a> Classifier<'w, 'a> {
     /// A classifier for pairs of `hosts` (other hosts' pairs get no
-    /// sampled paths, only their roots).
-    pub fn new(
+    /// sampled paths, only their roots). Which of the hosts' pages have
+    /// text, the only paths drawn, is read from `prints`.
+    pub fn new<F: Fingerprints + Sync>(
         web: &'w Web<'a>,
         config: &'w MirrorsConfig,
         hosts: impl IntoIterator<Item = HostId>,
-    ) -> Classifier<'w, 'a> {
-        let mut drawn = HashMap::new();
+        prints: &F,
+    ) -> Result<Classifier<'w, 'a>, F::Error> {
+        let mut chosen: Vec<&HostData> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
         for id in hosts {
-            if let (Some(host), false) = (web.host(id), drawn.contains_key(&id)) {
-                drawn.insert(id, draw_order(web, host));
+            if let (Some(host), true) = (web.host(id), seen.insert(id)) {
+                chosen.push(host);
             }
         }
+        let mut pages: Vec<usize> = chosen
+            .iter()
+            .flat_map(|host| host.pages.iter().map(|page| page.0 as usize))
+            .collect();
+        pages.sort_unstable();
+        pages.dedup();
+        let has_text = prints.map_pages(&pages, |_, print| {
+            print.is_some_and(Fingerprint::has_minhash)
+        })?;
+        let with_text = |page: PageId| {
+            pages
+                .binary_search(&(page.0 as usize))
+                .is_ok_and(|index| has_text[index])
+        };
+        let drawn: HashMap<HostId, Vec<usize>> = chosen
+            .iter()
+            .map(|host| (host.id, draw_order(web, host, &with_text)))
+            .collect();
         // A page alone in its trivial cluster is nobody's copy.
         let sizes = web.similarity.trivial_cluster_sizes();
         let mut copies: HashMap<(TrivialClusterId, HostId), Vec<usize>> = HashMap::new();
@@ -206,20 +235,17 @@ impl<'w, 'a> Classifier<'w, 'a> {
                 }
             }
         }
-        Classifier {
+        Ok(Classifier {
             web,
             config,
             drawn,
             copies,
-        }
+        })
     }
 
-    /// The level of a pair, its tests, and the subtrees compared.
-    pub fn classify(
-        &self,
-        pair: HostPair,
-        subtrees: Vec<Subtree>,
-    ) -> (Level, Vec<PathTest>, Vec<Subtree>) {
+    /// The tests of a pair, their pages found and not yet compared, and the
+    /// subtrees compared (`/` when `subtrees` is empty).
+    pub fn plan(&self, pair: HostPair, subtrees: Vec<Subtree>) -> Planned {
         let subtrees = if subtrees.is_empty() {
             vec![Subtree {
                 a: "/".into(),
@@ -229,20 +255,53 @@ impl<'w, 'a> Classifier<'w, 'a> {
         } else {
             subtrees
         };
-        let (Some(a), Some(b)) = (self.web.host(pair.a), self.web.host(pair.b)) else {
-            return (Level::Untested, Vec::new(), subtrees);
+        let mut planned = Planned {
+            tests: Vec::new(),
+            compared: Vec::new(),
+            subtrees: Vec::new(),
         };
-        let mut tests = Vec::new();
+        let (Some(a), Some(b)) = (self.web.host(pair.a), self.web.host(pair.b)) else {
+            planned.subtrees = subtrees;
+            return planned;
+        };
+        let mut push = |(test, pages)| {
+            planned.tests.push(test);
+            planned.compared.push(pages);
+        };
         for subtree in &subtrees {
-            tests.push(self.test(a, b, &subtree.a, &subtree.b, true));
+            push(self.test(a, b, &subtree.a, &subtree.b, true));
         }
         let from_a = self.sampled(a, subtrees.iter().map(|s| (s.a.as_str(), s.b.as_str())));
         let from_b = self.sampled(b, subtrees.iter().map(|s| (s.b.as_str(), s.a.as_str())));
         for (path, translated) in from_a {
-            tests.push(self.test(a, b, &path, &translated, true));
+            push(self.test(a, b, &path, &translated, true));
         }
         for (path, translated) in from_b {
-            tests.push(self.test(b, a, &path, &translated, false));
+            push(self.test(b, a, &path, &translated, false));
+        }
+        planned.subtrees = subtrees;
+        planned
+    }
+
+    /// The level of a pair [`Classifier::plan`]ned, its tests with their
+    /// outcomes, and the subtrees compared; `prints` holds the fingerprints
+    /// of the pages its tests compare.
+    pub fn settle(
+        &self,
+        planned: Planned,
+        prints: &Compared,
+    ) -> (Level, Vec<PathTest>, Vec<Subtree>) {
+        let Planned {
+            mut tests,
+            compared,
+            subtrees,
+        } = planned;
+        for (test, pages) in tests.iter_mut().zip(compared) {
+            if let Some((source, target)) = pages {
+                let (outcome, resemblance) = self.compare(source, target, prints);
+                test.outcome = outcome;
+                test.resemblance = resemblance;
+            }
         }
         let outcomes: Vec<Outcome> = tests.iter().map(|test| test.outcome).collect();
         (level_of(&outcomes), tests, subtrees)
@@ -274,6 +333,9 @@ impl<'w, 'a> Classifier<'w, 'a> {
         chosen
     }
 
+    /// A test of `source_path` on `source` against `target_path` on
+    /// `target`: failed (`SF`, `TF`), or to settle by comparing the two
+    /// pages given.
     fn test(
         &self,
         source: &HostData,
@@ -281,7 +343,7 @@ impl<'w, 'a> Classifier<'w, 'a> {
         source_path: &str,
         target_path: &str,
         from_a: bool,
-    ) -> PathTest {
+    ) -> (PathTest, Option<(PageId, PageId)>) {
         let (path_a, path_b) = if from_a {
             (source_path.to_string(), target_path.to_string())
         } else {
@@ -295,7 +357,7 @@ impl<'w, 'a> Classifier<'w, 'a> {
             resemblance: None,
         };
         let Some(source_page) = self.fetched(source, source_path) else {
-            return test;
+            return (test, None);
         };
         let found = self
             .fetched(target, target_path)
@@ -303,7 +365,7 @@ impl<'w, 'a> Classifier<'w, 'a> {
             .or_else(|| self.renamed_copy(source_page, source_path, target));
         let Some((target_page, renamed)) = found else {
             test.outcome = Outcome::TargetFailure;
-            return test;
+            return (test, None);
         };
         if let Some(renamed) = renamed {
             if from_a {
@@ -312,10 +374,7 @@ impl<'w, 'a> Classifier<'w, 'a> {
                 test.path_a = renamed;
             }
         }
-        let (outcome, resemblance) = self.compare(source_page, target_page);
-        test.outcome = outcome;
-        test.resemblance = resemblance;
-        test
+        (test, Some((source_page, target_page)))
     }
 
     /// The copy of `source_page` (at `source_path`) on `target` under a
@@ -351,16 +410,12 @@ impl<'w, 'a> Classifier<'w, 'a> {
             .then_some(page)
     }
 
-    fn compare(&self, first: PageId, second: PageId) -> (Outcome, Option<f32>) {
+    fn compare(&self, first: PageId, second: PageId, prints: &Compared) -> (Outcome, Option<f32>) {
         let table = self.web.table;
         let (Some(x), Some(y)) = (table.page(first), table.page(second)) else {
             return (Outcome::NoSimilarity, None);
         };
-        let fingerprints = &self.web.similarity.fingerprints;
-        let (fx, fy) = (
-            fingerprints.get(first.0 as usize).and_then(Option::as_ref),
-            fingerprints.get(second.0 as usize).and_then(Option::as_ref),
-        );
+        let (fx, fy) = (prints.get(first), prints.get(second));
         let resemblance = match (fx, fy) {
             (Some(fx), Some(fy)) => fx.resemblance(fy),
             _ => None,
@@ -392,9 +447,65 @@ impl<'w, 'a> Classifier<'w, 'a> {
     }
 }
 
-/// A host's paths with text, Stage I's sample first, each part in hash
-/// order.
-fn draw_order(web: &Web<'_>, host: &HostData) -> Vec<usize> {
+/// A pair's tests [`Classifier::plan`]ned: by test, the two pages
+/// (source, target) it compares, `None` for a test failed already.
+#[derive(Debug, Clone)]
+pub struct Planned {
+    tests: Vec<PathTest>,
+    compared: Vec<Option<(PageId, PageId)>>,
+    subtrees: Vec<Subtree>,
+}
+
+impl Planned {
+    /// The pages the tests compare (page ids, with repeats).
+    pub fn pages(&self) -> impl Iterator<Item = usize> + '_ {
+        self.compared
+            .iter()
+            .flatten()
+            .flat_map(|&(source, target)| [source.0 as usize, target.0 as usize])
+    }
+}
+
+/// The fingerprints of the pages some test compares, without their line
+/// hashes (comparing reads signatures and min-hashes,
+/// [`Fingerprint::resemblance`]).
+#[derive(Debug, Default)]
+pub struct Compared {
+    /// Page ids, sorted, unique.
+    pages: Vec<usize>,
+    prints: Vec<Option<Fingerprint>>,
+}
+
+impl Compared {
+    /// Reads those of `pages` (page ids, in any order, with repeats) from
+    /// `prints`.
+    pub fn read<F: Fingerprints>(prints: &F, mut pages: Vec<usize>) -> Result<Compared, F::Error> {
+        pages.sort_unstable();
+        pages.dedup();
+        let prints = prints.map_pages(&pages, |_, print| {
+            print.map(|print| Fingerprint {
+                lines: Vec::new(),
+                minhash: print.minhash.clone(),
+                ..*print
+            })
+        })?;
+        Ok(Compared { pages, prints })
+    }
+
+    /// Pages held.
+    pub fn page_count(&self) -> usize {
+        self.pages.len()
+    }
+
+    fn get(&self, page: PageId) -> Option<&Fingerprint> {
+        let index = self.pages.binary_search(&(page.0 as usize)).ok()?;
+        self.prints[index].as_ref()
+    }
+}
+
+/// A host's paths with text (`with_text` of their pages), Stage I's sample
+/// first, each part in hash order.
+fn draw_order(web: &Web<'_>, host: &HostData, with_text: &impl Fn(PageId) -> bool) -> Vec<usize> {
     let sorted: Vec<&str> = host.paths.iter().map(String::as_str).collect();
     let sampled: std::collections::HashSet<&str> = sample_paths(&sorted).into_iter().collect();
     let mut order: Vec<(bool, u64, usize)> = host
@@ -403,13 +514,7 @@ fn draw_order(web: &Web<'_>, host: &HostData) -> Vec<usize> {
         .enumerate()
         .filter(|(index, _)| {
             let page = host.pages[*index];
-            let has_text = web
-                .similarity
-                .fingerprints
-                .get(page.0 as usize)
-                .and_then(Option::as_ref)
-                .is_some_and(|fingerprint| fingerprint.has_minhash());
-            has_text
+            with_text(page)
                 && !web.stand_ins[page.0 as usize]
                 && web
                     .table

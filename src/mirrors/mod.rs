@@ -38,6 +38,7 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 
 use crate::collections::{ClusterKind, CollectionId, Collections};
+use crate::fingerprint::Fingerprints;
 use crate::pages::{HostId, PageTable};
 use crate::similarity::Similarity;
 
@@ -447,10 +448,7 @@ pub fn analyse(
     analyse_with(table, similarity, collections, config, &[])
 }
 
-/// [`analyse`], with the rankings of some rankers computed elsewhere (the
-/// Spark jobs, read by `import-analysis`; see [`imported_ranking`]) in place
-/// of their own. The evidence classification reads of the `clusters` ranker
-/// (its pairs' subtrees and clustered pages) is still gathered here.
+/// [`analyse_reading`] with the similarity's fingerprints held.
 pub fn analyse_with(
     table: &PageTable,
     similarity: &Similarity,
@@ -458,6 +456,28 @@ pub fn analyse_with(
     config: &MirrorsConfig,
     imported: &[Ranking],
 ) -> Mirrors {
+    let held = (similarity, &similarity.fingerprints);
+    match analyse_reading(table, held, collections, config, imported) {
+        Ok(mirrors) => mirrors,
+        Err(never) => match never {},
+    }
+}
+
+/// [`analyse`], with the rankings of some rankers computed elsewhere (the
+/// Spark jobs, read by `import-analysis`; see [`imported_ranking`]) in place
+/// of their own, and the pages' fingerprints read from `prints` (the file
+/// the pipeline wrote them to, the similarity holding none): only those of
+/// the pages classification compares, and which pages have text. The
+/// evidence classification reads of the `clusters` ranker (its pairs'
+/// subtrees and clustered pages) is still gathered here. Fails only when
+/// `prints` cannot be read.
+pub fn analyse_reading<F: Fingerprints + Sync>(
+    table: &PageTable,
+    (similarity, prints): (&Similarity, &F),
+    collections: &Collections,
+    config: &MirrorsConfig,
+    imported: &[Ranking],
+) -> Result<Mirrors, F::Error> {
     let imported_pairs = |ranker: Ranker| {
         imported
             .iter()
@@ -526,15 +546,35 @@ pub fn analyse_with(
             .iter()
             .map(|collection| collection.host),
     );
-    let classifier = classify::Classifier::new(&web, config, classified_hosts);
-    let pairs: Vec<PairReport> = listed
+    let classifier = classify::Classifier::new(&web, config, classified_hosts, prints)?;
+    let planned: Vec<_> = listed
         .into_iter()
         .map(|(pair, ranks)| {
             let subtrees = merge_subtrees(
                 cluster_evidence.subtrees(pair),
                 copy_evidence.subtrees(pair),
             );
-            let (level, tests, subtrees) = classifier.classify(pair, subtrees);
+            (pair, ranks, classifier.plan(pair, subtrees))
+        })
+        .collect();
+    let planned_copies = plan_copy_levels(collections, &classifier);
+    let compared = classify::Compared::read(
+        prints,
+        planned
+            .iter()
+            .map(|(_, _, planned)| planned)
+            .chain(planned_copies.iter().map(|(_, _, planned)| planned))
+            .flat_map(classify::Planned::pages)
+            .collect(),
+    )?;
+    tracing::debug!(
+        pages = compared.page_count(),
+        "fingerprints read to classify"
+    );
+    let pairs: Vec<PairReport> = planned
+        .into_iter()
+        .map(|(pair, ranks, planned)| {
+            let (level, tests, subtrees) = classifier.settle(planned, &compared);
             PairReport {
                 pair,
                 level,
@@ -555,14 +595,27 @@ pub fn analyse_with(
             .count() as u64,
         levels: level_counts(&pairs),
     };
-    Mirrors {
+    let mut copies: Vec<CopyLevel> = planned_copies
+        .into_iter()
+        .map(|(collection, principal, planned)| {
+            let (level, tests, _) = classifier.settle(planned, &compared);
+            CopyLevel {
+                collection,
+                principal,
+                level,
+                tests,
+            }
+        })
+        .collect();
+    copies.sort_by_key(|copy| copy.collection);
+    Ok(Mirrors {
         config: config.clone(),
         rankings,
         pairs,
-        copies: copy_levels(collections, &classifier),
+        copies,
         host_urls: web.url_counts.clone(),
         counts,
-    }
+    })
 }
 
 /// The folders a pair is compared under: those of shared near-duplicate
@@ -588,12 +641,13 @@ fn merge_subtrees(mut subtrees: Vec<Subtree>, more: Vec<Subtree>) -> Vec<Subtree
     subtrees
 }
 
-/// Classifies each copy of a collection cluster against its principal copy,
-/// on their folders (every host counts here, however few its URLs).
-fn copy_levels(
+/// Plans the classification of each copy of a collection cluster against
+/// its principal copy, on their folders (every host counts here, however
+/// few its URLs): (the copy, its principal, the tests planned).
+fn plan_copy_levels(
     collections: &Collections,
     classifier: &classify::Classifier<'_, '_>,
-) -> Vec<CopyLevel> {
+) -> Vec<(CollectionId, CollectionId, classify::Planned)> {
     let folder =
         |prefix: &str| split_url(prefix).map_or("/".to_string(), |(_, path)| path.to_string());
     let mut copies = Vec::new();
@@ -623,16 +677,9 @@ fn copy_levels(
                 b: folder(on_b),
                 pages: 0,
             };
-            let (level, tests, _) = classifier.classify(pair, vec![subtree]);
-            copies.push(CopyLevel {
-                collection: id,
-                principal: principal.id,
-                level,
-                tests,
-            });
+            copies.push((id, principal.id, classifier.plan(pair, vec![subtree])));
         }
     }
-    copies.sort_by_key(|copy| copy.collection);
     copies
 }
 

@@ -44,8 +44,11 @@ fn level(captures: &[Capture], a: &str, b: &str) -> (Level, Vec<PathTest>) {
     let config = config();
     let web = hosts::Web::new(&table, &similarity, &config);
     let id = |name: &str| HostId(table.hosts.iter().position(|host| host == name).unwrap() as u32);
-    let classifier = classify::Classifier::new(&web, &config, [id(a), id(b)]);
-    let (level, tests, _) = classifier.classify(HostPair::new(id(a), id(b)), Vec::new());
+    let prints = &similarity.fingerprints;
+    let Ok(classifier) = classify::Classifier::new(&web, &config, [id(a), id(b)], prints);
+    let planned = classifier.plan(HostPair::new(id(a), id(b)), Vec::new());
+    let Ok(compared) = classify::Compared::read(prints, planned.pages().collect());
+    let (level, tests, _) = classifier.settle(planned, &compared);
     (level, tests)
 }
 
@@ -511,20 +514,83 @@ fn hosts_of_a_small_replicated_manual_are_ranked_by_their_copies() {
     assert_eq!(combined.pairs.len(), 3);
 }
 
+/// Fingerprints held, counting the pages read.
+struct Counted<'p> {
+    prints: &'p Vec<Option<crate::fingerprint::Fingerprint>>,
+    read: std::sync::Mutex<Vec<usize>>,
+}
+
+impl crate::fingerprint::Fingerprints for Counted<'_> {
+    type Error = std::convert::Infallible;
+
+    fn page_count(&self) -> usize {
+        self.prints.len()
+    }
+
+    fn map_pages<R: Send>(
+        &self,
+        pages: &[usize],
+        map: impl Fn(usize, Option<&crate::fingerprint::Fingerprint>) -> R + Sync,
+    ) -> Result<Vec<R>, Self::Error> {
+        self.read.lock().unwrap().extend_from_slice(pages);
+        self.prints.map_pages(pages, map)
+    }
+
+    fn visit(
+        &self,
+        pages: &[usize],
+        visit: &mut dyn FnMut(usize, Option<&crate::fingerprint::Fingerprint>),
+    ) -> Result<(), Self::Error> {
+        self.read.lock().unwrap().extend_from_slice(pages);
+        self.prints.visit(pages, visit)
+    }
+}
+
 #[test]
-fn fingerprints_without_their_lines_classify_as_the_whole_ones_do() {
-    // What the pipeline gives this stage (`FingerprintsAside::for_comparing`).
-    let (table, similarity) = run(&small_web(), &Default::default());
+fn classification_reads_the_fingerprints_of_the_classified_hosts_alone() {
+    // What the pipeline does: the similarity holds no fingerprint, they
+    // are read, page by page, from where they were set aside.
+    let mut crawl = small_web();
+    // A host no ranker pairs with another: its pages are never read.
+    let notes: Vec<(String, String)> = (0..6)
+        .map(|i| (format!("/notes/n{i}.txt"), text(&format!("lone{i}w"), 80)))
+        .collect();
+    crawl.extend(
+        notes
+            .iter()
+            .map(|(path, body)| capture(&format!("http://solitary.test{path}"), body)),
+    );
+    let (table, similarity) = run(&crawl, &Default::default());
     let collections = crate::collections::analyse(&table, &similarity, &Default::default());
     let held = analyse(&table, &similarity, &collections, &config());
     assert!(held.counts.mirrored_pairs > 0, "{:?}", held.counts);
-    let mut comparing = similarity.clone();
-    for print in comparing.fingerprints.iter_mut().flatten() {
-        print.lines = Vec::new();
-    }
-    let without_lines = analyse(&table, &comparing, &collections, &config());
+    let lone = HostId(
+        table
+            .hosts
+            .iter()
+            .position(|host| host == "solitary.test")
+            .unwrap() as u32,
+    );
+    assert!(held
+        .pairs
+        .iter()
+        .all(|report| report.pair.a != lone && report.pair.b != lone));
+
+    let counted = Counted {
+        prints: &similarity.fingerprints,
+        read: Default::default(),
+    };
+    let without = similarity.clone().without_fingerprints();
+    let Ok(read) = analyse_reading(&table, (&without, &counted), &collections, &config(), &[]);
     assert_eq!(
-        postcard::to_allocvec(&without_lines).unwrap(),
+        postcard::to_allocvec(&read).unwrap(),
         postcard::to_allocvec(&held).unwrap()
     );
+    let asked = counted.read.into_inner().unwrap();
+    assert!(!asked.is_empty());
+    for (page, record) in table.pages.iter().enumerate() {
+        if record.host == lone {
+            assert!(!asked.contains(&page), "{} was read", record.url);
+        }
+    }
 }
