@@ -30,14 +30,6 @@ use crate::pages::HostId;
 
 use super::SimilarityConfig;
 
-/// A distinct text, as the chunk test sees it.
-pub struct ChunkDocument {
-    /// The text's chunk hashes, sorted, unique.
-    pub chunks: Vec<u64>,
-    /// The hosts the text is found on, sorted, unique.
-    pub hosts: Vec<HostId>,
-}
-
 /// What the chunk test found.
 #[derive(Debug, Default)]
 pub struct ChunkPairs {
@@ -59,32 +51,68 @@ pub fn required_shared(config: &SimilarityConfig, first: u32, second: u32) -> u3
     relative.max(of_larger).max(config.shared_chunks)
 }
 
-pub fn similar_pairs(documents: &[ChunkDocument], config: &SimilarityConfig) -> ChunkPairs {
-    let mut table: Vec<(u64, u32)> = documents
-        .par_iter()
-        .enumerate()
-        .flat_map_iter(|(index, document)| {
-            document
-                .chunks
-                .iter()
-                .map(move |&chunk| (chunk, index as u32))
-        })
-        .collect();
+/// The table `DocChunks(document, chunk)` of the module's documentation,
+/// filled a text at a time (in their order), so that a caller need not hold
+/// every text's chunks beside it: 16 bytes a chunk, and 4 a text.
+#[derive(Debug, Default)]
+pub struct ChunkTable {
+    /// (chunk, text).
+    entries: Vec<(u64, u32)>,
+    /// By text: its chunks.
+    chunks: Vec<u32>,
+}
+
+impl ChunkTable {
+    /// A table that will hold `chunks` chunks of `texts` texts without
+    /// growing (more can be pushed).
+    pub fn with_capacity(chunks: usize, texts: usize) -> ChunkTable {
+        ChunkTable {
+            entries: Vec::with_capacity(chunks),
+            chunks: Vec::with_capacity(texts),
+        }
+    }
+
+    /// Adds the next text, its chunk hashes sorted and unique.
+    pub fn push(&mut self, chunks: &[u64]) {
+        let text = self.chunks.len() as u32;
+        self.entries
+            .extend(chunks.iter().map(|&chunk| (chunk, text)));
+        self.chunks.push(chunks.len() as u32);
+    }
+
+    /// The directly similar pairs of the texts pushed, `hosts` giving each
+    /// text's hosts (sorted, unique).
+    pub fn similar_pairs(self, hosts: &[&[HostId]], config: &SimilarityConfig) -> ChunkPairs {
+        similar_pairs_in(self.entries, self.chunks, hosts, config)
+    }
+}
+
+fn similar_pairs_in(
+    mut table: Vec<(u64, u32)>,
+    mut counted_chunks: Vec<u32>,
+    hosts: &[&[HostId]],
+    config: &SimilarityConfig,
+) -> ChunkPairs {
+    assert_eq!(hosts.len(), counted_chunks.len(), "hosts for every text");
     table.par_sort_unstable();
 
-    // Posting lists: runs of one chunk in the sorted table.
+    // Posting lists: runs of one chunk in the sorted table. A chunk on one
+    // text shares nothing: its run is not kept (most chunks of a crawl are
+    // such).
     let mut runs: Vec<(usize, usize)> = Vec::new();
     let mut start = 0;
     for index in 1..=table.len() {
         if index == table.len() || table[index].0 != table[start].0 {
-            runs.push((start, index));
+            if index - start > 1 {
+                runs.push((start, index));
+            }
             start = index;
         }
     }
 
     let verdicts: Vec<Verdict> = runs
         .par_iter()
-        .map(|&(start, end)| judge(&table[start..end], documents, config))
+        .map(|&(start, end)| judge(&table[start..end], hosts, config))
         .collect();
 
     let mut boilerplate = Vec::new();
@@ -98,10 +126,7 @@ pub fn similar_pairs(documents: &[ChunkDocument], config: &SimilarityConfig) -> 
     }
 
     // For each document, how many of its chunks are not boilerplate.
-    let mut counted_chunks: Vec<u32> = documents
-        .iter()
-        .map(|document| document.chunks.len() as u32)
-        .collect();
+    let documents = hosts;
     let mut postings_of: Vec<Vec<u32>> = vec![Vec::new(); documents.len()];
     for (&(start, end), verdict) in runs.iter().zip(&verdicts) {
         if matches!(verdict, Verdict::Boilerplate) {
@@ -150,7 +175,7 @@ enum Verdict {
     Boilerplate,
 }
 
-fn judge(run: &[(u64, u32)], documents: &[ChunkDocument], config: &SimilarityConfig) -> Verdict {
+fn judge(run: &[(u64, u32)], hosts: &[&[HostId]], config: &SimilarityConfig) -> Verdict {
     if run.len() < 2 {
         return Verdict::Alone;
     }
@@ -159,7 +184,7 @@ fn judge(run: &[(u64, u32)], documents: &[ChunkDocument], config: &SimilarityCon
     }
     let mut hosts: Vec<HostId> = run
         .iter()
-        .flat_map(|&(_, document)| documents[document as usize].hosts.iter().copied())
+        .flat_map(|&(_, document)| hosts[document as usize].iter().copied())
         .collect();
     hosts.sort_unstable();
     let mut longest = 0;
@@ -174,5 +199,46 @@ fn judge(run: &[(u64, u32)], documents: &[ChunkDocument], config: &SimilarityCon
         Verdict::Boilerplate
     } else {
         Verdict::Shared
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn texts_pushed_one_at_a_time_pair_by_their_shared_chunks() {
+        let config = SimilarityConfig::default();
+        let mut table = ChunkTable::with_capacity(0, 0);
+        let own = |seed: u64| (0..20).map(move |index| seed * 1000 + index);
+        let mut first: Vec<u64> = own(1).collect();
+        let mut second: Vec<u64> = own(1).take(18).chain(own(2).take(2)).collect();
+        let third: Vec<u64> = own(3).collect();
+        first.sort_unstable();
+        second.sort_unstable();
+        // Grows past its capacity as texts are pushed.
+        table.push(&first);
+        table.push(&third);
+        table.push(&second);
+        let hosts = [HostId(0), HostId(1), HostId(2)];
+        let hosts: Vec<&[HostId]> = hosts.iter().map(std::slice::from_ref).collect();
+        let found = table.similar_pairs(&hosts, &config);
+        assert_eq!(found.pairs, vec![(0, 2, 18)]);
+        assert!(found.boilerplate.is_empty());
+    }
+
+    #[test]
+    fn a_line_on_every_text_of_a_host_is_its_chrome() {
+        let config = SimilarityConfig::default();
+        let texts = config.boilerplate_pages_per_host as u64 + 1;
+        let mut table = ChunkTable::default();
+        for text in 0..texts {
+            table.push(&[7, 100 + text]);
+        }
+        let host = [HostId(0)];
+        let hosts = vec![&host[..]; texts as usize];
+        let found = table.similar_pairs(&hosts, &config);
+        assert_eq!(found.boilerplate, vec![7]);
+        assert!(found.pairs.is_empty());
     }
 }

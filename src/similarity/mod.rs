@@ -340,6 +340,8 @@ pub fn compared_with(table: &PageTable, page: usize, words: u32) -> bool {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct PageText {
     pub words: u32,
+    /// Lines with a word (the bound of its chunks).
+    pub lines: u32,
     /// [`Fingerprint::text_signature`].
     pub text: u128,
     /// [`Fingerprint::echo_signature`].
@@ -350,6 +352,7 @@ impl PageText {
     pub fn of(fingerprint: Option<&Fingerprint>) -> PageText {
         fingerprint.map_or_else(PageText::default, |print| PageText {
             words: print.words,
+            lines: u32::try_from(print.lines.len()).unwrap_or(u32::MAX),
             text: print.text_signature,
             echo: print.echo_signature,
         })
@@ -370,6 +373,10 @@ pub fn analyse(
     similarity.fingerprints = fingerprints;
     similarity
 }
+
+/// Texts whose chunks are read from the fingerprints at once: the chunks
+/// of a share are in the table that pairs them before the next is read.
+const TEXTS_READ_AT_ONCE: usize = 16_384;
 
 /// Runs the stage on fingerprints wherever they are (in memory, or in a
 /// file the pipeline wrote once the page table was built, so that no stage
@@ -429,6 +436,15 @@ pub fn analyse_from<F: Fingerprints + Sync>(
         list.dedup();
     }
     let documents = first_page.len();
+    // Each text has at most a chunk per `chunk_lines` lines.
+    let most_chunks: usize = first_page
+        .iter()
+        .map(|&page| {
+            (texts[page].lines as usize)
+                .div_ceil(config.chunk_lines.max(1))
+                .min(config.max_page_chunks)
+        })
+        .sum();
     drop(texts);
 
     // Exact copies whose bytes decode to different texts (a charset given in
@@ -451,25 +467,28 @@ pub fn analyse_from<F: Fingerprints + Sync>(
     }
 
     // Of each text, its first page's chunks and megashingles (a compared
-    // page has a fingerprint: it has words).
-    let (document_chunks, megashingles): (Vec<Vec<u64>>, Vec<Option<[u64; MEGASHINGLES]>>) = prints
-        .map_pages(&first_page, |_, print| {
+    // page has a fingerprint: it has words), read a share of the texts at a
+    // time: the chunks go straight to the table that pairs them.
+    let mut chunk_table = chunks::ChunkTable::with_capacity(most_chunks, documents);
+    let mut megashingles: Vec<Option<[u64; MEGASHINGLES]>> = Vec::with_capacity(documents);
+    for share in first_page.chunks(TEXTS_READ_AT_ONCE) {
+        let read = prints.map_pages(share, |_, print| {
             print.map_or((Vec::new(), None), |print| {
                 (
                     print.chunks(config.chunk_lines, config.max_page_chunks),
                     print.megashingles(),
                 )
             })
-        })?
-        .into_iter()
-        .unzip();
-    let chunk_documents: Vec<chunks::ChunkDocument> = document_chunks
-        .into_iter()
-        .zip(hosts)
-        .map(|(chunks, hosts)| chunks::ChunkDocument { chunks, hosts })
-        .collect();
-    let mut chunk_result = chunks::similar_pairs(&chunk_documents, config);
-    drop(chunk_documents);
+        })?;
+        for (chunks, megashingle) in read {
+            chunk_table.push(&chunks);
+            megashingles.push(megashingle);
+        }
+    }
+    let hosts_of: Vec<&[HostId]> = hosts.iter().map(Vec::as_slice).collect();
+    let mut chunk_result = chunk_table.similar_pairs(&hosts_of, config);
+    drop(hosts_of);
+    drop(hosts);
     let mut megashingle_pairs = megashingle_pairs(&megashingles);
     drop(megashingles);
     // Texts in two languages are never copies, whatever lines they share.
