@@ -200,6 +200,7 @@ fn generated_crawl(sites: usize) -> Vec<Capture> {
                     canonical: None,
                     versions: Box::default(),
                     text_hosts: mirrorscope::pages::ThinList::new(),
+                    spilled: None,
                 });
             }
         }

@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::Serialize;
 
@@ -18,7 +19,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::config::{Config, ConfigError};
 use crate::corpus;
 use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest};
-use crate::generation::Spilled;
+use crate::generation::{FingerprintSpill, Spilled};
 use crate::ingest::{self, Capture, IngestOptions, IngestReport};
 use crate::pages::PageTable;
 use crate::store::Signature;
@@ -319,12 +320,13 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         data.set_aside_stale(&crawl_id)?;
     }
     let reused = data.has_crawl(&crawl_id);
-    let (captures, report, ingest_work) = if reused {
+    let (captures, report, ingest_work, spill) = if reused {
         tracing::info!(crawl = %crawl_id, "crawl already ingested; reusing it");
         (
             data.crawl_captures(&crawl_id)?,
             data.crawl_report(&crawl_id)?,
             ingest::IngestWork::default(),
+            None,
         )
     } else {
         let mut earlier_captures: Vec<PathBuf> = Vec::new();
@@ -343,10 +345,14 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         let bar = progress_bar(request.progress, total_bytes);
         let progress = |bytes: u64| bar.set_position(bytes);
         let partial = data.begin_crawl(&crawl_id)?;
+        // The captures' fingerprints (0.67 KB a page) are set aside as they
+        // are made, until the page table stage writes them in page order.
+        let spill = Mutex::new(data.fingerprint_spill()?);
         let options = IngestOptions {
             config: &config.ingest,
             earlier_captures: &earlier_captures,
             progress: &progress,
+            spill: Some(&spill),
         };
         let ingested = match &request.parts {
             None => stages.run("ingest and store", || {
@@ -377,16 +383,26 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
                 return Err(error);
             }
         }
-        stages.run("write the crawl's captures", || {
+        let mut ingested = ingested;
+        stages.run("write the crawl's captures", || -> Result<()> {
             data.finish_crawl(
                 &crawl_id,
                 &partial,
                 &file_names,
-                &ingested.captures,
+                (&mut ingested.captures, Some(&spill)),
                 &ingested.report,
-            )
+            )?;
+            Ok(())
         })?;
-        (ingested.captures, ingested.report, ingested.work)
+        let spill = spill
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        (
+            ingested.captures,
+            ingested.report,
+            ingested.work,
+            Some(spill),
+        )
     };
 
     let new_entry = CrawlEntry {
@@ -422,11 +438,17 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         Some(shards) => IndexPlan::InShards(shards),
         None => IndexPlan::Here,
     };
-    let (manifest, staged) =
-        match build_generation(&data, &config, &store, (entries, crawls), &mut stages, plan)? {
-            Written::Current(manifest) => (*manifest, None),
-            Written::Staged(staged) => (staged.manifest.clone(), Some(*staged)),
-        };
+    let (manifest, staged) = match build_generation(
+        &data,
+        &config,
+        &store,
+        (entries, crawls, spill),
+        &mut stages,
+        plan,
+    )? {
+        Written::Current(manifest) => (*manifest, None),
+        Written::Staged(staged) => (staged.manifest.clone(), Some(*staged)),
+    };
     if stale {
         // The new generation uses the crawl just ingested again.
         data.release_stale(&crawl_id, &store)?;
@@ -629,12 +651,13 @@ pub fn run_imported(
 
 /// Every stage after ingest, on the given crawls (in order, the newest
 /// capture of a URL winning): a new generation, switched to. Takes the
-/// captures, and lets them go once the page table is built.
+/// captures, and lets them go once the page table is built. The
+/// fingerprints of captures ingest set aside are in `spill`.
 fn build_generation(
     data: &DataDir,
     config: &crate::config::Config,
     store: &crate::store::PageStore,
-    (entries, crawls): (Vec<CrawlEntry>, Vec<Vec<Capture>>),
+    (entries, crawls, spill): (Vec<CrawlEntry>, Vec<Vec<Capture>>, Option<FingerprintSpill>),
     stages: &mut Stages,
     plan: IndexPlan,
 ) -> Result<Written> {
@@ -646,18 +669,28 @@ fn build_generation(
     // stage holds them.
     //
     // Before the table is built, the captures' fingerprints are set in a
-    // spill file (written in capture order), so that the table is built
-    // without them beside it; the pages' file is then written from the
-    // spill a batch of pages at a time, in page order.
+    // spill file (those of the crawl just ingested are there already), so
+    // that the table is built without them beside it; the pages' file is
+    // then written from the spill a batch of pages at a time, in page
+    // order.
     let (table, aside) = stages.run("page table", || -> Result<_> {
         let mut crawls = crawls;
-        let mut spill = data.fingerprint_spill()?;
+        let mut spill = match spill {
+            Some(spill) => spill,
+            None => data.fingerprint_spill()?,
+        };
         let mut places: Vec<Vec<Option<Spilled>>> = Vec::with_capacity(crawls.len());
         for captures in &mut crawls {
             let mut crawl_places = Vec::with_capacity(captures.len());
             for capture in captures.iter_mut() {
-                let print = capture.fingerprint.take();
-                crawl_places.push(print.map(|print| spill.put(&print)).transpose()?);
+                let place = match capture.spilled.take() {
+                    Some(place) => Some(place),
+                    None => {
+                        let print = capture.fingerprint.take();
+                        print.map(|print| spill.put(&print)).transpose()?
+                    }
+                };
+                crawl_places.push(place);
             }
             places.push(crawl_places);
         }
@@ -667,6 +700,13 @@ fn build_generation(
         drop(places);
         let aside = data.set_fingerprints_aside_with(by_page.len(), |range| {
             spilled.read(&by_page[range]).map(Cow::Owned)
+        })?;
+        drop((by_page, spilled));
+        // Every later stage holds the table: in fresh memory, not among
+        // the blocks the captures left.
+        let mut table = table;
+        table.compact().map_err(|error| {
+            PipelineError::Analysis(format!("the page table could not be compacted: {error}"))
         })?;
         Ok((table, aside))
     })?;
@@ -799,7 +839,7 @@ fn analyse_and_write(
             similarity,
             aside,
             &collections,
-            &mirrors,
+            mirrors,
             |dir, similarity| {
                 let started = std::time::Instant::now();
                 let built =
@@ -828,6 +868,7 @@ pub fn run_ingest_part(
         config: &config.ingest,
         earlier_captures: &[],
         progress: &|_| {},
+        spill: None,
     };
     Ok(ingest::parts::ingest_part(
         files,
@@ -983,7 +1024,7 @@ pub fn run_remove(data_path: &Path, crawl_id: &str) -> Result<RemoveOutcome> {
         &data,
         &config,
         &store,
-        (entries, crawls),
+        (entries, crawls, None),
         &mut stages,
         IndexPlan::Here,
     )? {

@@ -39,6 +39,7 @@ pub fn capture_with_status(url: &str, text: &str, status: u16) -> Capture {
         canonical: None,
         versions: Box::default(),
         text_hosts: crate::pages::ThinList::new(),
+        spilled: None,
     }
 }
 

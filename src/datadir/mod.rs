@@ -33,6 +33,7 @@ use std::fs::{self, File};
 use std::io::Write;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use serde::Serialize;
 
@@ -377,17 +378,22 @@ impl DataDir {
         Ok(partial)
     }
 
-    /// Completes an ingest: writes its captures, files and report, then
-    /// renames the partial directory into place.
+    /// Completes an ingest: writes its captures (their fingerprints read
+    /// back from `spill` where ingest set them aside), files and report,
+    /// then renames the partial directory into place.
     pub fn finish_crawl(
         &self,
         crawl_id: &str,
         partial: &Path,
         files: &[String],
-        captures: &[Capture],
+        (captures, spill): (&mut [Capture], Option<&Mutex<FingerprintSpill>>),
         report: &IngestReport,
     ) -> Result<()> {
-        ingest::write_captures(&partial.join(CAPTURES_FILE), captures)?;
+        let path = partial.join(CAPTURES_FILE);
+        match spill {
+            Some(spill) => ingest::write_captures_spilled(&path, captures, spill)?,
+            None => ingest::write_captures(&path, captures)?,
+        }
         write_json(&partial.join("files.json"), &files)?;
         // The report goes last: its presence marks a complete crawl.
         write_json(&partial.join(REPORT_FILE), report)?;
@@ -466,8 +472,9 @@ impl DataDir {
     /// index into the folder it is given (the generation's `index/`, under
     /// its temporary name), from the similarity stage's output without the
     /// pages' fingerprints ([`Similarity::without_fingerprints`]): the index
-    /// needs none, and a big crawl's index stage peaks without them. The
-    /// fingerprints are `similarity`'s, or those written `aside`.
+    /// needs none, and a big crawl's index stage peaks without them, nor
+    /// without `mirrors`, which is let go once written. The fingerprints
+    /// are `similarity`'s, or those written `aside`.
     #[allow(clippy::too_many_arguments)]
     pub fn write_generation(
         &self,
@@ -476,7 +483,7 @@ impl DataDir {
         similarity: Similarity,
         aside: Option<FingerprintsAside>,
         collections: &Collections,
-        mirrors: &Mirrors,
+        mirrors: Mirrors,
         build_index: impl FnOnce(&Path, &Similarity) -> Result<IndexCounts>,
     ) -> Result<Manifest> {
         let generations = self.root.join("generations");
@@ -494,8 +501,11 @@ impl DataDir {
                 crawls,
                 (table, &similarity, aside.as_ref()),
                 collections,
-                mirrors,
+                &mirrors,
             )?;
+            // Written, the mirrors and the fingerprints are no part of the
+            // index: let go before it is built.
+            drop(mirrors);
             let similarity = similarity.without_fingerprints();
             manifest.index = build_index(&temporary.join(crate::index::INDEX_DIR), &similarity)?;
             let manifest = seal(&temporary, &name, manifest)?;
@@ -847,7 +857,7 @@ mod tests {
             empty_similarity(),
             None,
             &empty_collections(),
-            &empty_mirrors(),
+            empty_mirrors(),
             |_, _| Ok(IndexCounts::default()),
         )
     }
@@ -875,7 +885,7 @@ mod tests {
                     empty_similarity(),
                     None,
                     &empty_collections(),
-                    &empty_mirrors(),
+                    empty_mirrors(),
                     |_, _| Ok(IndexCounts::default()),
                 )
                 .unwrap();
@@ -911,7 +921,7 @@ mod tests {
             similarity,
             None,
             &collections,
-            &mirrors,
+            mirrors,
             |_, similarity| {
                 assert!(similarity.fingerprints.is_empty());
                 assert_eq!(similarity.trivial.len(), 1);
@@ -956,7 +966,7 @@ mod tests {
             held.clone().without_fingerprints(),
             Some(aside),
             &empty_collections(),
-            &empty_mirrors(),
+            empty_mirrors(),
             |_, _| Ok(IndexCounts::default()),
         );
         assert!(
@@ -986,7 +996,7 @@ mod tests {
             similarity,
             Some(aside),
             &collections,
-            &mirrors,
+            mirrors,
             |_, _| Ok(IndexCounts::default()),
         )
         .unwrap();
@@ -1053,7 +1063,7 @@ mod tests {
                 empty_similarity(),
                 None,
                 &empty_collections(),
-                &empty_mirrors(),
+                empty_mirrors(),
                 |index, _| {
                     fs::create_dir_all(index).unwrap();
                     fs::write(index.join("segment"), vec![0u8; 4096]).unwrap();

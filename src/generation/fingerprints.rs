@@ -183,6 +183,13 @@ impl FingerprintSpill {
         Ok(spilled)
     }
 
+    /// The fingerprint put at `place`, read while the spill is still
+    /// written to (what was buffered is written first).
+    pub fn get(&mut self, place: Spilled) -> Result<Fingerprint> {
+        self.out.flush().map_err(io_error(&self.path))?;
+        read_spilled(&self.path, self.out.get_ref(), place)
+    }
+
     /// Done writing: what was put can be read.
     pub fn finish(self) -> Result<SpilledFingerprints> {
         let path = self.path;
@@ -200,22 +207,23 @@ impl SpilledFingerprints {
         places
             .par_iter()
             .map(|place| {
-                let Some(place) = place else {
-                    return Ok(None);
-                };
-                let mut bytes = vec![0u8; place.length as usize];
-                self.file
-                    .read_exact_at(&mut bytes, place.at)
-                    .map_err(io_error(&self.path))?;
-                postcard::from_bytes(&bytes)
-                    .map(Some)
-                    .map_err(|error| DataError::Format {
-                        path: self.path.clone(),
-                        detail: error.to_string(),
-                    })
+                place
+                    .map(|place| read_spilled(&self.path, &self.file, place))
+                    .transpose()
             })
             .collect()
     }
+}
+
+/// The fingerprint at `place` in the spill `file` (at `path`).
+fn read_spilled(path: &Path, file: &File, place: Spilled) -> Result<Fingerprint> {
+    let mut bytes = vec![0u8; place.length as usize];
+    file.read_exact_at(&mut bytes, place.at)
+        .map_err(io_error(path))?;
+    postcard::from_bytes(&bytes).map_err(|error| DataError::Format {
+        path: path.to_path_buf(),
+        detail: error.to_string(),
+    })
 }
 
 /// A generation's `fingerprints.bin`, opened: its header and block index

@@ -40,6 +40,7 @@ pub use self::config::IngestConfig;
 use crate::corpus::charset::EncodingName;
 use crate::corpus::{self, charset, ReadLimits, RecordOutcome, WarcReader};
 use crate::fingerprint::Fingerprint;
+use crate::generation::{DataError, FingerprintSpill};
 use crate::language;
 use crate::store::{ContentKey, PageStore};
 
@@ -71,6 +72,19 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> IngestError + '_ {
     move |source| IngestError::Io {
         path: path.to_path_buf(),
         source,
+    }
+}
+
+/// A fingerprint that could not be set aside or read back (the spill's
+/// errors are its file's).
+fn spill_error(error: DataError) -> IngestError {
+    match error {
+        DataError::Io { path, source } => IngestError::Io { path, source },
+        DataError::Format { path, detail } => IngestError::Format { path, detail },
+        other => IngestError::Format {
+            path: PathBuf::new(),
+            detail: other.to_string(),
+        },
     }
 }
 
@@ -208,6 +222,11 @@ pub struct IngestOptions<'a> {
     pub earlier_captures: &'a [PathBuf],
     /// Called with the number of bytes read so far (progress display).
     pub progress: &'a (dyn Fn(u64) + Sync),
+    /// Where each capture's fingerprint is set aside as it is made (the
+    /// capture keeps its place, [`Capture::spilled`]), so that a big crawl's
+    /// are not held until its page table is built; `None` keeps them in
+    /// the captures.
+    pub spill: Option<&'a Mutex<FingerprintSpill>>,
 }
 
 /// The result of ingesting a crawl into `crawl_dir`.
@@ -453,7 +472,23 @@ fn ingest_one_file(
                 }
             };
             match processed {
-                Processed::Capture(capture, stored_new, repaired) => {
+                Processed::Capture(mut capture, stored_new, repaired) => {
+                    if let (Some(spill), Some(print)) = (options.spill, &capture.fingerprint) {
+                        let put = spill
+                            .lock()
+                            .unwrap_or_else(std::sync::PoisonError::into_inner)
+                            .put(print);
+                        match put {
+                            Ok(place) => {
+                                capture.spilled = Some(place);
+                                capture.fingerprint = None;
+                            }
+                            Err(error) => {
+                                first_error.get_or_insert(spill_error(error));
+                                continue;
+                            }
+                        }
+                    }
                     if let Some(key) = capture.content_key {
                         unjournaled.push(key);
                         result.counts.count_body(capture.body_bytes, stored_new);
@@ -545,6 +580,7 @@ fn process_record(
         canonical: None,
         versions: Box::default(),
         text_hosts: crate::pages::ThinList::new(),
+        spilled: None,
     };
     if page.body.is_empty() {
         return Ok(Processed::Capture(Box::new(capture), false, None));
@@ -743,6 +779,7 @@ fn resolve_each(
             canonical: None,
             versions: Box::default(),
             text_hosts: crate::pages::ThinList::new(),
+            spilled: None,
         };
         let decoded = charset::decode_body(&body, revisit.headers.content_type.as_deref());
         if let Some(problem) = &decoded.malformed {
@@ -812,6 +849,7 @@ pub fn read_captures(path: &Path) -> Result<Vec<Capture>> {
     }
     Ok(captures)
 }
+
 
 /// A captures file read one capture at a time: what it decompresses is
 /// held a window at a time, never the whole crawl's bytes beside the
@@ -930,6 +968,44 @@ impl Iterator for CaptureReader {
 /// a time: the crawl's serialized captures (a gigabyte a million pages) are
 /// never held beside them.
 pub fn write_captures(path: &Path, captures: &[Capture]) -> Result<()> {
+    write_each(path, captures.len(), |write| {
+        captures.iter().try_for_each(write)
+    })
+}
+
+/// [`write_captures`] of captures whose fingerprints ingest set aside in
+/// `spill` ([`Capture::spilled`]): each is read back for its capture to be
+/// written whole, and let go again.
+pub fn write_captures_spilled(
+    path: &Path,
+    captures: &mut [Capture],
+    spill: &Mutex<FingerprintSpill>,
+) -> Result<()> {
+    let mut spill = spill
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    write_each(path, captures.len(), |write| {
+        for capture in captures.iter_mut() {
+            let Some(place) = capture.spilled else {
+                write(capture)?;
+                continue;
+            };
+            capture.fingerprint = Some(spill.get(place).map_err(spill_error)?);
+            let written = write(capture);
+            capture.fingerprint = None;
+            written?;
+        }
+        Ok(())
+    })
+}
+
+/// Writes a captures file of `count` captures, which `captures` gives,
+/// one at a time, to the writer it is handed.
+fn write_each(
+    path: &Path,
+    count: usize,
+    captures: impl FnOnce(&mut dyn FnMut(&Capture) -> Result<()>) -> Result<()>,
+) -> Result<()> {
     let format = |error: postcard::Error| IngestError::Format {
         path: path.to_path_buf(),
         detail: error.to_string(),
@@ -938,14 +1014,18 @@ pub fn write_captures(path: &Path, captures: &[Capture]) -> Result<()> {
     file.write_all(CAPTURES_HEADER).map_err(io_error(path))?;
     let mut encoder = zstd::Encoder::new(file, 3).map_err(io_error(path))?;
     // A list is its length, then its items.
-    let mut bytes = postcard::to_extend(&captures.len(), Vec::new()).map_err(format)?;
+    let mut bytes = postcard::to_extend(&count, Vec::new()).map_err(format)?;
     encoder.write_all(&bytes).map_err(io_error(path))?;
     bytes.clear();
-    for capture in captures {
-        bytes = postcard::to_extend(capture, bytes).map_err(format)?;
+    let mut written = 0;
+    captures(&mut |capture| {
+        bytes = postcard::to_extend(capture, std::mem::take(&mut bytes)).map_err(format)?;
         encoder.write_all(&bytes).map_err(io_error(path))?;
         bytes.clear();
-    }
+        written += 1;
+        Ok(())
+    })?;
+    assert_eq!(written, count, "as many captures written as counted");
     let file = encoder.finish().map_err(io_error(path))?;
     let file = file
         .into_inner()
@@ -995,6 +1075,38 @@ mod tests {
         assert_eq!(read_captures(&path).unwrap(), written);
         write_captures(&path, &[]).unwrap();
         assert!(read_captures(&path).unwrap().is_empty());
+    }
+
+    #[test]
+    fn captures_whose_fingerprints_were_set_aside_are_written_whole() {
+        let folder = tempfile::tempdir().unwrap();
+        let whole = captures(300);
+        // As ingest leaves them: every other capture's fingerprint set
+        // aside, the others' held (a resolved revisit's).
+        let spill = Mutex::new(FingerprintSpill::create(&folder.path().join("spill")).unwrap());
+        let mut set_aside = whole.clone();
+        for capture in set_aside.iter_mut().step_by(2) {
+            let print = capture.fingerprint.take().unwrap();
+            capture.spilled = Some(spill.lock().unwrap().put(&print).unwrap());
+        }
+        let (held, spilled) = (
+            folder.path().join("held.bin"),
+            folder.path().join("spilled.bin"),
+        );
+        write_captures(&held, &whole).unwrap();
+        write_captures_spilled(&spilled, &mut set_aside, &spill).unwrap();
+        assert_eq!(
+            std::fs::read(&spilled).unwrap(),
+            std::fs::read(&held).unwrap()
+        );
+        // Written, they are let go again: the spill still has them.
+        for (capture, original) in set_aside.iter().zip(&whole).step_by(2) {
+            assert_eq!(capture.fingerprint, None);
+            let place = capture.spilled.unwrap();
+            let read = spill.lock().unwrap().get(place).unwrap();
+            assert_eq!(Some(read), original.fingerprint);
+        }
+        assert!(set_aside[1].fingerprint.is_some());
     }
 
     #[test]
