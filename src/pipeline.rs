@@ -384,15 +384,14 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
             }
         }
         let mut ingested = ingested;
-        stages.run("write the crawl's captures", || -> Result<()> {
+        stages.run("write the crawl's captures", || {
             data.finish_crawl(
                 &crawl_id,
                 &partial,
                 &file_names,
                 (&mut ingested.captures, Some(&spill)),
                 &ingested.report,
-            )?;
-            Ok(())
+            )
         })?;
         let spill = spill
             .into_inner()

@@ -478,6 +478,9 @@ fn ingest_one_file(
                             .lock()
                             .unwrap_or_else(std::sync::PoisonError::into_inner)
                             .put(print);
+                        // A capture whose fingerprint could not be set aside
+                        // keeps it: what it stored is journaled with the
+                        // others' before the ingest gives up.
                         match put {
                             Ok(place) => {
                                 capture.spilled = Some(place);
@@ -485,7 +488,6 @@ fn ingest_one_file(
                             }
                             Err(error) => {
                                 first_error.get_or_insert(spill_error(error));
-                                continue;
                             }
                         }
                     }
@@ -849,7 +851,6 @@ pub fn read_captures(path: &Path) -> Result<Vec<Capture>> {
     }
     Ok(captures)
 }
-
 
 /// A captures file read one capture at a time: what it decompresses is
 /// held a window at a time, never the whole crawl's bytes beside the
