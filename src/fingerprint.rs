@@ -32,6 +32,9 @@
 //! otherwise only by coincidence (two different shingles tying at the minimum,
 //! about n / 2^33 for an n-shingle page), at half the space.
 
+mod spill;
+pub use spill::{FingerprintSpill, SpillError, Spilled, SpilledFingerprints};
+
 use std::collections::HashMap;
 
 use rayon::prelude::*;

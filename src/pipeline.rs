@@ -19,7 +19,7 @@ use xxhash_rust::xxh3::Xxh3;
 use crate::config::{Config, ConfigError};
 use crate::corpus;
 use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest};
-use crate::generation::{FingerprintSpill, Spilled};
+use crate::fingerprint::{FingerprintSpill, Spilled};
 use crate::ingest::{self, Capture, IngestOptions, IngestReport};
 use crate::pages::PageTable;
 use crate::store::Signature;
@@ -686,19 +686,22 @@ fn build_generation(
                     Some(place) => Some(place),
                     None => {
                         let print = capture.fingerprint.take();
-                        print.map(|print| spill.put(&print)).transpose()?
+                        print
+                            .map(|print| spill.put(&print))
+                            .transpose()
+                            .map_err(DataError::from)?
                     }
                 };
                 crawl_places.push(place);
             }
             places.push(crawl_places);
         }
-        let spilled = spill.finish()?;
+        let spilled = spill.finish().map_err(DataError::from)?;
         let (table, by_page) =
             PageTable::from_captures_keeping(crawls, |(crawl, at), _| places[crawl][at]);
         drop(places);
         let aside = data.set_fingerprints_aside_with(by_page.len(), |range| {
-            spilled.read(&by_page[range]).map(Cow::Owned)
+            Ok(spilled.read(&by_page[range]).map(Cow::Owned)?)
         })?;
         drop((by_page, spilled));
         // Every later stage holds the table: in fresh memory, not among

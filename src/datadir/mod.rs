@@ -38,11 +38,11 @@ use std::sync::Mutex;
 use serde::Serialize;
 
 use crate::collections::Collections;
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{Fingerprint, FingerprintSpill};
 use crate::generation::{
     generation_number, io_error, read_json, write_fingerprints, write_fingerprints_with,
-    FingerprintFile, FingerprintSpill, COLLECTIONS_FILE, FINGERPRINTS_FILE, MANIFEST_FILE,
-    MIRRORS_FILE, PAGES_FILE, SIMILARITY_FILE,
+    FingerprintFile, COLLECTIONS_FILE, FINGERPRINTS_FILE, MANIFEST_FILE, MIRRORS_FILE, PAGES_FILE,
+    SIMILARITY_FILE,
 };
 pub use crate::generation::{
     Analysis, CrawlEntry, DataDir, DataError, Generation, Manifest, Result, GENERATION_FORMAT,
@@ -457,7 +457,9 @@ impl DataDir {
     /// fingerprints in while the page table is built from them
     /// ([`FingerprintSpill`]).
     pub fn fingerprint_spill(&self) -> Result<FingerprintSpill> {
-        FingerprintSpill::create(&self.generations_dir()?.join(FINGERPRINT_SPILL))
+        Ok(FingerprintSpill::create(
+            &self.generations_dir()?.join(FINGERPRINT_SPILL),
+        )?)
     }
 
     /// `generations/`, made if it is not there yet.

@@ -110,122 +110,6 @@ fn compress(path: &Path, block: &[Option<Fingerprint>]) -> Result<Vec<u8>> {
     encoder.finish().map_err(io_error(path))
 }
 
-/// Fingerprints set aside while a page table is built from their
-/// captures: written one after another to a file of no name (removed as
-/// soon as it is opened, so nothing is left behind), each read back by
-/// where it was put. The captures of a big crawl hold their fingerprints
-/// (min-hashes and line hashes, 0.67 KB a page) until then; set aside,
-/// they cost the page table stage nothing, and the pages' fingerprints
-/// file is written from here a batch of pages at a time
-/// ([`write_with`]).
-#[derive(Debug)]
-pub struct FingerprintSpill {
-    path: PathBuf,
-    out: BufWriter<File>,
-    at: u64,
-    /// The last fingerprint's bytes (one buffer for them all).
-    bytes: Vec<u8>,
-}
-
-/// Where [`FingerprintSpill::put`] wrote a fingerprint.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Spilled {
-    at: u64,
-    length: u32,
-}
-
-/// A [`FingerprintSpill`] written, to read from.
-#[derive(Debug)]
-pub struct SpilledFingerprints {
-    path: PathBuf,
-    file: File,
-}
-
-impl FingerprintSpill {
-    /// Starts one at `path` (its name is given up at once).
-    pub fn create(path: &Path) -> Result<FingerprintSpill> {
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)
-            .map_err(io_error(path))?;
-        std::fs::remove_file(path).map_err(io_error(path))?;
-        Ok(FingerprintSpill {
-            path: path.to_path_buf(),
-            out: BufWriter::with_capacity(1 << 20, file),
-            at: 0,
-            bytes: Vec::new(),
-        })
-    }
-
-    /// Writes `print`; says where, to read it back.
-    pub fn put(&mut self, print: &Fingerprint) -> Result<Spilled> {
-        let mut bytes = std::mem::take(&mut self.bytes);
-        bytes.clear();
-        self.bytes = postcard::to_extend(print, bytes).map_err(|error| DataError::Format {
-            path: self.path.clone(),
-            detail: error.to_string(),
-        })?;
-        let length = u32::try_from(self.bytes.len()).map_err(|_| DataError::Format {
-            path: self.path.clone(),
-            detail: format!("a fingerprint of {} bytes", self.bytes.len()),
-        })?;
-        self.out
-            .write_all(&self.bytes)
-            .map_err(io_error(&self.path))?;
-        let spilled = Spilled {
-            at: self.at,
-            length,
-        };
-        self.at += u64::from(length);
-        Ok(spilled)
-    }
-
-    /// The fingerprint put at `place`, read while the spill is still
-    /// written to (what was buffered is written first).
-    pub fn get(&mut self, place: Spilled) -> Result<Fingerprint> {
-        self.out.flush().map_err(io_error(&self.path))?;
-        read_spilled(&self.path, self.out.get_ref(), place)
-    }
-
-    /// Done writing: what was put can be read.
-    pub fn finish(self) -> Result<SpilledFingerprints> {
-        let path = self.path;
-        let file = self
-            .out
-            .into_inner()
-            .map_err(|error| io_error(&path)(error.into_error()))?;
-        Ok(SpilledFingerprints { path, file })
-    }
-}
-
-impl SpilledFingerprints {
-    /// The fingerprints put at `places`, in their order.
-    pub fn read(&self, places: &[Option<Spilled>]) -> Result<Vec<Option<Fingerprint>>> {
-        places
-            .par_iter()
-            .map(|place| {
-                place
-                    .map(|place| read_spilled(&self.path, &self.file, place))
-                    .transpose()
-            })
-            .collect()
-    }
-}
-
-/// The fingerprint at `place` in the spill `file` (at `path`).
-fn read_spilled(path: &Path, file: &File, place: Spilled) -> Result<Fingerprint> {
-    let mut bytes = vec![0u8; place.length as usize];
-    file.read_exact_at(&mut bytes, place.at)
-        .map_err(io_error(path))?;
-    postcard::from_bytes(&bytes).map_err(|error| DataError::Format {
-        path: path.to_path_buf(),
-        detail: error.to_string(),
-    })
-}
-
 /// A generation's `fingerprints.bin`, opened: its header and block index
 /// are read and checked, the blocks are read when asked for.
 #[derive(Debug)]
@@ -437,6 +321,7 @@ impl Fingerprints for FingerprintFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::fingerprint::{FingerprintSpill, Spilled};
 
     fn fingerprints(pages: usize) -> Vec<Option<Fingerprint>> {
         (0..pages)
@@ -541,7 +426,7 @@ mod tests {
         let mut batches = Vec::new();
         write_blocks(&batched, prints.len(), 1, |range| {
             batches.push(range.clone());
-            spilled.read(&places[range]).map(Cow::Owned)
+            Ok(spilled.read(&places[range]).map(Cow::Owned)?)
         })
         .unwrap();
         assert_eq!(batches, [0..256, 256..512, 512..600]);

@@ -39,7 +39,6 @@ use crate::store::{PageStore, StoreConfig, StoreError};
 pub(crate) use fingerprints::FINGERPRINTS_FILE;
 pub use fingerprints::{
     write as write_fingerprints, write_with as write_fingerprints_with, FingerprintFile,
-    FingerprintSpill, Spilled, SpilledFingerprints,
 };
 
 /// The settings file in the data folder's root.
@@ -77,6 +76,15 @@ pub enum DataError {
 }
 
 pub type Result<T> = std::result::Result<T, DataError>;
+
+impl From<crate::fingerprint::SpillError> for DataError {
+    fn from(error: crate::fingerprint::SpillError) -> DataError {
+        DataError::Io {
+            path: error.path,
+            source: error.source,
+        }
+    }
+}
 
 impl From<crate::atomic::WriteError> for DataError {
     fn from(error: crate::atomic::WriteError) -> DataError {

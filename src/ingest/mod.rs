@@ -40,7 +40,7 @@ pub use self::config::IngestConfig;
 use crate::corpus::charset::EncodingName;
 use crate::corpus::{self, charset, ReadLimits, RecordOutcome, WarcReader};
 use crate::fingerprint::Fingerprint;
-use crate::generation::{DataError, FingerprintSpill};
+use crate::fingerprint::{FingerprintSpill, SpillError};
 use crate::language;
 use crate::store::{ContentKey, PageStore};
 
@@ -77,14 +77,10 @@ fn io_error(path: &Path) -> impl FnOnce(std::io::Error) -> IngestError + '_ {
 
 /// A fingerprint that could not be set aside or read back (the spill's
 /// errors are its file's).
-fn spill_error(error: DataError) -> IngestError {
-    match error {
-        DataError::Io { path, source } => IngestError::Io { path, source },
-        DataError::Format { path, detail } => IngestError::Format { path, detail },
-        other => IngestError::Format {
-            path: PathBuf::new(),
-            detail: other.to_string(),
-        },
+fn spill_error(error: SpillError) -> IngestError {
+    IngestError::Io {
+        path: error.path,
+        source: error.source,
     }
 }
 

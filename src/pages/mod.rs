@@ -50,11 +50,11 @@ pub struct Capture {
     /// mirror's note naming its original. Almost always empty.
     pub text_hosts: ThinList<Box<str>>,
     /// Where ingest set the fingerprint aside for the page table stage
-    /// ([`crate::generation::FingerprintSpill`]), `fingerprint` then
+    /// ([`crate::fingerprint::FingerprintSpill`]), `fingerprint` then
     /// `None`. Never written: a captures file holds the fingerprint
     /// itself.
     #[serde(skip)]
-    pub spilled: Option<crate::generation::Spilled>,
+    pub spilled: Option<crate::fingerprint::Spilled>,
 }
 
 /// A page's position in the page table.
