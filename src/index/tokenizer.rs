@@ -10,7 +10,6 @@ use std::str::CharIndices;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use rustc_hash::FxHashMap;
 use tantivy::tokenizer::{
     LowerCaser, RemoveLongFilter, TextAnalyzer, Token, TokenFilter, TokenStream, Tokenizer,
 };
@@ -52,14 +51,11 @@ pub fn register_counting(index: &tantivy::Index, tokenized: Arc<AtomicU64>) {
     index.tokenizers().register(TEXT_TOKENIZER, analyzer);
 }
 
-/// Words kept by a [`CachedStemmer`] before it starts afresh: a few MB.
-const MOST_STEMS: usize = 1 << 16;
-
 /// tantivy's English stemmer (`Stemmer::new(Language::English)`, the same
 /// Snowball algorithm), remembering the stems it computed. Words repeat
 /// (Zipf), and the stemmer was 7.5% of `index` on development crawl 1
-/// (`perf`); a lookup costs a hash of the word. Each clone (tantivy clones
-/// the analyzer for each indexing thread and each query) starts empty.
+/// (`perf`). Each clone (tantivy clones the analyzer for each indexing
+/// thread and each query) starts empty.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct CachedStemmer;
 
@@ -69,21 +65,21 @@ impl TokenFilter for CachedStemmer {
     fn transform<T: Tokenizer>(self, tokenizer: T) -> CachedStemmerFilter<T> {
         CachedStemmerFilter {
             inner: tokenizer,
-            stems: FxHashMap::default(),
+            stems: StemCache::default(),
         }
     }
 }
 
 pub struct CachedStemmerFilter<T> {
     inner: T,
-    stems: FxHashMap<Box<str>, Box<str>>,
+    stems: StemCache,
 }
 
 impl<T: Clone> Clone for CachedStemmerFilter<T> {
     fn clone(&self) -> Self {
         CachedStemmerFilter {
             inner: self.inner.clone(),
-            stems: FxHashMap::default(),
+            stems: StemCache::default(),
         }
     }
 }
@@ -101,7 +97,7 @@ impl<T: Tokenizer> Tokenizer for CachedStemmerFilter<T> {
 
 pub struct CachedStemmerStream<'a, S> {
     tail: S,
-    stems: &'a mut FxHashMap<Box<str>, Box<str>>,
+    stems: &'a mut StemCache,
 }
 
 impl<S: TokenStream> TokenStream for CachedStemmerStream<'_, S> {
@@ -109,21 +105,7 @@ impl<S: TokenStream> TokenStream for CachedStemmerStream<'_, S> {
         if !self.tail.advance() {
             return false;
         }
-        let token = self.tail.token_mut();
-        if let Some(stem) = self.stems.get(token.text.as_str()) {
-            token.text.clear();
-            token.text.push_str(stem);
-            return true;
-        }
-        let stem: Box<str> = frostem::Stemmer::new(frostem::Algorithm::English)
-            .stem(&token.text)
-            .into();
-        if self.stems.len() >= MOST_STEMS {
-            self.stems.clear();
-        }
-        self.stems.insert(token.text.as_str().into(), stem.clone());
-        token.text.clear();
-        token.text.push_str(&stem);
+        self.stems.stem(&mut self.tail.token_mut().text);
         true
     }
 
@@ -134,6 +116,109 @@ impl<S: TokenStream> TokenStream for CachedStemmerStream<'_, S> {
     fn token_mut(&mut self) -> &mut Token {
         self.tail.token_mut()
     }
+}
+
+/// Words of up to this many bytes are remembered with their stems; longer
+/// ones (a few in a hundred) are stemmed each time.
+const REMEMBERED_WORD: usize = 24;
+
+/// Slots of a [`StemCache`]: 48 bytes each, 768 KB in all, about a core's
+/// second-level cache.
+const STEM_SLOTS: usize = 1 << 14;
+
+/// Words a [`StemCache`] stems directly before it sets up its slots: a
+/// query's few words do not pay for 768 KB.
+const WORDS_BEFORE_SLOTS: u32 = 1 << 10;
+
+/// A remembered word, zero-padded (a token holds no NUL: it is made of
+/// alphanumerics, `+` and `#`), and its stem.
+#[derive(Clone, Copy)]
+struct StemSlot {
+    word: [u8; REMEMBERED_WORD],
+    stem: [u8; REMEMBERED_WORD - 1],
+    stem_length: u8,
+}
+
+/// Stems remembered by word, a slot for each hash of a word (direct mapped:
+/// a word evicts the one whose slot it takes). The slots sit inline, so a
+/// lookup reads one line of memory and compares two fixed-size arrays; a
+/// hash map of boxed strings, as before, missed the cache on each word's
+/// key (its lookups were 27% of the index stage on the 100k generated web,
+/// `perf`). Frequent words keep their slot, as the text repeats them.
+#[derive(Default)]
+struct StemCache {
+    slots: Vec<StemSlot>,
+    stemmed: u32,
+}
+
+impl StemCache {
+    /// Replaces `word` by its stem.
+    fn stem(&mut self, word: &mut String) {
+        let length = word.len();
+        if length > REMEMBERED_WORD || self.slots.is_empty() && !self.sets_up() {
+            let stem = stem_of(word);
+            word.clear();
+            word.push_str(&stem);
+            return;
+        }
+        let mut key = [0u8; REMEMBERED_WORD];
+        key[..length].copy_from_slice(word.as_bytes());
+        let slot = &mut self.slots[slot_of(&key)];
+        if slot.word != key {
+            let stem = stem_of(word);
+            // A stem is no longer than its word; one too long for its slot
+            // is not remembered.
+            if stem.len() > REMEMBERED_WORD - 1 {
+                word.clear();
+                word.push_str(&stem);
+                return;
+            }
+            slot.word = key;
+            slot.stem[..stem.len()].copy_from_slice(stem.as_bytes());
+            slot.stem_length = stem.len() as u8;
+        }
+        word.clear();
+        // The slot holds a whole str's bytes.
+        word.push_str(
+            std::str::from_utf8(&slot.stem[..usize::from(slot.stem_length)]).unwrap_or_default(),
+        );
+    }
+
+    /// Counts a word stemmed without slots; sets them up, and says so, once
+    /// the text is long enough to be worth them.
+    fn sets_up(&mut self) -> bool {
+        self.stemmed += 1;
+        if self.stemmed < WORDS_BEFORE_SLOTS {
+            return false;
+        }
+        self.slots = vec![
+            StemSlot {
+                word: [0; REMEMBERED_WORD],
+                stem: [0; REMEMBERED_WORD - 1],
+                stem_length: 0,
+            };
+            STEM_SLOTS
+        ];
+        true
+    }
+}
+
+/// The slot of a zero-padded word.
+fn slot_of(key: &[u8; REMEMBERED_WORD]) -> usize {
+    let mut hash = 0u64;
+    for chunk in key.chunks_exact(8) {
+        let mut lane = [0u8; 8];
+        lane.copy_from_slice(chunk);
+        hash = (hash.rotate_left(5) ^ u64::from_le_bytes(lane))
+            .wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    (hash >> (64 - STEM_SLOTS.trailing_zeros())) as usize
+}
+
+fn stem_of(word: &str) -> String {
+    frostem::Stemmer::new(frostem::Algorithm::English)
+        .stem(word)
+        .into_owned()
 }
 
 /// Runs of alphanumeric characters, with a closing `++` or `#` kept.
@@ -279,6 +364,44 @@ mod tests {
         assert_eq!(stems(&mut cached), expected);
         // A clone starts empty and stems the same.
         assert_eq!(stems(&mut cached.clone()), expected);
+    }
+
+    #[test]
+    fn remembered_stems_are_the_stemmers_through_evictions() {
+        use tantivy::tokenizer::{Language, SimpleTokenizer, Stemmer};
+        // More words than a cache has slots, so slots are taken again and
+        // again, long words and short, each several times over.
+        let roots = ["connect", "run", "general", "relat", "happi", "écol", "x"];
+        let endings = ["", "ing", "ed", "ions", "ness", "ly", "izations", "ational"];
+        let mut text = String::new();
+        for round in 0..3 {
+            for number in 0..(STEM_SLOTS / 8) {
+                for root in roots {
+                    let ending = endings[(number + round) % endings.len()];
+                    text.push_str(&format!("{root}{ending} {root}{number}{ending} "));
+                }
+            }
+            text.push_str("internationalizationsinternationalizations ");
+        }
+        let stems = |analyzer: &mut TextAnalyzer| {
+            let mut stems = Vec::new();
+            let mut stream = analyzer.token_stream(&text);
+            while stream.advance() {
+                stems.push(stream.token().text.clone());
+            }
+            stems
+        };
+        let mut plain = TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(LowerCaser)
+            .filter(Stemmer::new(Language::English))
+            .build();
+        let mut cached = TextAnalyzer::builder(SimpleTokenizer::default())
+            .filter(LowerCaser)
+            .filter(CachedStemmer)
+            .build();
+        let expected = stems(&mut plain);
+        assert!(expected.len() > 2 * STEM_SLOTS);
+        assert_eq!(stems(&mut cached), expected);
     }
 
     #[test]
