@@ -189,9 +189,9 @@ mod tests {
     fn links_through_redirects_reach_the_target() {
         use crate::test_support::{capture, capture_with_status};
         let mut redirect = capture_with_status("http://a.example/docs", "", 301);
-        redirect.links = vec!["http://a.example/docs/".into()];
+        redirect.links = crate::pages::Links::from_iter(["http://a.example/docs/"]);
         let mut start = capture("http://a.example/", "start page");
-        start.links = vec!["http://a.example/docs".into()];
+        start.links = crate::pages::Links::from_iter(["http://a.example/docs"]);
         let target = capture("http://a.example/docs/", "the docs");
         let table = PageTable::build(&[&[start, redirect, target]]);
         let graph = WebGraph::from_table(

@@ -477,10 +477,10 @@ fn a_page_a_content_farm_copied_is_a_copy_of_the_page_not_of_the_manual() {
             .map(|line| format!("Question {n} of the farm asks thing {line} its own way"))
             .collect();
         let mut page = capture(&question(n), &lines.join("\n"));
-        page.links = vec![
+        page.links = crate::pages::Links::from_iter([
             question((n + 1) % 6),
             "http://answers.farm.test/copied/1.html".to_string(),
-        ];
+        ]);
         captures.push(page);
     }
     // A sibling manual beside it on its site shares one page, under the same
@@ -491,11 +491,11 @@ fn a_page_a_content_farm_copied_is_a_copy_of_the_page_not_of_the_manual() {
         &sibling("index.html"),
         "The sibling manual's own front page",
     );
-    front.links = vec![sibling("page1.html"), sibling("own.html")];
+    front.links = crate::pages::Links::from_iter([sibling("page1.html"), sibling("own.html")]);
     let mut own = capture(&sibling("own.html"), "A page the sibling manual has alone");
-    own.links = vec![sibling("index.html")];
+    own.links = crate::pages::Links::from_iter([sibling("index.html")]);
     let mut licence = capture(&sibling("page1.html"), &text("farmed", shared, false, None));
-    licence.links = vec![sibling("index.html")];
+    licence.links = crate::pages::Links::from_iter([sibling("index.html")]);
     captures.extend([front, own, licence]);
     // A mirror's page whose one link to a page with copies goes through a
     // redirect (`guide` -> `guide/index.html`), beside a page of its own.
@@ -504,9 +504,9 @@ fn a_page_a_content_farm_copied_is_a_copy_of_the_page_not_of_the_manual() {
         &redirected("guide/index.html"),
         &text("farmed", "guide/index.html", false, None),
     );
-    section.links = vec![redirected("notes.html")];
+    section.links = crate::pages::Links::from_iter([redirected("notes.html")]);
     let mut moved = crate::test_support::capture_with_status(&redirected("guide"), "", 301);
-    moved.links = vec![redirected("guide/index.html")];
+    moved.links = crate::pages::Links::from_iter([redirected("guide/index.html")]);
     let notes = capture(
         &redirected("notes.html"),
         "Notes of the redirecting mirror alone",
@@ -515,7 +515,7 @@ fn a_page_a_content_farm_copied_is_a_copy_of_the_page_not_of_the_manual() {
         &redirected("guide/page0.html"),
         &text("farmed", "guide/page0.html", false, None),
     );
-    behind.links = vec![redirected("guide"), redirected("notes.html")];
+    behind.links = crate::pages::Links::from_iter([redirected("guide"), redirected("notes.html")]);
     captures.extend([section, moved, notes, behind]);
     let mut copy = capture(
         "http://answers.farm.test/copied/1.html",
@@ -526,7 +526,7 @@ fn a_page_a_content_farm_copied_is_a_copy_of_the_page_not_of_the_manual() {
             Some("Sponsored: answers for developers"),
         ),
     );
-    copy.links = vec![question(0), question(3)];
+    copy.links = crate::pages::Links::from_iter([question(0), question(3)]);
     captures.push(copy);
 
     let (table, similarity) = run(&captures, &SimilarityConfig::default());

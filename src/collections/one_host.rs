@@ -123,10 +123,10 @@ mod tests {
             "http://docs.example.org/index.html",
             "The manual's index, in words of its own",
         );
-        index.links = vec![
-            "http://docs.example.org/fo/p0.html".into(),
-            "http://docs.example.org/html/p0.html".into(),
-        ];
+        index.links = crate::pages::Links::from_iter([
+            "http://docs.example.org/fo/p0.html",
+            "http://docs.example.org/html/p0.html",
+        ]);
         web.push(index);
         assert_eq!(clusters_of(&web), 0);
     }

@@ -359,7 +359,7 @@ mod tests {
             let https = |url: &str| url.replacen("http://", "https://", 1);
             for page in &mut pages {
                 page.info.url = https(&page.info.url);
-                page.links = page.links.iter().map(|link| https(link)).collect();
+                page.links = page.links.iter().map(&https).collect();
             }
         }
         pages
@@ -390,7 +390,7 @@ mod tests {
         web.extend(copy(&manual, "http", "docs.widget.example", "192.0.2.10"));
         let mut mirror = copy(&manual, "http", "mirror.example.edu", "192.0.2.30");
         for page in &mut mirror {
-            page.links.push("http://docs.widget.example/".into());
+            page.links.push("http://docs.widget.example/");
         }
         web.extend(mirror);
         // The original's root page is crawled too (the banner's target).
@@ -492,10 +492,10 @@ mod tests {
                 &format!("{scheme}://{host}/widget/mirrors.html"),
                 "Mirrors of the Widget manual around the world",
             );
-            list.links = vec![
-                "http://a.mirror.example/widget/index.html".into(),
-                "http://b.mirror.example/widget/index.html".into(),
-            ];
+            list.links = crate::pages::Links::from_iter([
+                "http://a.mirror.example/widget/index.html",
+                "http://b.mirror.example/widget/index.html",
+            ]);
             pages.push(list);
         };
         let mut web = copy(&manual, "https", "docs.widget.example", "192.0.2.10");

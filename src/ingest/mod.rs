@@ -42,6 +42,7 @@ use crate::corpus::{self, charset, ReadLimits, RecordOutcome, WarcReader};
 use crate::fingerprint::Fingerprint;
 use crate::fingerprint::{FingerprintSpill, SpillError};
 use crate::language;
+use crate::pages::Links;
 use crate::store::{ContentKey, PageStore};
 
 pub use crate::pages::Capture;
@@ -634,11 +635,11 @@ fn apply_extraction(
     };
     let extracted = corpus::extract_html(text, &page_url);
     let fingerprinting = Instant::now();
-    capture.fingerprint = Some(Fingerprint::of_page_at(
+    capture.fingerprint = Some(Box::new(Fingerprint::of_page_at(
         crate::pages::url_path(&capture.info.url),
         &extracted.title,
         &extracted.text,
-    ));
+    )));
     if let Some(counters) = counters {
         let extracting = fingerprinting.duration_since(started).as_nanos() as u64;
         counters.extracting.fetch_add(extracting, Ordering::Relaxed);
@@ -672,9 +673,7 @@ fn apply_extraction(
         .map(String::into_boxed_str)
         .collect();
     capture.title = extracted.title;
-    let mut links: Vec<String> = std::mem::take(&mut capture.links);
-    links.extend(extracted.links.into_iter().map(String::from));
-    capture.links = links;
+    capture.links.extend(&extracted.links);
 }
 
 /// Resolves revisit records to the body they refer to, by payload digest.
@@ -770,7 +769,7 @@ fn resolve_each(
             content_key: None,
             encoding: EncodingName::NONE,
             title: String::new(),
-            links: Vec::new(),
+            links: Links::new(),
             revisit_of: Some(revisit.refers_to_uri.unwrap_or(original_url)),
             fingerprint: None,
             language: Default::default(),
@@ -987,7 +986,7 @@ pub fn write_captures_spilled(
                 write(capture)?;
                 continue;
             };
-            capture.fingerprint = Some(spill.get(place).map_err(spill_error)?);
+            capture.fingerprint = Some(Box::new(spill.get(place).map_err(spill_error)?));
             let written = write(capture);
             capture.fingerprint = None;
             written?;
@@ -1101,7 +1100,7 @@ mod tests {
             assert_eq!(capture.fingerprint, None);
             let place = capture.spilled.unwrap();
             let read = spill.lock().unwrap().get(place).unwrap();
-            assert_eq!(Some(read), original.fingerprint);
+            assert_eq!(Some(read), original.fingerprint.as_deref().cloned());
         }
         assert!(set_aside[1].fingerprint.is_some());
     }

@@ -19,8 +19,10 @@ use crate::fingerprint::Fingerprint;
 use crate::language::PageLanguage;
 use crate::store::ContentKey;
 
+mod links;
 mod sparse;
 
+pub use links::Links;
 pub use sparse::{HostLists, ThinList, NO_HOST_LISTS};
 
 /// One HTML capture of a crawl: what the page table is built from.
@@ -35,11 +37,11 @@ pub struct Capture {
     pub encoding: EncodingName,
     pub title: String,
     /// Canonical outlinks, in document order, unique.
-    pub links: Vec<String>,
+    pub links: Links,
     /// For a revisit record: the URL of the capture whose body it reuses.
     pub revisit_of: Option<String>,
     /// The text's fingerprint; `None` without a body.
-    pub fingerprint: Option<Fingerprint>,
+    pub fingerprint: Option<Box<Fingerprint>>,
     /// Its language as it declares or says it ([`crate::language::decide`]).
     pub language: PageLanguage,
     /// Its `<link rel="canonical">`, canonical.
@@ -167,6 +169,35 @@ struct Resolved {
     linked_hosts: Box<[HostId]>,
 }
 
+/// The crawls' captures in one array, crawl after crawl: a single crawl's
+/// as it is, several crawls' each let go once moved.
+fn one_array(mut crawls: Vec<Vec<Capture>>) -> Vec<Capture> {
+    if crawls.len() == 1 {
+        return crawls.pop().unwrap_or_default();
+    }
+    let mut all = Vec::with_capacity(crawls.iter().map(Vec::len).sum());
+    for mut crawl in crawls {
+        all.append(&mut crawl);
+    }
+    all
+}
+
+/// Moves each item to the position `ids` gives it (a permutation of the
+/// positions), by following its cycles: no second array.
+fn put_in_order<T>(items: &mut [T], mut ids: Vec<u32>) {
+    debug_assert_eq!(items.len(), ids.len());
+    for position in 0..items.len() {
+        loop {
+            let target = ids[position] as usize;
+            if target == position {
+                break;
+            }
+            items.swap(position, target);
+            ids.swap(position, target);
+        }
+    }
+}
+
 /// What the table needs of the captures before they move into it.
 struct Resolution {
     hosts: Vec<String>,
@@ -248,7 +279,9 @@ impl PageTable {
     /// being copied, and each crawl's captures go once read. Gives each
     /// page's fingerprint (by page id).
     pub fn from_captures(crawls: Vec<Vec<Capture>>) -> (PageTable, Vec<Option<Fingerprint>>) {
-        PageTable::from_captures_keeping(crawls, |_, capture| capture.fingerprint.take())
+        PageTable::from_captures_keeping(crawls, |_, capture| {
+            capture.fingerprint.take().map(|print| *print)
+        })
     }
 
     /// As [`PageTable::from_captures`], giving by page id what `keep`
@@ -263,7 +296,7 @@ impl PageTable {
         // are set aside) are taken out, each let go as soon as it is
         // resolved to page ids.
         let mut crawls = crawls;
-        let link_lists: Vec<Vec<Vec<String>>> = crawls
+        let link_lists: Vec<Vec<Links>> = crawls
             .iter_mut()
             .map(|captures| {
                 captures
@@ -278,23 +311,33 @@ impl PageTable {
             pages: links,
             text_hosts,
         } = PageTable::resolve(&crawls, link_lists);
-        let mut pages: Vec<Option<Page>> = Vec::new();
-        pages.resize_with(links.len(), || None);
+        // Each page is made where its capture was (the captures' array
+        // becomes the pages', `collect` reusing it in place: a page is no
+        // larger than a capture), then the pages are put in id order.
+        let lengths: Vec<usize> = crawls.iter().map(Vec::len).collect();
+        let captures = one_array(crawls);
         let mut kept: Vec<K> = Vec::new();
         kept.resize_with(links.len(), K::default);
         let mut links = links.into_iter().map(Some).collect::<Vec<_>>();
-        for ((crawl_index, captures), slots) in crawls.into_iter().enumerate().zip(slots) {
-            for (at, (mut capture, slot)) in captures.into_iter().zip(slots).enumerate() {
-                let Some(page) = slot else {
-                    continue;
-                };
+        let mut ids: Vec<u32> = Vec::with_capacity(links.len());
+        let origins = lengths
+            .iter()
+            .enumerate()
+            .flat_map(|(crawl, &length)| (0..length).map(move |at| (crawl, at)));
+        let mut pages: Vec<Page> = captures
+            .into_iter()
+            .zip(origins)
+            .zip(slots.into_iter().flatten())
+            .filter_map(|((mut capture, (crawl_index, at)), slot)| {
+                let page = slot?;
                 let index = page.0 as usize;
                 let resolved = links[index]
                     .take()
                     .expect("one capture is chosen for each page");
                 kept[index] = keep((crawl_index, at), &mut capture);
+                ids.push(page.0);
                 let info = capture.info;
-                pages[index] = Some(Page {
+                Some(Page {
                     url: info.url,
                     host: resolved.host,
                     ip: info.ip,
@@ -314,13 +357,12 @@ impl PageTable {
                     versions: capture.versions,
                     first_crawl: resolved.first_crawl,
                     linked_hosts: resolved.linked_hosts,
-                });
-            }
-        }
-        let pages = pages
-            .into_iter()
-            .map(|page| page.expect("every URL has its chosen capture"))
+                })
+            })
             .collect();
+        assert_eq!(pages.len(), links.len(), "every URL has its chosen capture");
+        drop(links);
+        put_in_order(&mut pages, ids);
         let mut table = PageTable {
             hosts,
             pages,
@@ -337,7 +379,7 @@ impl PageTable {
     /// each page's links resolved (by page id; `link_lists` holds each
     /// capture's links, by crawl and position), and the hosts the pages'
     /// texts name.
-    fn resolve(crawls: &[Vec<Capture>], mut link_lists: Vec<Vec<Vec<String>>>) -> Resolution {
+    fn resolve(crawls: &[Vec<Capture>], mut link_lists: Vec<Vec<Links>>) -> Resolution {
         // Newest capture per URL, and the first crawl that captured it (one
         // map: a second one over every URL cost megabytes a 100,000 pages).
         let mut chosen: HashMap<&str, Chosen> = HashMap::new();
@@ -406,11 +448,11 @@ impl PageTable {
                 let links = std::mem::take(&mut link_lists[crawl as usize][capture_index]);
                 let crawled: Vec<PageId> = links
                     .iter()
-                    .filter_map(|link| id_of.get(link.as_str()).copied())
+                    .filter_map(|link| id_of.get(link).copied())
                     .collect();
                 let mut uncrawled_links: Vec<u64> = links
                     .iter()
-                    .filter(|link| !id_of.contains_key(link.as_str()))
+                    .filter(|link| !id_of.contains_key(link))
                     .filter_map(|link| relative_link_key(url, link))
                     .collect();
                 uncrawled_links.sort_unstable();
@@ -672,6 +714,19 @@ mod tests {
         };
         assert!(Arc::ptr_eq(&first.location.file, &second.location.file));
         assert_eq!(&*first.location.file, "f");
+    }
+
+    #[test]
+    fn items_move_to_the_positions_their_ids_give() {
+        // Cycles of one, two and five, and an empty list.
+        let ids = vec![0, 2, 1, 4, 5, 6, 7, 3];
+        let mut items: Vec<String> = ids.iter().map(|id| format!("item {id}")).collect();
+        put_in_order(&mut items, ids);
+        let expected: Vec<String> = (0..8).map(|id| format!("item {id}")).collect();
+        assert_eq!(items, expected);
+        let mut none: Vec<String> = Vec::new();
+        put_in_order(&mut none, Vec::new());
+        assert!(none.is_empty());
     }
 
     #[test]

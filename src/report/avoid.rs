@@ -1472,7 +1472,7 @@ pub(super) mod tests {
                     .into_iter()
                     .map(|mut page| {
                         page.info.url = moved(&page.info.url);
-                        page.links = page.links.iter().map(|link| moved(link)).collect();
+                        page.links = page.links.iter().map(&moved).collect();
                         page
                     })
                     .collect::<Vec<Capture>>()
@@ -1530,7 +1530,7 @@ pub(super) mod tests {
                 .into_iter()
                 .map(|mut page| {
                     page.info.url = moved(&page.info.url);
-                    page.links = page.links.iter().map(|link| moved(link)).collect();
+                    page.links = page.links.iter().map(&moved).collect();
                     page
                 }),
         );

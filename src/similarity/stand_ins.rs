@@ -213,11 +213,11 @@ mod tests {
             let path = format!("/docs/ref/missing-{n}.html");
             let text = format!("Page not found\nThe page {path} was not found on this server.");
             let mut page = capture(&format!("http://docs.example.org{path}"), &text);
-            page.fingerprint = Some(crate::fingerprint::Fingerprint::of_page_at(
+            page.fingerprint = Some(Box::new(crate::fingerprint::Fingerprint::of_page_at(
                 Some(&path),
                 "",
                 &text,
-            ));
+            )));
             web.push(page);
         }
         let found = stand_ins(&web);
@@ -235,11 +235,11 @@ mod tests {
             .chain((0..11).map(|n| format!("/docs/page{n}.html")))
             .map(|path| {
                 let mut page = capture(&format!("http://parked.example{path}"), text);
-                page.fingerprint = Some(crate::fingerprint::Fingerprint::of_page_at(
+                page.fingerprint = Some(Box::new(crate::fingerprint::Fingerprint::of_page_at(
                     Some(&path),
                     "",
                     text,
-                ));
+                )));
                 page
             })
             .collect();

@@ -65,7 +65,7 @@ fn release_in(
             page.links = if topic == "index.html" {
                 topics.iter().skip(1).map(|t| url(t)).collect()
             } else {
-                vec![url("index.html")]
+                [url("index.html")].into_iter().collect()
             };
             page
         })
@@ -447,7 +447,10 @@ fn a_sub_tree_that_is_a_cluster_of_its_own_is_a_part_of_its_manual() {
                 &format!("http://{host}/gizmo/params/p{n}.html"),
                 &format!("Parameter {n} of the Gizmo configuration, described at length here"),
             );
-            page.links = vec![format!("http://{host}/gizmo/params/p{}.html", (n + 1) % 3)];
+            page.links = crate::pages::Links::from_iter([format!(
+                "http://{host}/gizmo/params/p{}.html",
+                (n + 1) % 3
+            )]);
             web.push(page);
         }
     }
@@ -502,8 +505,7 @@ fn a_copy_naming_its_release_less_precisely_is_of_that_release() {
         None,
         &topics,
     ) {
-        page.links
-            .push("http://docs.example.org/manual/index.html".into());
+        page.links.push("http://docs.example.org/manual/index.html");
         web.push(page);
     }
     let (table, collections) = lineages_of(&web);
