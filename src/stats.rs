@@ -177,8 +177,8 @@ fn stand_ins(
             StandIn {
                 host: table.host_name(page.host).to_string(),
                 urls,
-                title: page.title.clone(),
-                example: page.url.clone(),
+                title: page.title.to_string(),
+                example: page.url.to_string(),
             }
         })
         .collect();
@@ -193,7 +193,7 @@ fn stand_ins(
 fn crawl_duplicates(table: &PageTable) -> CrawlDuplicates {
     let mut first_crawl: HashMap<Signature, u16> = HashMap::new();
     let mut pages: Vec<&crate::pages::Page> = table.pages.iter().collect();
-    pages.sort_by_key(|page| (page.crawl, page.date.as_str()));
+    pages.sort_by_key(|page| (page.crawl, page.date.as_ref()));
     let mut seen_in_crawl: HashSet<(Signature, u16)> = HashSet::new();
     let mut duplicates = CrawlDuplicates::default();
     for page in pages {
@@ -239,7 +239,7 @@ fn largest_clusters(table: &PageTable, similarity: &Similarity) -> Vec<LargeClus
                 ip_addresses: ips.len() as u64,
                 representative: pages
                     .first()
-                    .map(|page| page.url.clone())
+                    .map(|page| page.url.to_string())
                     .unwrap_or_default(),
             }
         })

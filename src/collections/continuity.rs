@@ -34,7 +34,7 @@ pub fn by_url<'a>(
     later_table: &'a PageTable,
 ) -> impl Fn(PageId) -> Option<ClusterId> + 'a {
     move |page| {
-        let url = later_table.page(page)?.url.as_str();
+        let url = later_table.page(page)?.url.as_ref();
         earlier.cluster_of(earlier_table.find_url(url)?)
     }
 }

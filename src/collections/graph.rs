@@ -59,7 +59,7 @@ impl WebGraph {
         let resolve = |mut target: PageId| -> PageId {
             for _ in 0..redirect_hops {
                 let page = &table.pages[target.0 as usize];
-                match page.outlinks.as_slice() {
+                match page.outlinks.as_ref() {
                     [next] if (300..400).contains(&page.status) => target = *next,
                     _ => break,
                 }

@@ -369,7 +369,7 @@ struct Unit {
 /// The pages of one copy that take part, with their places below the
 /// copy's folder (the longest common folder of their paths).
 fn placed(table: &PageTable, pages: &[PageId]) -> Vec<(PageId, String)> {
-    let url = |page: &PageId| table.pages[page.0 as usize].url.as_str();
+    let url = |page: &PageId| table.pages[page.0 as usize].url.as_ref();
     let folder = super::manuals::common_folder(pages.iter().filter_map(|page| url_path(url(page))));
     pages
         .iter()
@@ -597,7 +597,7 @@ pub fn find<F: Fingerprints + Sync>(
                 let prefix = crate::pages::folder_prefix(
                     pages
                         .iter()
-                        .map(|page| table.pages[page.0 as usize].url.as_str()),
+                        .map(|page| table.pages[page.0 as usize].url.as_ref()),
                 );
                 copies.push((
                     LineageCopy {

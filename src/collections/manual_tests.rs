@@ -410,7 +410,7 @@ fn why_a_cluster_stays_apart_is_told_by_the_rule_that_kept_it() {
         Some(crate::collections::Apart::NotHeld { held: 1, copies: 3 })
     );
     assert_eq!(verdict.parts_joined, 0);
-    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
+    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_ref()).collect();
     let hosts: Vec<crate::pages::HostId> = table.pages.iter().map(|page| page.host).collect();
     let stand_ins = similarity.stand_ins();
     let folders = manuals::PageFolders {
@@ -542,7 +542,7 @@ fn a_page_a_content_farm_copied_is_a_copy_of_the_page_not_of_the_manual() {
     let alone = copied_alone(&table, &similarity, &graph);
     let flagged: Vec<&str> = (0..table.pages.len())
         .filter(|&index| alone[index])
-        .map(|index| table.pages[index].url.as_str())
+        .map(|index| table.pages[index].url.as_ref())
         .collect();
     // The old version's one unchanged page sits among pages with no copy
     // too, but where its copies sit (its name, beside its section's index):

@@ -738,7 +738,7 @@ fn prepare<'a>(
         .map(|(id, name)| (name.as_str(), HostId(id as u32)))
         .collect();
     let facts = PageFacts {
-        urls: table.pages.iter().map(|page| page.url.as_str()).collect(),
+        urls: table.pages.iter().map(|page| page.url.as_ref()).collect(),
         first_crawl: table.pages.iter().map(|page| page.first_crawl).collect(),
         named_hosts: table.pages.iter().map(|page| &*page.linked_hosts).collect(),
         text_hosts: &table.text_hosts,
@@ -753,7 +753,7 @@ fn prepare<'a>(
         uncrawled_links: table
             .pages
             .iter()
-            .map(|page| page.uncrawled_links.as_slice())
+            .map(|page| page.uncrawled_links.as_ref())
             .collect(),
         own_text,
         addresses: table.pages.iter().map(|page| page.ip.as_deref()).collect(),

@@ -77,7 +77,7 @@ pub fn score(table: &PageTable, list: &AvoidList, truth: &Truth) -> AvoidScores 
             Some(key) if !kept_keys.contains(&key) => {
                 lost += 1;
                 if lost_keys.insert(key) && lost_examples.len() < 10 {
-                    lost_examples.push(url.clone());
+                    lost_examples.push(url.to_string());
                 }
             }
             Some(_) => {}
@@ -87,7 +87,7 @@ pub fn score(table: &PageTable, list: &AvoidList, truth: &Truth) -> AvoidScores 
             None => {
                 unreplicated += 1;
                 if unreplicated_examples.len() < 10 {
-                    unreplicated_examples.push(url.clone());
+                    unreplicated_examples.push(url.to_string());
                 }
             }
         }

@@ -190,7 +190,7 @@ pub fn score(
     // Each truth collection's best cluster, and what its copies cover.
     let mut matched_clusters: HashSet<ClusterId> = HashSet::new();
     let mut truth_collections = Vec::new();
-    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
+    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_ref()).collect();
     let hosts: Vec<HostId> = table.pages.iter().map(|page| page.host).collect();
     let graph =
         crate::collections::WebGraph::from_table(table, collections.config.rules.redirect_hops);

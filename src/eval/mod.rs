@@ -397,8 +397,8 @@ pub fn page_pairs(table: &PageTable, similarity: &Similarity, truth: &Truth) -> 
             let first = pages[0];
             if let Some(&second) = pages.iter().find(|&&other| key_of[other] != key_of[first]) {
                 wrong_examples.push(WrongPair {
-                    first: table.pages[first].url.clone(),
-                    second: table.pages[second].url.clone(),
+                    first: table.pages[first].url.to_string(),
+                    second: table.pages[second].url.to_string(),
                 });
             }
         }
@@ -452,8 +452,8 @@ pub fn page_pairs(table: &PageTable, similarity: &Similarity, truth: &Truth) -> 
                     row.found += 1;
                 } else if difference.is_close() && missed_examples.len() < 10 {
                     missed_examples.push(WrongPair {
-                        first: table.pages[first].url.clone(),
-                        second: table.pages[second].url.clone(),
+                        first: table.pages[first].url.to_string(),
+                        second: table.pages[second].url.to_string(),
                     });
                 }
             }

@@ -76,7 +76,7 @@ impl<'a> Web<'a> {
             let fetched = page.status == 200 && page.content_key.is_some();
             by_host[host].push((path.to_string(), !fetched, PageId(index as u32)));
             if let Some(ip) = &page.ip {
-                ips[host].push(ip.clone());
+                ips[host].push(ip.to_string());
             }
         }
         let (mut hosts, mut others) = (Vec::new(), Vec::new());

@@ -114,28 +114,28 @@ impl std::str::FromStr for HostId {
 /// One page of the crawl.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Page {
-    pub url: String,
+    pub url: Box<str>,
     pub host: HostId,
-    pub ip: Option<String>,
+    pub ip: Option<Box<str>>,
     /// WARC-Date of the capture.
-    pub date: String,
+    pub date: Box<str>,
     pub status: u16,
-    pub title: String,
+    pub title: Box<str>,
     /// The body in the page store; `None` for a redirect without a body.
     pub content_key: Option<ContentKey>,
     pub body_bytes: u64,
     pub encoding: EncodingName,
     /// Links to pages of this table (targets that were crawled), sorted, unique.
-    pub outlinks: Vec<PageId>,
+    pub outlinks: Box<[PageId]>,
     /// Links on the same host whose target was not crawled, as
     /// [`relative_link_key`]s, sorted, unique: where a partly crawled copy
     /// links to pages its crawl never reached.
-    pub uncrawled_links: Vec<u64>,
+    pub uncrawled_links: Box<[u64]>,
     /// Index into the generation's crawl list.
     pub crawl: u16,
     pub location: RecordLocation,
     /// For a capture from a revisit record, the URL whose body it reuses.
-    pub revisit_of: Option<String>,
+    pub revisit_of: Option<Box<str>>,
     /// Its language ([`Capture::language`]).
     pub language: PageLanguage,
     /// Its `<link rel="canonical">`, canonical.
@@ -164,8 +164,8 @@ struct Chosen {
 struct Resolved {
     first_crawl: u16,
     host: HostId,
-    outlinks: Vec<PageId>,
-    uncrawled_links: Vec<u64>,
+    outlinks: Box<[PageId]>,
+    uncrawled_links: Box<[u64]>,
     linked_hosts: Box<[HostId]>,
 }
 
@@ -338,12 +338,12 @@ impl PageTable {
                 ids.push(page.0);
                 let info = capture.info;
                 Some(Page {
-                    url: info.url,
+                    url: info.url.into_boxed_str(),
                     host: resolved.host,
-                    ip: info.ip,
-                    date: info.date,
+                    ip: info.ip.map(String::into_boxed_str),
+                    date: info.date.into_boxed_str(),
                     status: info.status,
-                    title: capture.title,
+                    title: capture.title.into_boxed_str(),
                     content_key: capture.content_key,
                     body_bytes: capture.body_bytes,
                     encoding: capture.encoding,
@@ -351,7 +351,7 @@ impl PageTable {
                     uncrawled_links: resolved.uncrawled_links,
                     crawl: crawl_index as u16,
                     location: info.location,
-                    revisit_of: capture.revisit_of,
+                    revisit_of: capture.revisit_of.map(String::into_boxed_str),
                     language: capture.language,
                     canonical: capture.canonical,
                     versions: capture.versions,
@@ -457,14 +457,12 @@ impl PageTable {
                     .collect();
                 uncrawled_links.sort_unstable();
                 uncrawled_links.dedup();
-                uncrawled_links.shrink_to_fit();
                 let mut outlinks: Vec<PageId> = crawled
                     .into_iter()
                     .filter(|target| target.0 as usize != index)
                     .collect();
                 outlinks.sort_unstable();
                 outlinks.dedup();
-                outlinks.shrink_to_fit();
                 let host = host_id[host_of_url(url)];
                 let mut linked_hosts: Vec<HostId> = links
                     .iter()
@@ -484,8 +482,8 @@ impl PageTable {
                 Resolved {
                     first_crawl,
                     host,
-                    outlinks,
-                    uncrawled_links,
+                    outlinks: outlinks.into(),
+                    uncrawled_links: uncrawled_links.into(),
                     linked_hosts: linked_hosts.into(),
                 }
             })
@@ -509,7 +507,7 @@ impl PageTable {
     /// The page with this canonical URL.
     pub fn find_url(&self, url: &str) -> Option<PageId> {
         self.pages
-            .binary_search_by(|page| page.url.as_str().cmp(url))
+            .binary_search_by(|page| page.url.as_ref().cmp(url))
             .ok()
             .map(|index| PageId(index as u32))
     }
@@ -795,13 +793,13 @@ mod tests {
         let b = table.find_url("http://b.example/").unwrap();
         assert_eq!((a, b), (PageId(0), PageId(1)));
         // The newer capture from the second crawl won: no links, body 1, crawl 1.
-        assert_eq!(table.pages[0].outlinks, vec![]);
+        assert!(table.pages[0].outlinks.is_empty());
         assert_eq!(table.pages[0].crawl, 1);
-        assert_eq!(table.pages[1].outlinks, vec![PageId(0)]);
+        assert_eq!(*table.pages[1].outlinks, [PageId(0)]);
         // Only the link on its own host that was not crawled is kept.
         assert_eq!(
-            table.pages[1].uncrawled_links,
-            vec![relative_link_key("http://b.example/", "http://b.example/missing").unwrap()]
+            *table.pages[1].uncrawled_links,
+            [relative_link_key("http://b.example/", "http://b.example/missing").unwrap()]
         );
         let counts = table.counts();
         assert_eq!(

@@ -373,7 +373,7 @@ pub fn seeds(table: &PageTable, skipped: &[bool]) -> Vec<String> {
     }
     let mut seeds: Vec<String> = (0..table.pages.len())
         .filter(|&index| linked[index] && !reached[index] && !skipped[index])
-        .map(|index| table.pages[index].url.clone())
+        .map(|index| table.pages[index].url.to_string())
         .collect();
     seeds.sort_unstable();
     seeds
@@ -405,7 +405,7 @@ fn folder_rules(
             let except: Vec<String> = range
                 .clone()
                 .filter(|&index| !skipped[index])
-                .map(|index| table.pages[index].url.clone())
+                .map(|index| table.pages[index].url.to_string())
                 .collect();
             // A folder most of whose pages stay crawled is no copy.
             if except.len() * 2 >= range.len() {
@@ -464,7 +464,7 @@ fn digest(table: &PageTable, entry: &AvoidEntry) -> String {
         let page = &table.pages[index];
         let url = match entry.kind {
             AvoidKind::Prefix => &page.url[entry.target.len()..],
-            _ => page.url.as_str(),
+            _ => page.url.as_ref(),
         };
         bytes.extend_from_slice(url.as_bytes());
         bytes.push(0);
@@ -584,7 +584,7 @@ fn url_alias_entries(table: &PageTable, aliases: &UrlAliases) -> Vec<AvoidEntry>
 pub(super) fn under_prefix(table: &PageTable, prefix: &str) -> std::ops::Range<usize> {
     let start = table
         .pages
-        .partition_point(|page| page.url.as_str() < prefix);
+        .partition_point(|page| page.url.as_ref() < prefix);
     let length = table.pages[start..]
         .iter()
         .take_while(|page| page.url.starts_with(prefix))
@@ -957,7 +957,7 @@ impl<'a> Plan<'a> {
         folder_end: usize,
         entries: &mut Vec<AvoidEntry>,
     ) {
-        let url = |index: usize| self.table.pages[index].url.as_str();
+        let url = |index: usize| self.table.pages[index].url.as_ref();
         let before = (run.start > 0).then(|| url(run.start - 1));
         let after = (run.end < folder_end).then(|| url(run.end));
         let mut index = run.start;

@@ -287,7 +287,7 @@ fn revisit(
         for n in 0..take {
             // Evenly over the entry's URLs: the first, then across.
             let index = pages[n * pages.len() / take];
-            urls.push(table.pages[index].url.clone());
+            urls.push(table.pages[index].url.to_string());
         }
     }
     Revisit {

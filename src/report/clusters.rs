@@ -84,7 +84,7 @@ impl ClustersReport {
 }
 
 fn entry(table: &PageTable, collections: &Collections, cluster: &Cluster) -> ClusterEntry {
-    let url = |page: crate::pages::PageId| table.pages[page.0 as usize].url.clone();
+    let url = |page: crate::pages::PageId| table.pages[page.0 as usize].url.to_string();
     ClusterEntry {
         id: cluster.id.to_string(),
         cardinality: cluster.cardinality(),

@@ -131,7 +131,11 @@ impl AvoidList {
         let mut skipped = vec![false; table.pages.len()];
         for rule in compact.folders {
             for index in under_prefix(table, &rule.folder) {
-                if !rule.except.contains(&table.pages[index].url) {
+                if !rule
+                    .except
+                    .iter()
+                    .any(|url| *url == *table.pages[index].url)
+                {
                     skipped[index] = true;
                 }
             }

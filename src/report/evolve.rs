@@ -272,7 +272,7 @@ fn page_changes(a: &PageTable, b: &PageTable) -> PageChanges {
                 } else {
                     changes.changed += 1;
                     if changes.changed_urls.len() < LISTED {
-                        changes.changed_urls.push(page.url.clone());
+                        changes.changed_urls.push(page.url.to_string());
                     }
                 }
             }

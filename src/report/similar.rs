@@ -89,7 +89,7 @@ impl SimilarReport {
             .filter_map(|&other| {
                 let entry = table.page(other)?;
                 Some(Copy {
-                    url: entry.url.clone(),
+                    url: entry.url.to_string(),
                     page_id: other.0,
                     host: table.host_name(entry.host).to_string(),
                     evidence: similarity.evidence(&table, page, other)?,
@@ -131,7 +131,7 @@ impl SimilarReport {
         Ok(SimilarReport {
             stand_in: similarity.is_stand_in(page),
             replicated,
-            url: entry.url.clone(),
+            url: entry.url.to_string(),
             page_id: page.0,
             status: entry.status,
             cluster: similarity.cluster_of(page).map_or(0, |cluster| cluster.0),

@@ -561,7 +561,7 @@ impl Engine {
             root: self
                 .table
                 .page(collection.root)
-                .map(|page| page.url.clone())
+                .map(|page| page.url.to_string())
                 .unwrap_or_default(),
             prefix: collection.prefix.clone(),
             size: collection.pages.len(),
@@ -765,7 +765,7 @@ impl Engine {
             let crawled = members
                 .iter()
                 .flat_map(|member| member.pages.iter())
-                .filter_map(|&page| self.table.page(page).map(|row| row.date.as_str()))
+                .filter_map(|&page| self.table.page(page).map(|row| row.date.as_ref()))
                 .max()
                 .unwrap_or_default()
                 .to_string();
@@ -775,7 +775,7 @@ impl Engine {
                 root: self
                     .table
                     .page(named.root)
-                    .map(|page| page.url.clone())
+                    .map(|page| page.url.to_string())
                     .unwrap_or_default(),
                 prefix: named.prefix.clone(),
                 pages,

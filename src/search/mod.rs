@@ -318,7 +318,7 @@ fn manual_labels(table: &PageTable, collections: &Collections) -> FxHashMap<Line
             let Some(page) = table.page(page) else {
                 continue;
             };
-            let mut parts = vec![page.title.as_str()];
+            let mut parts = vec![page.title.as_ref()];
             for separator in SEPARATORS {
                 parts = parts
                     .into_iter()

@@ -187,7 +187,7 @@ impl Engine {
         let body_missing = page.content_key.is_some() && extracted.is_none();
         let (title, text) = match extracted {
             Some(extracted) => (extracted.title, extracted.text),
-            None => (page.title.clone(), String::new()),
+            None => (page.title.to_string(), String::new()),
         };
         let mut characters = 0usize;
         let mut text_truncated = false;
@@ -250,7 +250,7 @@ impl Engine {
                 collection: collection.map(|collection| collection.id.to_string()),
                 collection_root: collection
                     .and_then(|collection| self.table.page(collection.root))
-                    .map(|root| root.url.clone()),
+                    .map(|root| root.url.to_string()),
                 collection_prefix: collection.map(|collection| collection.prefix.clone()),
                 collection_pages: collection.map(|collection| collection.pages.len()),
                 principal: collection
@@ -314,11 +314,11 @@ impl Engine {
             page_id: id.to_string(),
             link: crate::search::followable(&page.url),
             summary,
-            url: page.url.clone(),
+            url: page.url.to_string(),
             host: self.table.host_name(page.host).to_string(),
             title,
             status: page.status,
-            crawled: page.date.clone(),
+            crawled: page.date.to_string(),
             crawl: self
                 .manifest
                 .crawls
@@ -331,7 +331,7 @@ impl Engine {
             warc_offset: page.location.offset,
             encoding: page.encoding.to_string(),
             body_bytes: page.body_bytes,
-            revisit_of: page.revisit_of.clone(),
+            revisit_of: page.revisit_of.as_deref().map(String::from),
             inlinks_from_other_hosts: self.collections.inlinks_from_other_hosts[id.0 as usize],
             lines,
             text_truncated,

@@ -712,7 +712,7 @@ impl Engine {
             }
             titles.push(title.to_string());
             sitelinks.push(Sitelink {
-                url: page.url.clone(),
+                url: page.url.to_string(),
                 label: without_shared_ending(title, &titles[0]),
                 title: title.to_string(),
                 page_id: hit.page,
@@ -765,11 +765,11 @@ impl Engine {
         Some(PageLink {
             page_id: page,
             link: followable(&row.url),
-            url: row.url.clone(),
+            url: row.url.to_string(),
             title: if row.title.trim().is_empty() {
-                row.url.clone()
+                row.url.to_string()
             } else {
-                row.title.clone()
+                row.title.to_string()
             },
             host: self.table.host_name(row.host).to_string(),
         })

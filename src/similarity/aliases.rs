@@ -399,7 +399,7 @@ mod tests {
         let page = table.find_url(url).expect("a crawled URL");
         table.pages[aliases.standing_for[page.0 as usize].0 as usize]
             .url
-            .clone()
+            .to_string()
     }
 
     #[test]

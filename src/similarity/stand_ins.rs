@@ -165,7 +165,7 @@ mod tests {
             .iter()
             .zip(flags)
             .filter(|(_, flag)| *flag)
-            .map(|(page, _)| page.url.clone())
+            .map(|(page, _)| page.url.to_string())
             .collect()
     }
 

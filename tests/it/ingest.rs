@@ -376,10 +376,10 @@ fn exact_copies_are_stored_once_and_counted() {
         .find_url("http://mirror.example/doc/p3.html")
         .unwrap()
         .0 as usize];
-    assert_eq!(page.title, "Page 3");
+    assert_eq!(&*page.title, "Page 3");
     assert_eq!(page.ip.as_deref(), Some("192.0.2.10"));
     assert_eq!(
-        table.pages[page.outlinks[0].0 as usize].url,
+        &*table.pages[page.outlinks[0].0 as usize].url,
         "http://mirror.example/doc/p4.html"
     );
     // Every page's body reads back from the store, byte for byte.
@@ -480,7 +480,7 @@ fn revisit_records_resolve_to_the_body_they_refer_to() {
     let alias = &table.pages[table.find_url("http://alias.example/doc/").unwrap().0 as usize];
     let primary = &table.pages[table.find_url("http://a.example/doc/").unwrap().0 as usize];
     assert_eq!(alias.content_key, primary.content_key);
-    assert_eq!(alias.title, "Doc");
+    assert_eq!(&*alias.title, "Doc");
     assert_eq!(alias.revisit_of.as_deref(), Some("http://a.example/doc/"));
     let store = DataDir::open_existing(&data).unwrap();
     let store = store
@@ -599,7 +599,7 @@ fn bad_records_are_counted_and_skipped_and_good_ones_kept() {
     // wrong length, the page with a bad UTF-8 byte (repaired), and the 2
     // intact other.example ones.
     let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
-    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
+    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_ref()).collect();
     assert_eq!(
         urls,
         [
@@ -778,7 +778,7 @@ fn a_revisit_resolves_against_an_earlier_crawl() {
     assert_eq!(second.report.bytes_saved, second.report.body_bytes);
     let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
     assert_eq!(table.pages.len(), 1);
-    assert_eq!(table.pages[0].title, "Doc");
+    assert_eq!(&*table.pages[0].title, "Doc");
     assert_eq!(
         second.manifest.counts.distinct_bodies,
         first.manifest.counts.distinct_bodies
@@ -959,7 +959,7 @@ fn faults_in_a_warc_file_lose_no_good_record() {
             stdout(&output)
         );
         let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
-        let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
+        let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_ref()).collect();
         assert_eq!(urls, pages, "{file}");
     }
 }
@@ -999,7 +999,7 @@ fn bad_bytes_and_odd_urls_are_kept_apart_and_counted() {
     );
     assert!(out.contains("bad records skipped         0"), "{out}");
     let table = DataDir::open_existing(&data).unwrap().page_table().unwrap();
-    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_str()).collect();
+    let urls: Vec<&str> = table.pages.iter().map(|page| page.url.as_ref()).collect();
     assert_eq!(
         urls,
         [
@@ -1019,7 +1019,7 @@ fn bad_bytes_and_odd_urls_are_kept_apart_and_counted() {
         table.hosts
     );
     let title = &table.pages[7].title;
-    assert_eq!(title, "Caf\u{fffd}");
+    assert_eq!(&**title, "Caf\u{fffd}");
 }
 
 /// Point 3: a dangling link, a FIFO, an empty file, a link to a folder and

@@ -157,7 +157,7 @@ fn wget_loading_the_list_fetches_the_crawl_minus_what_it_skips() {
     }
     let mut seeds: BTreeSet<String> = (0..table.pages.len())
         .filter(|&index| http(index) && !linked[index])
-        .map(|index| table.pages[index].url.clone())
+        .map(|index| table.pages[index].url.to_string())
         .collect();
     // And each site's entry page: the shortest URL under each first folder
     // of each host (a manual's index).
@@ -195,7 +195,7 @@ fn wget_loading_the_list_fetches_the_crawl_minus_what_it_skips() {
         .iter()
         .zip(list.compact_skipped(&table))
         .filter(|(_, skipped)| *skipped)
-        .map(|(page, _)| page.url.as_str())
+        .map(|(page, _)| page.url.as_ref())
         .collect();
     // wget fetches the URLs it is given whatever it rejects: a crawler
     // loading the list leaves the seeds it skips out too, and adds the
