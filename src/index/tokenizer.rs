@@ -122,9 +122,13 @@ impl<S: TokenStream> TokenStream for CachedStemmerStream<'_, S> {
 /// ones (a few in a hundred) are stemmed each time.
 const REMEMBERED_WORD: usize = 24;
 
-/// Slots of a [`StemCache`]: 48 bytes each, 768 KB in all, about a core's
-/// second-level cache.
-const STEM_SLOTS: usize = 1 << 14;
+/// Slots of a [`StemCache`]: 48 bytes each, 3 MB in all. With 16,384 slots
+/// the words of the generated web's text evicted each other, and stemming
+/// them again was half of what stems cost (`perf`); with 65,536 a word is
+/// stemmed about once, and a lookup waits on memory a little longer, the
+/// same time on that web; on real text, whose words are longer and more
+/// varied, a word stemmed again costs more.
+const STEM_SLOTS: usize = 1 << 16;
 
 /// Words a [`StemCache`] stems directly before it sets up its slots: a
 /// query's few words do not pay for 768 KB.
