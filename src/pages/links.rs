@@ -8,7 +8,7 @@
 
 use std::fmt;
 
-use serde::de::{SeqAccess, Visitor};
+use serde::de::{DeserializeSeed, SeqAccess, Visitor};
 use serde::ser::SerializeSeq;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
@@ -109,12 +109,33 @@ impl<'de> Visitor<'de> for LinksVisitor {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut links: A) -> Result<Links, A::Error> {
         let mut all = String::new();
-        // Borrowed from the input where the format can (postcard, JSON
-        // without escapes), owned where it cannot.
-        while let Some(link) = links.next_element::<std::borrow::Cow<'de, str>>()? {
-            push(&mut all, &link);
-        }
+        while links.next_element_seed(Appended(&mut all))?.is_some() {}
         Ok(Links(all.into_boxed_str()))
+    }
+}
+
+/// Reads one link onto the end of the links read so far, without a string
+/// of its own.
+struct Appended<'a>(&'a mut String);
+
+impl<'de> DeserializeSeed<'de> for Appended<'_> {
+    type Value = ();
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for Appended<'_> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut fmt::Formatter) -> fmt::Result {
+        formatter.write_str("a link")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, link: &str) -> Result<(), E> {
+        push(self.0, link);
+        Ok(())
     }
 }
 
@@ -128,9 +149,11 @@ mod tests {
             "http://a.example/".to_string(),
             String::new(),
             "https://b.example/x?y#z".to_string(),
+            // Escaped in JSON.
+            "http://c.example/\"quoted\"\\".to_string(),
         ];
         let links: Links = list.iter().collect();
-        assert_eq!(links.len(), 3);
+        assert_eq!(links.len(), 4);
         assert_eq!(links.iter().collect::<Vec<_>>(), list);
         let bytes = postcard::to_allocvec(&list).unwrap();
         assert_eq!(postcard::to_allocvec(&links).unwrap(), bytes);
