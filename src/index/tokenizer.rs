@@ -338,41 +338,49 @@ mod tests {
         terms
     }
 
-    #[test]
-    fn the_cached_stemmer_gives_tantivys_stems_again_and_again() {
-        use tantivy::tokenizer::{Language, SimpleTokenizer, Stemmer};
-        let text = "Running runners ran; the connections connected, connecting \
-                    generously generalized generalizations. Running runners ran again, \
-                    ÉCOLE écoles naïvely relational relativity";
-        let stems = |analyzer: &mut TextAnalyzer| {
-            let mut stems = Vec::new();
-            // Twice through one analyzer: the second time from its cache.
-            for _ in 0..2 {
-                let mut stream = analyzer.token_stream(text);
-                while stream.advance() {
-                    stems.push(stream.token().text.clone());
-                }
+    /// The stems an analyzer gives `text`, read through it `passes` times.
+    fn stems_of(analyzer: &mut TextAnalyzer, text: &str, passes: usize) -> Vec<String> {
+        let mut stems = Vec::new();
+        for _ in 0..passes {
+            let mut stream = analyzer.token_stream(text);
+            while stream.advance() {
+                stems.push(stream.token().text.clone());
             }
-            stems
-        };
-        let mut plain = TextAnalyzer::builder(SimpleTokenizer::default())
+        }
+        stems
+    }
+
+    /// tantivy's stemmer, and ours remembering its stems, after the same
+    /// tokenizer.
+    fn plain_and_cached() -> (TextAnalyzer, TextAnalyzer) {
+        use tantivy::tokenizer::{Language, SimpleTokenizer, Stemmer};
+        let plain = TextAnalyzer::builder(SimpleTokenizer::default())
             .filter(LowerCaser)
             .filter(Stemmer::new(Language::English))
             .build();
-        let mut cached = TextAnalyzer::builder(SimpleTokenizer::default())
+        let cached = TextAnalyzer::builder(SimpleTokenizer::default())
             .filter(LowerCaser)
             .filter(CachedStemmer)
             .build();
-        let expected = stems(&mut plain);
+        (plain, cached)
+    }
+
+    #[test]
+    fn the_cached_stemmer_gives_tantivys_stems_again_and_again() {
+        let text = "Running runners ran; the connections connected, connecting \
+                    generously generalized generalizations. Running runners ran again, \
+                    ÉCOLE écoles naïvely relational relativity";
+        let (mut plain, mut cached) = plain_and_cached();
+        // A short text (a query's): stemmed before any slot is set up.
+        let expected = stems_of(&mut plain, text, 2);
         assert!(expected.contains(&"connect".to_string()));
-        assert_eq!(stems(&mut cached), expected);
+        assert_eq!(stems_of(&mut cached, text, 2), expected);
         // A clone starts empty and stems the same.
-        assert_eq!(stems(&mut cached.clone()), expected);
+        assert_eq!(stems_of(&mut cached.clone(), text, 2), expected);
     }
 
     #[test]
     fn remembered_stems_are_the_stemmers_through_evictions() {
-        use tantivy::tokenizer::{Language, SimpleTokenizer, Stemmer};
         // More words than a cache has slots, so slots are taken again and
         // again, long words and short, each several times over.
         let roots = ["connect", "run", "general", "relat", "happi", "écol", "x"];
@@ -387,25 +395,10 @@ mod tests {
             }
             text.push_str("internationalizationsinternationalizations ");
         }
-        let stems = |analyzer: &mut TextAnalyzer| {
-            let mut stems = Vec::new();
-            let mut stream = analyzer.token_stream(&text);
-            while stream.advance() {
-                stems.push(stream.token().text.clone());
-            }
-            stems
-        };
-        let mut plain = TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(LowerCaser)
-            .filter(Stemmer::new(Language::English))
-            .build();
-        let mut cached = TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(LowerCaser)
-            .filter(CachedStemmer)
-            .build();
-        let expected = stems(&mut plain);
+        let (mut plain, mut cached) = plain_and_cached();
+        let expected = stems_of(&mut plain, &text, 1);
         assert!(expected.len() > 2 * STEM_SLOTS);
-        assert_eq!(stems(&mut cached), expected);
+        assert_eq!(stems_of(&mut cached, &text, 1), expected);
     }
 
     #[test]
