@@ -481,31 +481,66 @@ pub const MAX_TEXT_HOSTS: usize = 16;
 /// the crawl's hosts.
 pub fn host_names(text: &str) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
-    let words = text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '.' || c == '-'));
-    for word in words {
+    // By bytes: every byte of a name is ASCII, and a byte of a multi-byte
+    // character, as the character, ends a word. Only the words around a
+    // dot are looked at, found with `memchr`: splitting the whole text into
+    // words cost 5% of ingest.
+    let bytes = text.as_bytes();
+    let in_word = |byte: &u8| byte.is_ascii_alphanumeric() || *byte == b'.' || *byte == b'-';
+    let mut looked_at = 0;
+    for dot in memchr::memchr_iter(b'.', bytes) {
+        if dot < looked_at {
+            continue;
+        }
         if names.len() == MAX_TEXT_HOSTS {
             break;
         }
-        let word = word.trim_matches(['.', '-']);
-        if !word.contains('.') || word.len() > 253 {
+        let start = bytes[..dot]
+            .iter()
+            .rposition(|byte| !in_word(byte))
+            .map_or(0, |before| before + 1);
+        let end = bytes[dot..]
+            .iter()
+            .position(|byte| !in_word(byte))
+            .map_or(bytes.len(), |after| dot + after);
+        looked_at = end;
+        let word = trim_dots_and_dashes(&bytes[start..end]);
+        if !word.contains(&b'.') || word.len() > 253 {
             continue;
         }
-        let labels_fit = word.split('.').all(|label| {
+        let labels_fit = word.split(|&byte| byte == b'.').all(|label| {
             !label.is_empty()
                 && label.len() <= 63
-                && !label.starts_with('-')
-                && !label.ends_with('-')
+                && !label.starts_with(b"-")
+                && !label.ends_with(b"-")
         });
-        let last = word.rsplit('.').next().unwrap_or_default();
-        let top_level = last.len() >= 2 && last.bytes().all(|b| b.is_ascii_alphabetic());
+        let last = word.rsplit(|&byte| byte == b'.').next().unwrap_or_default();
+        let top_level = last.len() >= 2 && last.iter().all(u8::is_ascii_alphabetic);
         if labels_fit && top_level {
-            let name = word.to_ascii_lowercase();
+            let name: String = word
+                .iter()
+                .map(|&byte| char::from(byte.to_ascii_lowercase()))
+                .collect();
             if !names.contains(&name) {
                 names.push(name);
             }
         }
     }
     names
+}
+
+/// `word` without the dots and dashes it starts or ends with.
+fn trim_dots_and_dashes(word: &[u8]) -> &[u8] {
+    let edge = |byte: &u8| *byte == b'.' || *byte == b'-';
+    let start = word
+        .iter()
+        .position(|byte| !edge(byte))
+        .unwrap_or(word.len());
+    let end = word
+        .iter()
+        .rposition(|byte| !edge(byte))
+        .map_or(start, |last| last + 1);
+    &word[start..end]
 }
 
 /// Whether a link leads to a folder's index page or a site's root (the
@@ -815,6 +850,8 @@ mod tests {
         let many: String = (0..40).map(|n| format!("host{n}.example.org ")).collect();
         assert_eq!(host_names(&many).len(), MAX_TEXT_HOSTS);
         assert!(host_names("no names here, v1.2 and e.g. 3.x").is_empty());
+        // A character outside ASCII ends a word, as any other.
+        assert_eq!(host_names("voir café.example.org…"), ["example.org"]);
     }
 
     #[test]
