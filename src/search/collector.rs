@@ -189,16 +189,15 @@ impl SegmentAbout {
     /// (document `d` is bit `d % 64` of word `d / 64`): a broad search
     /// asks of every hit. `None` when there are none.
     pub(super) fn weighed_up(&self, documents: u32) -> Option<Vec<u64>> {
-        use tantivy::DocSet;
         if !self.weighs_up_any() {
             return None;
         }
         let mut union = vec![0u64; documents as usize / 64 + 1];
         for set in self.sets.iter().chain(&self.named) {
-            let mut docs = tantivy::query::BitSetDocSet::from(set.clone());
-            while docs.doc() < documents {
-                union[docs.doc() as usize / 64] |= 1 << (docs.doc() % 64);
-                docs.advance();
+            // A set's buckets of 64 are the union's words, bit for bit.
+            let buckets = set.max_value().div_ceil(64).min(union.len() as u32);
+            for bucket in 0..buckets {
+                union[bucket as usize] |= u64::from_le_bytes(set.tinyset(bucket).into_bytes());
             }
         }
         Some(union)
@@ -1080,6 +1079,32 @@ impl SegmentCollector for FoldSegmentCollector {
 mod tests {
     use super::*;
     use crate::index::PageDocument;
+
+    /// The documents a query weighs up are those of any word's set or of
+    /// the named set, whatever bucket of 64 they fall in; none, when no set
+    /// holds any.
+    #[test]
+    fn the_documents_weighed_up_are_the_union_of_the_sets() {
+        let documents = 300;
+        let set_of = |docs: &[u32]| {
+            let mut set = BitSet::with_max_value(documents);
+            docs.iter().for_each(|&doc| {
+                set.insert(doc);
+            });
+            set
+        };
+        let about = SegmentAbout {
+            words: 3,
+            sets: vec![set_of(&[0, 63, 64, 299]), set_of(&[5, 64, 200])],
+            named: Some(set_of(&[127, 128])),
+        };
+        let union = about.weighed_up(documents).expect("some are weighed up");
+        let weighed: Vec<u32> = (0..documents)
+            .filter(|&doc| union[doc as usize / 64] >> (doc % 64) & 1 == 1)
+            .collect();
+        assert_eq!(weighed, [0, 5, 63, 64, 127, 128, 200, 299]);
+        assert!(SegmentAbout::default().weighed_up(documents).is_none());
+    }
 
     /// The decoded roll-up fields read back what each document was given,
     /// an id of none as none, and a value too wide for its slot at its
