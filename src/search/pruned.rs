@@ -30,7 +30,7 @@ use tantivy::query::{EnableScoring, Query, Weight};
 use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader};
 
 use super::collector::{About, Columns, Principals, RollupFields, NO_ID};
-use super::rollup::{Fold, Hit, Slot};
+use super::rollup::{result_order, Fold, Hit, Slot};
 use crate::pages::PageId;
 
 /// A rolled-up search's settings ([`super::collector::FoldCollector`]'s
@@ -296,10 +296,7 @@ impl Ranked {
 
 impl Ord for Ranked {
     fn cmp(&self, other: &Ranked) -> std::cmp::Ordering {
-        other
-            .score
-            .total_cmp(&self.score)
-            .then(self.page.cmp(&other.page))
+        result_order((self.score, self.page), (other.score, other.page))
             .then(self.group.cmp(&other.group))
     }
 }

@@ -22,7 +22,7 @@
 use std::collections::hash_map::Entry;
 
 use rustc_hash::FxHashMap;
-use tantivy::DocAddress;
+use tantivy::{DocAddress, Score};
 
 use crate::collections::{ClusterId, CollectionId, LineageId, LineagePlace};
 use crate::pages::PageId;
@@ -141,14 +141,9 @@ pub const SITELINK_SHARE: f32 = 0.5;
 const KEPT: usize = 1 + SITELINKS;
 
 impl Hit {
-    /// Higher score first; among equal scores, the lower page id (URL order),
-    /// so that results never depend on segment order.
+    /// Whether this hit comes first ([`result_order`]).
     fn beats(&self, other: &Hit) -> bool {
-        match self.score.total_cmp(&other.score) {
-            std::cmp::Ordering::Greater => true,
-            std::cmp::Ordering::Less => false,
-            std::cmp::Ordering::Equal => self.page < other.page,
-        }
+        rank(self, other).is_lt()
     }
 
     /// Whether this hit is rather an entry's page than `other`: a page of
@@ -391,15 +386,19 @@ impl Places {
     }
 }
 
-/// Better hits first.
+/// Better hits first ([`result_order`]).
 fn rank(first: &Hit, second: &Hit) -> std::cmp::Ordering {
-    if first.beats(second) {
-        std::cmp::Ordering::Less
-    } else if second.beats(first) {
-        std::cmp::Ordering::Greater
-    } else {
-        std::cmp::Ordering::Equal
-    }
+    result_order((first.score, first.page), (second.score, second.page))
+}
+
+/// The order of results by their score and page: the higher score first;
+/// among equal scores, the lower page id (URL order), so that results never
+/// depend on segment order.
+pub(super) fn result_order(
+    (score, page): (Score, PageId),
+    (other_score, other_page): (Score, PageId),
+) -> std::cmp::Ordering {
+    other_score.total_cmp(&score).then(page.cmp(&other_page))
 }
 
 /// Folds hits as they come (one fold for a search's segments in turn, or one
@@ -801,16 +800,7 @@ impl Fold {
     /// shows when every hit that may rank them was offered.
     pub fn leading(&self) -> Vec<Slot> {
         let mut ranked: Vec<(Slot, Hit)> = self.ranked().collect();
-        if ranked.len() > self.wanted {
-            if self.wanted == 0 {
-                ranked.clear();
-            } else {
-                ranked.select_nth_unstable_by(self.wanted - 1, |first, second| {
-                    rank(&first.1, &second.1)
-                });
-                ranked.truncate(self.wanted);
-            }
-        }
+        keep_best(&mut ranked, self.wanted, |(_, hit)| hit);
         ranked.into_iter().map(|(slot, _)| slot).collect()
     }
 
@@ -1010,16 +1000,7 @@ impl Fold {
         }
         facets.copies.sort_unstable();
         let mut ranked: Vec<(Hit, Group)> = clustered.chain(singles).collect();
-        if ranked.len() > self.wanted {
-            if self.wanted == 0 {
-                ranked.clear();
-            } else {
-                ranked.select_nth_unstable_by(self.wanted - 1, |first, second| {
-                    rank(&first.0, &second.0)
-                });
-                ranked.truncate(self.wanted);
-            }
-        }
+        keep_best(&mut ranked, self.wanted, |(hit, _)| hit);
         ranked.sort_unstable_by(|first, second| rank(&first.0, &second.0));
         Folded {
             groups: ranked.into_iter().map(|(_, group)| group).collect(),
@@ -1028,6 +1009,20 @@ impl Fold {
             facets,
         }
     }
+}
+
+/// Keeps the `wanted` best of `items` by the hit each ranks by
+/// ([`rank`]), in no order.
+fn keep_best<T>(items: &mut Vec<T>, wanted: usize, hit: impl Fn(&T) -> &Hit) {
+    if items.len() <= wanted {
+        return;
+    }
+    if wanted == 0 {
+        items.clear();
+        return;
+    }
+    items.select_nth_unstable_by(wanted - 1, |first, second| rank(hit(first), hit(second)));
+    items.truncate(wanted);
 }
 
 /// Folds `hits` (in any order) into all their groups, best first.
