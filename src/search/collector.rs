@@ -814,10 +814,11 @@ impl Columns {
     /// What the fold counts of `doc` ([`Fold::count`]): its entry (with
     /// `by_page`, a manual's page in all its copies), collection when it
     /// has a cluster (a page in no cluster is in no collection), place in
-    /// its manual, whether it is a listing, its host and its place's
-    /// number in its manual ([`NONE`] for none).
+    /// its manual, whether it is a listing (its `kind`, read once with its
+    /// score's), its host and its place's number in its manual ([`NONE`]
+    /// for none).
     #[inline(always)]
-    pub(super) fn counted(&self, doc: DocId, by_page: bool) -> Counted {
+    pub(super) fn counted(&self, doc: DocId, by_page: bool, kind: PageKind) -> Counted {
         let cluster = self.cluster(doc);
         let lineage = self.lineage(doc);
         let manual_page = match lineage {
@@ -831,7 +832,7 @@ impl Columns {
             },
             collection: cluster.and_then(|_| self.collection(doc)),
             lineage,
-            listing: self.kind(doc).is_listing(),
+            listing: kind.is_listing(),
             host: self.host(doc),
             manual_page,
         }
@@ -1039,7 +1040,8 @@ impl SegmentCollector for FoldSegmentCollector {
     /// page only when the hit may become a group's best.
     fn collect(&mut self, doc: DocId, score: Score) {
         let columns = &self.columns;
-        let score = columns.score(doc, score);
+        let kind = columns.kind(doc);
+        let score = columns.score_of_kind(doc, score, kind);
         let Counted {
             entry,
             collection,
@@ -1047,7 +1049,7 @@ impl SegmentCollector for FoldSegmentCollector {
             listing,
             host,
             manual_page,
-        } = columns.counted(doc, self.by_page);
+        } = columns.counted(doc, self.by_page, kind);
         let principals = &self.principals;
         self.fold.add_lazily(
             score,

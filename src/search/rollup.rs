@@ -496,6 +496,15 @@ impl Site {
         }
     }
 
+    /// The hit the host's entry ranks by: its best page, a page of prose
+    /// before a listing; a listing only when no page of prose of the host
+    /// matches (`prose_matched`; while hits are still counted, one may yet).
+    fn entry(&self, prose_matched: bool) -> Option<Hit> {
+        self.top
+            .first()
+            .filter(|hit| !hit.listing || !prose_matched)
+    }
+
     fn shown(&self) -> usize {
         self.entries().count()
     }
@@ -765,10 +774,7 @@ impl Fold {
     pub fn sure_rank(&self, slot: Slot) -> Option<Hit> {
         match slot {
             Slot::Entry(slot) => self.clusters[slot as usize].1.best,
-            Slot::Site(slot) => self.sites[slot as usize]
-                .top
-                .first()
-                .filter(|hit| !hit.listing),
+            Slot::Site(slot) => self.sites[slot as usize].entry(true),
         }
     }
 
@@ -789,8 +795,8 @@ impl Fold {
             .zip(&self.site_hits)
             .enumerate()
             .filter_map(|(at, (site, hits))| {
-                let entry = site.top.first()?;
-                (!entry.listing || hits.prose == 0).then_some((Slot::Site(at as u32), entry))
+                site.entry(hits.prose > 0)
+                    .map(|entry| (Slot::Site(at as u32), entry))
             });
         entries.chain(sites)
     }
@@ -940,8 +946,8 @@ impl Fold {
             .iter()
             .zip(&self.site_hits)
             .flat_map(|(site, hits)| {
-                let unranked = hits.prose > 0 && site.top.first().is_some_and(|hit| hit.listing);
-                let shown = if unranked { 0 } else { site.shown() };
+                let ranked = site.entry(hits.prose > 0).is_some();
+                let shown = if ranked { site.shown() } else { 0 };
                 let more = hits.count - shown as u32;
                 site.entries()
                     .take(shown)
