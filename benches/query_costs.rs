@@ -21,7 +21,7 @@ use std::time::Instant;
 
 use mirrorscope::datadir::DataDir;
 use mirrorscope::index::{IndexField, Scope, SearchIndex, INDEX_DIR};
-use tantivy::query::{BooleanQuery, EnableScoring, Occur, Query, TermQuery, Weight};
+use tantivy::query::{BooleanQuery, EnableScoring, Occur, Query, TermQuery};
 use tantivy::schema::IndexRecordOption;
 use tantivy::tokenizer::TokenStream;
 use tantivy::{Score, Searcher, Term};
@@ -50,18 +50,13 @@ fn costs(searcher: &Searcher, query: &dyn Query) -> Costs {
     let plain = query
         .weight(EnableScoring::disabled_from_searcher(searcher))
         .expect("the query weighs");
-    let each_segment = |visit: &mut dyn FnMut(&dyn Weight, &tantivy::SegmentReader)| {
-        for segment in searcher.segment_readers() {
-            visit(&*scored, segment);
-        }
-    };
     let scored_cost = best_of_seven(|| {
         let mut hits = 0;
-        each_segment(&mut |weight, segment| {
-            weight
+        for segment in searcher.segment_readers() {
+            scored
                 .for_each(segment, &mut |_, _| hits += 1)
-                .expect("scored")
-        });
+                .expect("scored");
+        }
         hits
     });
     let counted = best_of_seven(|| {
@@ -78,8 +73,8 @@ fn costs(searcher: &Searcher, query: &dyn Query) -> Costs {
         let mut best: Vec<Score> = Vec::new();
         let mut threshold = Score::NEG_INFINITY;
         let mut called = 0;
-        each_segment(&mut |weight, segment| {
-            weight
+        for segment in searcher.segment_readers() {
+            scored
                 .for_each_pruning(threshold, segment, &mut |_, score| {
                     called += 1;
                     best.push(score);
@@ -90,8 +85,8 @@ fn costs(searcher: &Searcher, query: &dyn Query) -> Costs {
                     }
                     threshold
                 })
-                .expect("pruned")
-        });
+                .expect("pruned");
+        }
         called
     });
     Costs {

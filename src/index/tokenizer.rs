@@ -112,7 +112,7 @@ thread_local! {
     /// The thread's remembered stems (3 MB once it has stemmed
     /// [`WORDS_BEFORE_SLOTS`] words: an indexing thread, a server's search
     /// threads; a thread that only parses a few queries never sets them up).
-    static STEMS: std::cell::RefCell<StemCache> = std::cell::RefCell::new(StemCache::default());
+    static STEMS: std::cell::RefCell<StemCache> = const { std::cell::RefCell::new(StemCache::new()) };
 }
 
 /// Words of up to this many bytes are remembered with their stems; longer
@@ -153,6 +153,14 @@ struct StemCache {
 }
 
 impl StemCache {
+    /// No slots yet ([`StemCache::sets_up`] makes them).
+    const fn new() -> StemCache {
+        StemCache {
+            slots: Vec::new(),
+            stemmed: 0,
+        }
+    }
+
     /// Replaces `word` by its stem.
     fn stem(&mut self, word: &mut String) {
         let length = word.len();

@@ -68,11 +68,9 @@ fn push(all: &mut String, link: &str) {
 
 impl<S: AsRef<str>> FromIterator<S> for Links {
     fn from_iter<I: IntoIterator<Item = S>>(links: I) -> Links {
-        let mut all = String::new();
-        for link in links {
-            push(&mut all, link.as_ref());
-        }
-        Links(all.into_boxed_str())
+        let mut all = Links::default();
+        all.extend(links);
+        all
     }
 }
 

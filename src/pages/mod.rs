@@ -446,15 +446,15 @@ impl PageTable {
                 slots[crawl as usize][capture_index] = Some(PageId(index as u32));
                 let capture = &crawls[crawl as usize][capture_index];
                 let links = std::mem::take(&mut link_lists[crawl as usize][capture_index]);
-                let crawled: Vec<PageId> = links
-                    .iter()
-                    .filter_map(|link| id_of.get(link).copied())
-                    .collect();
-                let mut uncrawled_links: Vec<u64> = links
-                    .iter()
-                    .filter(|link| !id_of.contains_key(link))
-                    .filter_map(|link| relative_link_key(url, link))
-                    .collect();
+                // Each link looked up once: a page of the crawl, or a link
+                // out of it.
+                let (mut crawled, mut uncrawled_links) = (Vec::new(), Vec::new());
+                for link in links.iter() {
+                    match id_of.get(link) {
+                        Some(&id) => crawled.push(id),
+                        None => uncrawled_links.extend(relative_link_key(url, link)),
+                    }
+                }
                 uncrawled_links.sort_unstable();
                 uncrawled_links.dedup();
                 let mut outlinks: Vec<PageId> = crawled

@@ -856,14 +856,15 @@ impl Columns {
 
     #[inline]
     pub(super) fn hit(&self, doc: DocId, score: Score) -> Hit {
+        let kind = self.kind(doc);
         Hit {
-            score: self.score(doc, score),
+            score: self.score_of_kind(doc, score, kind),
             page: self.page(doc),
             collection: self.collection(doc),
             cluster: self.cluster(doc),
             lineage: self.lineage(doc),
             host: self.host(doc),
-            listing: self.kind(doc).is_listing(),
+            listing: kind.is_listing(),
             doc: DocAddress::new(self.segment, doc),
         }
     }
