@@ -44,7 +44,7 @@ pub use fingerprints::{
 /// The settings file in the data folder's root.
 pub(crate) const CONFIG_FILE: &str = "config.json";
 /// Version of the generation format written by this build.
-pub const GENERATION_FORMAT: u32 = 16;
+pub const GENERATION_FORMAT: u32 = 17;
 pub(crate) const PAGES_FILE: &str = "pages.bin";
 pub(crate) const SIMILARITY_FILE: &str = "similarity.bin";
 pub(crate) const COLLECTIONS_FILE: &str = "collections.bin";

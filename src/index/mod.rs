@@ -12,6 +12,7 @@
 
 pub mod kind;
 mod merge;
+mod query;
 mod read_only;
 pub(crate) mod schema;
 pub mod shards;
@@ -34,6 +35,7 @@ use crate::similarity::aliases::UrlAliases;
 use crate::similarity::Similarity;
 use crate::store::PageStore;
 
+pub use query::{SearchQuery, TITLE_BOOST};
 pub use schema::{Fields, IndexField, PageDocument, NONE};
 pub use shards::Shard;
 pub use tokenizer::{text_analyzer, words as query_terms, TEXT_TOKENIZER};
@@ -59,8 +61,10 @@ pub struct IndexConfig {
     /// wait in tantivy's queue whole) whatever a crawl serves.
     pub max_text_bytes: usize,
     /// The most bytes of segments tantivy merges into one while the index is
-    /// written ([`merge::BoundedMerges`]). Default 512 MiB: what a merge maps
-    /// and how often a page is rewritten stop growing with the crawl.
+    /// written ([`merge::BoundedMerges`]). Default 384 MiB: what a merge maps
+    /// and how often a page is rewritten stop growing with the crawl, and a
+    /// merge's mapped segments and buffers keep `index` of a million pages
+    /// under 1.2 GB (512 MiB took it to 1,252 MB; 24 segments against 19).
     pub max_segment_mib: u64,
 }
 
@@ -70,7 +74,7 @@ impl Default for IndexConfig {
             writer_threads: 0,
             writer_memory_mib: 64,
             max_text_bytes: 1024 * 1024,
-            max_segment_mib: 512,
+            max_segment_mib: 384,
         }
     }
 }
@@ -704,13 +708,14 @@ impl SearchIndex {
     pub fn parse_most(&self, words: &[String], share: f64, scope: Scope) -> ParsedQuery {
         let clauses: Vec<(tantivy::query::Occur, Box<dyn Query>)> = words
             .iter()
-            .map(|word| (tantivy::query::Occur::Should, self.parse(word, scope).query))
+            .map(|word| (tantivy::query::Occur::Should, self.matching(word, scope).0))
             .collect();
         let least = ((words.len() as f64 * share).ceil() as usize).clamp(1, words.len().max(1));
+        let matching = Box::new(tantivy::query::BooleanQuery::with_minimum_required_clauses(
+            clauses, least,
+        ));
         ParsedQuery {
-            query: Box::new(tantivy::query::BooleanQuery::with_minimum_required_clauses(
-                clauses, least,
-            )),
+            query: SearchQuery::new(matching, &self.fields),
             reading: Reading::AsTyped,
         }
     }
@@ -745,6 +750,15 @@ impl SearchIndex {
     }
 
     pub fn parse(&self, query: &str, scope: Scope) -> ParsedQuery {
+        let (matching, reading) = self.matching(query, scope);
+        ParsedQuery {
+            query: SearchQuery::new(matching, &self.fields),
+            reading,
+        }
+    }
+
+    /// What a page must match of `query`, and how its text was read.
+    fn matching(&self, query: &str, scope: Scope) -> (Box<dyn Query>, Reading) {
         let parser = match scope {
             Scope::OwnText => &self.own_text,
             Scope::WithChrome => &self.with_chrome,
@@ -753,10 +767,10 @@ impl SearchIndex {
         let escaped = escape_language_suffixes(query);
         let error = match parser.parse_query(&escaped) {
             Ok(parsed) => {
-                return ParsedQuery {
-                    query: function_words_optional(parser, query).unwrap_or(parsed),
-                    reading: Reading::AsTyped,
-                }
+                return (
+                    function_words_optional(parser, query).unwrap_or(parsed),
+                    Reading::AsTyped,
+                )
             }
             Err(error) => error,
         };
@@ -766,10 +780,7 @@ impl SearchIndex {
             .all(|error| matches!(error, tantivy::query::QueryParserError::SyntaxError(_)));
         if only_syntax && names_a_term(&*lenient) && !has_unbalanced_quote(query) {
             tracing::debug!(query, reason = %describe_query_error(&error), "query read leniently");
-            return ParsedQuery {
-                query: lenient,
-                reading: Reading::Lenient,
-            };
+            return (lenient, Reading::Lenient);
         }
         let words = query_words(query);
         tracing::debug!(query, reason = %describe_query_error(&error), words, "query searched as words");
@@ -780,10 +791,7 @@ impl SearchIndex {
                 .parse_query(&escape_language_suffixes(&words))
                 .unwrap_or_else(|_| Box::new(tantivy::query::EmptyQuery))
         };
-        ParsedQuery {
-            query,
-            reading: Reading::Words(words),
-        }
+        (query, Reading::Words(words))
     }
 }
 
@@ -849,23 +857,17 @@ fn about_parser(index: &Index, fields: &Fields) -> QueryParser {
     parser
 }
 
-/// The query parser of a scope. Every word must match (in any of the
-/// scope's fields), as users of web search engines expect; a title weighs
-/// more than the text, a URL less.
+/// The query parser of a scope. Every word must match (in the page's
+/// [`IndexField::Text`], where its title weighs twice its text, or in its
+/// site's chrome in the wider scope), as users of web search engines
+/// expect.
 fn query_parser(index: &Index, fields: &Fields, scope: Scope) -> QueryParser {
-    let mut searched = vec![
-        fields.get(IndexField::Title),
-        fields.get(IndexField::Body),
-        fields.get(IndexField::Headings),
-        fields.get(IndexField::Url),
-    ];
+    let mut searched = vec![fields.get(IndexField::Text)];
     if scope == Scope::WithChrome {
         searched.push(fields.get(IndexField::Chrome));
     }
     let mut parser = QueryParser::for_index(index, searched);
     parser.set_conjunction_by_default();
-    parser.set_field_boost(fields.get(IndexField::Title), 2.0);
-    parser.set_field_boost(fields.get(IndexField::Url), 0.5);
     // Site chrome finds a page (a word only in its menu) but weighs
     // little: every page of the site has it.
     parser.set_field_boost(fields.get(IndexField::Chrome), CHROME_BOOST);
@@ -885,7 +887,7 @@ pub enum Reading {
 
 /// A parsed query.
 pub struct ParsedQuery {
-    pub query: Box<dyn Query>,
+    pub query: SearchQuery,
     pub reading: Reading,
 }
 

@@ -9,7 +9,7 @@ use super::tokenizer::TEXT_TOKENIZER;
 use crate::pages::PageId;
 
 /// Fields of the index.
-const FIELDS: usize = 17;
+const FIELDS: usize = 18;
 
 /// The value of `collection_id` and `cluster_id` for a page in none.
 pub const NONE: u64 = u64::MAX;
@@ -30,16 +30,32 @@ pub enum IndexField {
     Replication,
     /// Links to the page from pages on other hosts (fast).
     InlinksFromOtherHosts,
-    /// The title (stemmed English words, stored).
+    /// The title (stemmed English words with positions, stored; searched
+    /// as `title:word`).
     Title,
-    /// The page's own visible text: its lines that are not site chrome
-    /// (stemmed English words with positions, stored for snippets; at most
-    /// its first `index.max_text_bytes`).
-    Body,
     /// The page's headings and defined terms (`<h1>`-`<h6>`, `<dt>`) in its
     /// own text, one a line: what the page is about (stemmed English words
-    /// with positions, not stored).
+    /// with positions, not stored; the pages about a query are found in it
+    /// and the title).
     Headings,
+    /// What a query's words are looked up in and first scored by: the
+    /// page's own visible text (its lines that are not site chrome, at most
+    /// its first `index.max_text_bytes`), then its title, its headings and
+    /// its URL's path, as the values of one field (stemmed English words
+    /// with positions; stored, the own text first, for snippets). A word is
+    /// one list of postings, so a query of several words is an intersection
+    /// tantivy prunes by its blocks' best scores, and the pages that match
+    /// are counted without a score; the title, the headings and the path add
+    /// their own scores to the pages where they hold a word
+    /// ([`super::SearchQuery`]). Not the URL's host: it names a site, the
+    /// same on all its pages and different on each of its mirrors, not what
+    /// a page is about (a mirror host's `mirror` is no page's subject);
+    /// `url:word` looks its words up.
+    Text,
+    /// The path of the page's URL, as words (stemmed English words with
+    /// positions, not stored): a file's name often names its subject
+    /// (`mod_rewrite.html`), and its words weigh as the title's do, less.
+    Path,
     /// The lines of the visible text the similarity stage set aside as site
     /// chrome (menus, sidebars, footers): searched, with a low weight, never
     /// shown.
@@ -76,8 +92,9 @@ impl IndexField {
         IndexField::Replication,
         IndexField::InlinksFromOtherHosts,
         IndexField::Title,
-        IndexField::Body,
         IndexField::Headings,
+        IndexField::Text,
+        IndexField::Path,
         IndexField::Chrome,
         IndexField::Name,
         IndexField::Url,
@@ -98,8 +115,9 @@ impl IndexField {
             IndexField::Replication => "replication",
             IndexField::InlinksFromOtherHosts => "inlinks_from_other_hosts",
             IndexField::Title => "title",
-            IndexField::Body => "body",
             IndexField::Headings => "headings",
+            IndexField::Text => "text",
+            IndexField::Path => "path",
             IndexField::Chrome => "chrome",
             IndexField::Name => "name",
             IndexField::Url => "url",
@@ -174,9 +192,19 @@ impl Fields {
         for name in super::kind::title_names(values.title) {
             document.add_text(self.get(IndexField::Name), name);
         }
-        document.add_text(self.get(IndexField::Body), values.body);
         if !values.headings.is_empty() {
             document.add_text(self.get(IndexField::Headings), values.headings);
+        }
+        // The own text first: it is the stored value snippets are made from.
+        let text = self.get(IndexField::Text);
+        document.add_text(text, values.body);
+        document.add_text(text, values.title);
+        if !values.headings.is_empty() {
+            document.add_text(text, values.headings);
+        }
+        if let Some(path) = crate::pages::url_path(values.url) {
+            document.add_text(text, path);
+            document.add_text(self.get(IndexField::Path), path);
         }
         if !values.chrome.is_empty() {
             document.add_text(self.get(IndexField::Chrome), values.chrome);
@@ -216,11 +244,11 @@ pub fn build() -> (Schema, Fields) {
             | IndexField::HostId
             | IndexField::Kind
             | IndexField::ManualPage => builder.add_u64_field(name, FAST),
-            // Positions everywhere: phrase queries search every default field.
-            IndexField::Title | IndexField::Body => {
-                builder.add_text_field(name, text(TEXT_TOKENIZER).set_stored())
-            }
-            IndexField::Headings | IndexField::Chrome => {
+            // Positions in every text field: a word the analyzer makes
+            // several tokens of is looked up as a phrase.
+            IndexField::Title => builder.add_text_field(name, text(TEXT_TOKENIZER).set_stored()),
+            IndexField::Text => builder.add_text_field(name, text(TEXT_TOKENIZER).set_stored()),
+            IndexField::Headings | IndexField::Path | IndexField::Chrome => {
                 builder.add_text_field(name, text(TEXT_TOKENIZER))
             }
             IndexField::Url => builder.add_text_field(name, text("default").set_stored()),

@@ -94,29 +94,12 @@ pub struct About {
     by_segment: Vec<Vec<BitSet>>,
     /// By segment, the documents the query names ([`NAMED`]).
     named: Vec<Option<BitSet>>,
-    /// The searcher's segments, by ordinal.
-    segments: Vec<tantivy::index::SegmentId>,
 }
 
 impl About {
-    /// Sets made for the segments of `searcher`.
-    pub fn new(searcher: &tantivy::Searcher) -> About {
-        About {
-            segments: searcher
-                .segment_readers()
-                .iter()
-                .map(SegmentReader::segment_id)
-                .collect(),
-            ..About::default()
-        }
-    }
-
-    /// The ordinal of `segment` in the searcher the sets were made for.
-    pub fn ordinal_of(&self, segment: tantivy::index::SegmentId) -> Option<SegmentOrdinal> {
-        self.segments
-            .iter()
-            .position(|&id| id == segment)
-            .map(|at| at as SegmentOrdinal)
+    /// No sets yet: [`About::add_word`] adds a word's.
+    pub fn new() -> About {
+        About::default()
     }
 
     /// The sets of segment `segment`, for its collector: a search weighs
@@ -442,22 +425,16 @@ impl SegmentFields {
     }
 
     /// The kind of `doc`; `None` past the segment's documents.
-    #[inline]
+    #[cfg(test)]
     pub fn kind(&self, doc: DocId) -> Option<PageKind> {
         let kind = *self.kind.get(doc as usize)?;
         Some(PageKind::from_u64(u64::from(kind)))
     }
 
     /// The replication of `doc`; `None` past the segment's documents.
-    #[inline]
+    #[cfg(test)]
     pub fn replication(&self, doc: DocId) -> Option<u64> {
         self.replication.get(doc as usize).copied().map(u64::from)
-    }
-
-    /// The page id of `doc`; `None` past the segment's documents.
-    #[inline]
-    pub fn page(&self, doc: DocId) -> Option<u32> {
-        self.page.get(doc as usize).copied()
     }
 
     /// Bytes held.
@@ -600,6 +577,12 @@ impl RollupFields {
                 .collect();
             fields.insert(segment, Arc::new(decoded));
         }
+        tracing::debug!(
+            pairs = pairs.len(),
+            groups = groups.len(),
+            places,
+            "roll-up fields read"
+        );
         let mut by_number = vec![None; pairs.len()];
         for (pair, number) in pairs {
             by_number[number as usize] = Some(pair);
@@ -787,7 +770,7 @@ impl Columns {
     }
 
     #[inline]
-    fn page(&self, doc: DocId) -> PageId {
+    pub(super) fn page(&self, doc: DocId) -> PageId {
         PageId(self.fields.page[doc as usize])
     }
 

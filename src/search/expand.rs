@@ -446,10 +446,10 @@ impl Engine {
         let searcher = self.index.searcher();
         let snippets = self.snippets(
             &searcher,
-            &*parsed,
+            &parsed,
             std::time::Instant::now() + self.config.budget(),
         )?;
-        let filtered = self.filtered(parsed, filters);
+        let filtered = self.filtered(Box::new(parsed), filters);
         // Enough of the best for the page asked; a page past the last is
         // brought back to the last, whose rows are among them.
         let listable = self.config.max_expansion_pages + exclude.len();
@@ -644,7 +644,7 @@ impl Engine {
         } else {
             let parsed = self.parse(query_text, self.scope_of(query_text)?).query;
             let filtered = self.filtered(
-                parsed,
+                Box::new(parsed),
                 vec![self.id_term(IndexField::ClusterId, u64::from(id.0))],
             );
             let hits = self.index.searcher().search(

@@ -18,7 +18,6 @@ pub mod rollup;
 mod suggest;
 mod view;
 
-use std::cmp::Reverse;
 use std::num::NonZeroUsize;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -27,14 +26,14 @@ use std::time::Instant;
 use lru::LruCache;
 use rustc_hash::FxHashMap;
 use serde::{Deserialize, Serialize};
-use tantivy::collector::{Count, TopDocs};
+use tantivy::collector::Count;
 use tantivy::query::Query;
 use tantivy::snippet::SnippetGenerator;
-use tantivy::{DocAddress, Score, Searcher, SegmentReader, TantivyDocument};
+use tantivy::{DocAddress, Score, Searcher, TantivyDocument};
 
 use crate::collections::{ClusterId, CollectionId, Collections, LineageId};
 use crate::generation::{Analysis, DataDir, DataError, FingerprintFile, Manifest};
-use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, INDEX_DIR};
+use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, SearchQuery, INDEX_DIR};
 use crate::mirrors::Mirrors;
 use crate::pages::{PageId, PageTable};
 use crate::similarity::aliases::UrlAliases;
@@ -680,10 +679,10 @@ impl Engine {
         let mut parsed = parse(Scope::OwnText);
         // The pages about the query, looked up once for both scopes.
         let about = Arc::new(self.about(&searcher, &request.query)?);
-        let mut found = self.find(&searcher, request, &*parsed.query, offset, &about)?;
+        let mut found = self.find(&searcher, request, &parsed.query, offset, &about)?;
         if found.total_hits() < CHROME_BELOW {
             let wider = parse(Scope::WithChrome);
-            let more = self.find(&searcher, request, &*wider.query, offset, &about)?;
+            let more = self.find(&searcher, request, &wider.query, offset, &about)?;
             if more.total_hits() > found.total_hits() {
                 (parsed, found) = (wider, more);
                 results.chrome_searched = true;
@@ -694,7 +693,7 @@ impl Engine {
             Reading::Lenient => results.lenient = true,
             Reading::Words(words) => results.searched_words = Some(words),
         }
-        let snippets = self.snippets(&searcher, &*parsed.query, snippets_until)?;
+        let snippets = self.snippets(&searcher, &parsed.query, snippets_until)?;
         match found {
             Found::Folded(folded) => {
                 results.facets = self.facets(&folded.facets, &request.filters);
@@ -731,14 +730,16 @@ impl Engine {
         &self,
         searcher: &Searcher,
         request: &SearchRequest,
-        query: &dyn Query,
+        query: &SearchQuery,
         offset: usize,
         about: &Arc<collector::About>,
     ) -> Result<Found> {
         let boost = (request.rank == Rank::Replication).then_some(self.config.replication_boost);
         let about = Arc::clone(about);
-        let filtered = self.narrowed(query, &request.filters);
-        let query: &dyn Query = filtered.as_deref().unwrap_or(query);
+        let filtered = self
+            .narrowed(&*query.matching, &request.filters)
+            .map(|matching| query.matching_instead(matching));
+        let query: &SearchQuery = filtered.as_ref().unwrap_or(query);
         if request.rollup {
             let principals = collector::Principals {
                 clusters: Arc::clone(&self.principals),
@@ -776,19 +777,13 @@ impl Engine {
             .finish();
             return Ok(Found::Folded(folded));
         }
-        let top = TopDocs::with_limit(GROUPS_PER_PAGE).and_offset(offset);
-        let (count, hits) = searcher.search(
+        let (count, best) = pruned::flat_best(
+            searcher,
             query,
-            &(
-                Count,
-                top.tweak_score(flat_order(boost, about, Arc::clone(&self.rollup_fields))),
-            ),
+            offset + GROUPS_PER_PAGE,
+            (boost, &about, &self.rollup_fields),
         )?;
-        let hits = hits
-            .into_iter()
-            .map(|((score, _), address)| (score, address))
-            .collect();
-        Ok(Found::Flat(count, hits))
+        Ok(Found::Flat(count, best.into_iter().skip(offset).collect()))
     }
 
     /// `query` narrowed to the pages `filters` leave, or `None` when they
@@ -968,7 +963,7 @@ impl Engine {
     /// The documents about `query`: their title or headings hold its
     /// words ([`SearchIndex::about_query`]).
     fn about(&self, searcher: &Searcher, query: &str) -> Result<collector::About> {
-        let mut about = collector::About::new(searcher);
+        let mut about = collector::About::new();
         for word in self.index.about_queries(query) {
             about.add_word(searcher.search(&*word, &collector::AboutCollector)?);
         }
@@ -1015,7 +1010,7 @@ impl Engine {
     /// the same pages.)
     fn scope_of(&self, query: &str) -> Result<Scope> {
         let own = self.parse(query, Scope::OwnText);
-        let count = self.index.searcher().search(&*own.query, &Count)? as u64;
+        let count = self.index.searcher().search(&own.query, &Count)? as u64;
         Ok(if count < CHROME_BELOW {
             Scope::WithChrome
         } else {
@@ -1042,7 +1037,7 @@ impl Engine {
     /// tantivy's `SnippetGenerator::create`, which keeps its terms to itself:
     /// a long text's window is found by them ([`view::snippet_window`]).
     fn snippets(&self, searcher: &Searcher, query: &dyn Query, until: Instant) -> Result<Snippets> {
-        let field = self.index.fields().get(IndexField::Body);
+        let field = self.index.fields().get(IndexField::Text);
         let mut terms = std::collections::BTreeSet::new();
         query.query_terms(&mut |term, _| {
             if term.field() == field {
@@ -1069,52 +1064,6 @@ impl Engine {
 
     fn stored(&self, searcher: &Searcher, address: DocAddress) -> Result<TantivyDocument> {
         Ok(searcher.doc(address)?)
-    }
-}
-
-/// The flat list's order: the higher score first, weighed as the roll-up
-/// weighs it (the page's kind and what it is about,
-/// [`collector::weigh`]; the replication boost when asked for), then the
-/// lower page id, as in the roll-up (`rollup.rs`), so that equal scores
-/// come in the same order whichever segments the index's pages were
-/// written to.
-#[allow(clippy::type_complexity)]
-fn flat_order(
-    boost: Option<f32>,
-    about: Arc<collector::About>,
-    fields: Arc<collector::RollupFields>,
-) -> impl Fn(&SegmentReader) -> Box<dyn Fn(tantivy::DocId, Score) -> (Score, Reverse<u64>)>
-       + Send
-       + Sync
-       + 'static {
-    move |segment: &SegmentReader| {
-        let about = about
-            .ordinal_of(segment.segment_id())
-            .map(|ordinal| about.of_segment(ordinal));
-        let fields = match fields.of(segment) {
-            Ok(fields) => fields,
-            Err(error) => {
-                // tantivy's tweak gives no way to fail: the order falls
-                // back to the scores alone, and says why.
-                tracing::warn!(%error, "roll-up fields unreadable; flat results by score only");
-                Arc::default()
-            }
-        };
-        Box::new(move |doc, score| {
-            let kind = fields
-                .kind(doc)
-                .unwrap_or(crate::index::kind::PageKind::from_u64(0));
-            let score = match &about {
-                Some(about) => about.weigh(doc, score, kind),
-                None => collector::weigh(score, kind, 0.0, false),
-            };
-            let score = match (fields.replication(doc), boost) {
-                (Some(copies), Some(boost)) => replication_boost(score, copies, boost),
-                _ => score,
-            };
-            let page = fields.page(doc).map_or(u64::MAX, u64::from);
-            (score, Reverse(page))
-        })
     }
 }
 

@@ -360,10 +360,10 @@ impl Engine {
         let fields = self.index.fields();
         let text_fields = [
             fields.get(index::IndexField::Title),
-            fields.get(index::IndexField::Body),
+            fields.get(index::IndexField::Text),
         ];
         let parsed = self.parse(query_text, crate::index::Scope::OwnText).query;
-        parsed.query_terms(&mut |term, _| {
+        parsed.matching.query_terms(&mut |term, _| {
             if text_fields.contains(&term.field()) {
                 if let Some(text) = term.value().as_str() {
                     terms.insert(text.to_string());

@@ -4,20 +4,26 @@
 //! query matches a third of a crawl, and weighing and keeping each of its
 //! hits cost more than finding them.
 //!
-//! 1. **Count and rank, in one pass.** Every matching document is counted
-//!    by what it shares with many others ([`super::collector::Pair`]: its group, host, copy,
-//!    collection, kind), one number a hit, each pair's count added to its
-//!    group once at the end ([`Fold::count_many`]): the totals, each
-//!    entry's pages and the facets are exact. A hit is offered
-//!    ([`Fold::offer`]) only when its score may reach the `wanted`-th best
-//!    group's so far (a group ranks by its best page's score, so a page
-//!    below it changes no results page): weighing only lowers a score
-//!    ([`super::collector::weigh`]) but for the few pages about the query,
-//!    always offered, and by replication when asked, bounded by the most
-//!    copied page's. A host's pages in no cluster rank by their best page
-//!    of prose, known only once all are counted: such a group raises the
-//!    bar only by a page of prose.
-//! 2. **Show.** Every matching page of the best groups is scored, each
+//! 1. **Count.** Every matching document is counted, without a score, by
+//!    what it shares with many others ([`super::collector::Pair`]: its
+//!    group, host, copy, collection, kind), one number a hit, each pair's
+//!    count added to its group once at the end ([`Fold::count_many`]): the
+//!    totals, each entry's pages and the facets are exact.
+//! 2. **Rank.** A hit is offered ([`Fold::offer`]) only when its score may
+//!    reach the `wanted`-th best group's so far (a group ranks by its best
+//!    page's score, so a page below it changes no results page). A page's
+//!    raw score is its text's ([`SearchQuery::matching`]) plus what its
+//!    title, headings and path add ([`SearchQuery::bonus`]), and weighing
+//!    only lowers it ([`super::collector::weigh`]) but for the pages about
+//!    the query, and by replication when asked, bounded by the most copied
+//!    page's. So the pages with a bonus and those about the query are
+//!    scored whole, each looked up; every other page's raw score is its
+//!    text's, and tantivy skips the blocks of postings whose best score is
+//!    below the bar ([`Weight::for_each_pruning`]: block-max WAND for a
+//!    word, and for a conjunction of words). A host's pages in no cluster
+//!    rank by their best page of prose, known only once all are counted:
+//!    such a group raises the bar only by a page of prose.
+//! 3. **Show.** Every matching page of the best groups is scored, each
 //!    looked up: the page an entry is shown from, its sitelinks and a
 //!    host's "more from this site" come from their own pages, which may
 //!    score below the others.
@@ -27,6 +33,8 @@ use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 use tantivy::query::{EnableScoring, Query, Weight};
+
+use crate::index::SearchQuery;
 use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader};
 
 use super::collector::{About, Columns, Principals, RollupFields, NO_ID};
@@ -141,13 +149,13 @@ impl Tally {
 
 impl PrunedFold<'_> {
     /// Folds the hits of `query` in `searcher`'s segments.
-    pub fn search(&self, searcher: &Searcher, query: &dyn Query) -> tantivy::Result<Fold> {
+    pub fn search(&self, searcher: &Searcher, query: &SearchQuery) -> tantivy::Result<Fold> {
         let fields = self.fields;
         let principals = self.principals;
         let mut fold = Fold::of_groups(self.wanted, self.collections, fields.groups());
-        let scored = query.weight(EnableScoring::enabled_from_searcher(searcher))?;
+        let weights = Weights::of(searcher, query)?;
 
-        // 1. Count and rank.
+        // 1. Count, and 2. rank.
         let segments: Vec<Columns> = searcher
             .segment_readers()
             .iter()
@@ -164,18 +172,16 @@ impl PrunedFold<'_> {
         let mut tally = Tally::new(fields);
         let mut leaders = Leaders::new(self.wanted);
         for (segment, columns) in searcher.segment_readers().iter().zip(&segments) {
-            self.count(
-                (&mut fold, &mut tally, &mut leaders),
-                (segment, columns),
-                &*scored,
-            )?;
+            count(segment, columns, &*weights.counted, &mut tally)?;
+            self.rank((&mut fold, &mut leaders), (segment, columns), &weights)?;
         }
         tally.settle(&mut fold, fields, principals);
         if self.wanted == 0 || fold.is_empty() {
             return Ok(fold);
         }
 
-        // 2. Show: the pages of the leading groups, each looked up.
+        // 3. Show: the pages of the leading groups, each looked up.
+        let scored = query.weight(EnableScoring::enabled_from_searcher(searcher))?;
         let (entries, sites) = fold.groups_counted();
         let mut chosen = (vec![false; entries], vec![false; sites]);
         for slot in fold.leading() {
@@ -223,46 +229,256 @@ impl PrunedFold<'_> {
         Ok(fold)
     }
 
-    /// Counts the hits of one segment into `tally`, and offers to `fold`
-    /// those that may rank.
-    fn count(
+    /// Offers to `fold` the hits of one segment that may rank: first those
+    /// scored apart (the pages whose title, headings or path hold a word of
+    /// the query, and those the query weighs up), each scored whole; then the
+    /// others, by their text's score alone, as tantivy finds those above
+    /// the bar ([`Weight::for_each_pruning`]).
+    fn rank(
         &self,
-        (fold, tally, leaders): (&mut Fold, &mut Tally, &mut Leaders),
+        (fold, leaders): (&mut Fold, &mut Leaders),
         (segment, columns): (&SegmentReader, &Columns),
-        scored: &dyn Weight,
+        weights: &Weights,
     ) -> tantivy::Result<()> {
         let (fields, principals) = (self.fields, self.principals);
-        let weighed_up = columns.about().weighed_up(segment.max_doc());
         let bound = columns.bound();
-        // The raw score a hit must reach to be offered: the bar, as a
-        // weighed score is at most `bound` times the raw one but for the
-        // pages about the query, weighed first.
-        let mut bar = leaders.bar() * MARGIN;
-        let mut raw_bar = bar / bound;
         let alive = segment.alive_bitset();
-        scored.for_each(segment, &mut |doc, score| {
-            if alive.is_some_and(|alive| !alive.is_alive(doc)) {
-                return;
+        let dead = |doc: DocId| alive.is_some_and(|alive| !alive.is_alive(doc));
+        // The bar a weighed score must reach to be offered, kept with the
+        // raw score that does, as a weighed score is at most `bound` times
+        // the raw one but for the pages about the query.
+        let mut bar = leaders.bar() * MARGIN;
+        let mut offer = |doc: DocId, score: Score, bar: &mut Score| {
+            let pair = fields.pair(columns.pair_and_place(doc)[0]);
+            let slot =
+                fold.slot_for_group(pair.group, pair.entry, pair.host, |key| principals.of(key));
+            fold.offer(slot, columns.hit(doc, score));
+            if let Some(ranked) = fold.sure_rank(slot) {
+                leaders.note(pair.group, ranked);
+                *bar = leaders.bar() * MARGIN;
             }
-            let [number, place] = columns.pair_and_place(doc);
-            tally.count(number, place);
-            if score >= raw_bar
-                || (weighed_up
-                    .as_ref()
-                    .is_some_and(|docs| docs[doc as usize / 64] >> (doc % 64) & 1 == 1)
-                    && columns.score(doc, score) >= bar)
-            {
-                let pair = fields.pair(number);
-                let slot = fold
-                    .slot_for_group(pair.group, pair.entry, pair.host, |key| principals.of(key));
-                fold.offer(slot, columns.hit(doc, score));
-                if let Some(ranked) = fold.sure_rank(slot) {
-                    leaders.note(pair.group, ranked);
-                    bar = leaders.bar() * MARGIN;
-                    raw_bar = bar / bound;
+        };
+
+        let apart = scored_apart(segment, columns, weights, &mut |doc, score| {
+            if columns.score(doc, score) >= bar {
+                offer(doc, score, &mut bar);
+            }
+        })?;
+
+        // The others: their text's score is their whole raw score.
+        weights
+            .matching
+            .for_each_pruning(bar / bound, segment, &mut |doc, score| {
+                if !is_set(&apart, doc) && !dead(doc) {
+                    offer(doc, score, &mut bar);
                 }
+                bar / bound
+            })
+    }
+}
+
+/// Whether `doc`'s bit is set in `set` (document `d` is bit `d % 64` of
+/// word `d / 64`).
+#[inline]
+fn is_set(set: &[u64], doc: DocId) -> bool {
+    set[doc as usize / 64] >> (doc % 64) & 1 == 1
+}
+
+/// Scores whole the hits of one segment whose score is more than their
+/// text's: those whose title, headings or path hold a word of the query
+/// (the bonus's documents) and those the query weighs up, each looked up;
+/// gives each to `visit` with its raw score (as tantivy scores the whole
+/// query: the text's, plus the bonus's where it matches). Returns them, as
+/// a set of bits over the segment's documents, matching or not.
+fn scored_apart(
+    segment: &SegmentReader,
+    columns: &Columns,
+    weights: &Weights,
+    visit: &mut dyn FnMut(DocId, Score),
+) -> tantivy::Result<Vec<u64>> {
+    let alive = segment.alive_bitset();
+    let mut apart = columns
+        .about()
+        .weighed_up(segment.max_doc())
+        .unwrap_or_else(|| vec![0; segment.max_doc() as usize / 64 + 1]);
+    let mut bonuses: Vec<(DocId, Score)> = Vec::new();
+    if let Some(bonus) = &weights.bonus {
+        bonus.for_each(segment, &mut |doc, score| {
+            bonuses.push((doc, score));
+            apart[doc as usize / 64] |= 1 << (doc % 64);
+        })?;
+    }
+    let mut scorer = weights.matching.scorer(segment, 1.0)?;
+    let mut bonuses = bonuses.into_iter().peekable();
+    'apart: for (at, &word) in apart.iter().enumerate() {
+        let mut word = word;
+        while word != 0 {
+            let doc = (at * 64) as DocId + word.trailing_zeros();
+            word &= word - 1;
+            let bonus = match bonuses.next_if(|&(bonused, _)| bonused <= doc) {
+                Some((bonused, score)) if bonused == doc => score,
+                _ => 0.0,
+            };
+            if scorer.doc() < doc && scorer.seek(doc) == tantivy::TERMINATED {
+                break 'apart;
             }
+            if scorer.doc() == doc && alive.is_none_or(|alive| alive.is_alive(doc)) {
+                visit(doc, scorer.score() + bonus);
+            }
+        }
+    }
+    Ok(apart)
+}
+
+/// The flat list (`rollup=off`): the count of `query`'s hits, and its best
+/// `wanted` by weighed score as the roll-up weighs it ([`Columns::score`]:
+/// the page's kind and what it is about, the replication boost when asked
+/// for), then the lower page id, so that equal scores come in the same
+/// order whichever segments the pages were written to; found as the
+/// rolled-up search finds
+/// its groups: counted without scores, the hits with a bonus or weighed up
+/// scored whole, the others by their text's score, pruned below the
+/// `wanted`-th best so far.
+pub fn flat_best(
+    searcher: &Searcher,
+    query: &SearchQuery,
+    wanted: usize,
+    (boost, about, fields): (Option<f32>, &Arc<About>, &RollupFields),
+) -> tantivy::Result<(usize, Vec<(Score, tantivy::DocAddress)>)> {
+    use std::cmp::Reverse;
+    use std::collections::BinaryHeap;
+    let weights = Weights::of(searcher, query)?;
+    // The best so far, the worst on top.
+    let mut best: BinaryHeap<Reverse<Flat>> = BinaryHeap::new();
+    let mut count = 0;
+    for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+        let ordinal = ordinal as SegmentOrdinal;
+        count += weights.counted.count(segment)? as usize;
+        if wanted == 0 {
+            continue;
+        }
+        let columns = Columns::open((ordinal, segment), fields, boost, about)?;
+        let bound = columns.bound();
+        let alive = segment.alive_bitset();
+        // The weighed score a hit must reach: the `wanted`-th best's.
+        let bar = |best: &BinaryHeap<Reverse<Flat>>| match best.peek() {
+            Some(Reverse(worst)) if best.len() == wanted => worst.score * MARGIN,
+            _ => Score::NEG_INFINITY,
+        };
+        let offer = |best: &mut BinaryHeap<Reverse<Flat>>, doc: DocId, raw: Score| {
+            let hit = Flat {
+                score: columns.score(doc, raw),
+                page: Reverse(columns.page(doc).0),
+                address: tantivy::DocAddress::new(ordinal, doc),
+            };
+            if best.len() < wanted {
+                best.push(Reverse(hit));
+            } else if best.peek().is_some_and(|Reverse(worst)| hit > *worst) {
+                best.pop();
+                best.push(Reverse(hit));
+            }
+        };
+        let apart = scored_apart(segment, &columns, &weights, &mut |doc, raw| {
+            offer(&mut best, doc, raw)
+        })?;
+        let mut raw_bar = bar(&best) / bound;
+        weights
+            .matching
+            .for_each_pruning(raw_bar, segment, &mut |doc, raw| {
+                if !is_set(&apart, doc) && alive.is_none_or(|alive| alive.is_alive(doc)) {
+                    offer(&mut best, doc, raw);
+                    raw_bar = bar(&best) / bound;
+                }
+                raw_bar
+            })?;
+    }
+    let mut best: Vec<Flat> = best.into_iter().map(|Reverse(hit)| hit).collect();
+    best.sort_unstable_by(|a, b| b.cmp(a));
+    Ok((
+        count,
+        best.into_iter()
+            .map(|hit| (hit.score, hit.address))
+            .collect(),
+    ))
+}
+
+/// A hit of the flat list, ordered as it is listed, best greatest.
+#[derive(Debug, Clone, Copy)]
+struct Flat {
+    score: Score,
+    page: std::cmp::Reverse<u32>,
+    address: tantivy::DocAddress,
+}
+
+impl PartialEq for Flat {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == std::cmp::Ordering::Equal
+    }
+}
+
+impl Eq for Flat {}
+
+impl PartialOrd for Flat {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Flat {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.score
+            .total_cmp(&other.score)
+            .then(self.page.cmp(&other.page))
+    }
+}
+
+/// A search's weights ([`SearchQuery`]).
+struct Weights {
+    /// What a page must match, without scores: to count.
+    counted: Box<dyn Weight>,
+    /// What a page must match, scored by its text.
+    matching: Box<dyn Weight>,
+    /// What its title, headings and path add.
+    bonus: Option<Box<dyn Weight>>,
+}
+
+impl Weights {
+    fn of(searcher: &Searcher, query: &SearchQuery) -> tantivy::Result<Weights> {
+        let scoring = EnableScoring::enabled_from_searcher(searcher);
+        Ok(Weights {
+            counted: query
+                .matching
+                .weight(EnableScoring::disabled_from_searcher(searcher))?,
+            matching: query.matching.weight(scoring)?,
+            bonus: query
+                .bonus
+                .as_ref()
+                .map(|bonus| bonus.weight(scoring))
+                .transpose()?,
         })
+    }
+}
+
+/// Counts the hits of one segment into `tally`, without scores.
+fn count(
+    segment: &SegmentReader,
+    columns: &Columns,
+    counted: &dyn Weight,
+    tally: &mut Tally,
+) -> tantivy::Result<()> {
+    match segment.alive_bitset() {
+        None => counted.for_each_no_score(segment, &mut |docs| {
+            for &doc in docs {
+                let [number, place] = columns.pair_and_place(doc);
+                tally.count(number, place);
+            }
+        }),
+        Some(alive) => counted.for_each_no_score(segment, &mut |docs| {
+            for &doc in docs.iter().filter(|&&doc| alive.is_alive(doc)) {
+                let [number, place] = columns.pair_and_place(doc);
+                tally.count(number, place);
+            }
+        }),
     }
 }
 
@@ -402,10 +618,11 @@ mod tests {
     }
     use crate::collections::{ClusterId, CollectionId, LineageId};
     use crate::index::kind::PageKind;
+    use crate::index::SearchQuery;
     use crate::index::{IndexField, PageDocument, NONE};
     use crate::search::collector::{AboutCollector, FoldCollector};
     use crate::search::rollup::Folded;
-    use tantivy::query::{BooleanQuery, BoostQuery, Occur, TermQuery};
+    use tantivy::query::{BooleanQuery, Occur, TermQuery};
     use tantivy::schema::IndexRecordOption;
     use tantivy::{Index, Term};
 
@@ -612,7 +829,10 @@ mod tests {
             about: &about,
             fields: &rollup,
         }
-        .search(&searcher, &*word_query(&fields, "alpha"))
+        .search(
+            &searcher,
+            &SearchQuery::new(word_query(&fields, "alpha"), &fields),
+        )
         .unwrap()
         .finish();
         assert_eq!(folded.total_groups, 2);
@@ -620,28 +840,18 @@ mod tests {
         assert_eq!(folded.groups[0].shown.page, PageId(2), "{folded:?}");
     }
 
-    /// A word looked up as the search's parser does: in the title (weighed
-    /// double), the text and the headings.
+    /// A word looked up as the search's parser does: in the text field
+    /// (own text, title, headings and URL path).
     fn word_query(fields: &crate::index::Fields, word: &str) -> Box<dyn Query> {
-        let term = |field: IndexField| -> Box<dyn Query> {
-            Box::new(TermQuery::new(
-                Term::from_field_text(fields.get(field), word),
-                IndexRecordOption::WithFreqs,
-            ))
-        };
-        Box::new(BooleanQuery::new(vec![
-            (
-                Occur::Should,
-                Box::new(BoostQuery::new(term(IndexField::Title), 2.0)),
-            ),
-            (Occur::Should, term(IndexField::Body)),
-            (Occur::Should, term(IndexField::Headings)),
-        ]))
+        Box::new(TermQuery::new(
+            Term::from_field_text(fields.get(IndexField::Text), word),
+            IndexRecordOption::WithFreqs,
+        ))
     }
 
     /// The documents about `words`, as the engine finds them.
     fn about(searcher: &Searcher, fields: &crate::index::Fields, words: &[&str]) -> About {
-        let mut about = About::new(searcher);
+        let mut about = About::new();
         for word in words {
             let query = BooleanQuery::new(
                 [IndexField::Title, IndexField::Headings]
@@ -692,26 +902,33 @@ mod tests {
             clusters: Arc::new(clusters),
             copies,
         };
-        let conjunction: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
-            (Occur::Must, word_query(&fields, "beta")),
-            (Occur::Must, word_query(&fields, "delta")),
-        ]));
+        let conjunction = |first: &str, second: &str| -> Box<dyn Query> {
+            Box::new(BooleanQuery::new(vec![
+                (Occur::Must, word_query(&fields, first)),
+                (Occur::Must, word_query(&fields, second)),
+            ]))
+        };
         let queries: Vec<(Box<dyn Query>, Vec<&str>)> = vec![
             (word_query(&fields, "alpha"), vec!["alpha"]),
             (word_query(&fields, "gamma"), vec!["gamma"]),
             (word_query(&fields, "more"), vec!["more"]),
             (word_query(&fields, "delta"), vec!["delta"]),
-            (conjunction, vec!["beta", "delta"]),
+            (conjunction("beta", "delta"), vec!["beta", "delta"]),
+            // Both words in some titles: pages scored apart, and a
+            // conjunction tantivy prunes.
+            (conjunction("alpha", "beta"), vec!["alpha", "beta"]),
             (word_query(&fields, "absent"), vec!["absent"]),
         ];
         let mut compared = 0;
-        for (query, words) in &queries {
-            let about = Arc::new(about(&searcher, &fields, words));
+        for (matching, words) in queries {
+            let query = SearchQuery::new(matching, &fields);
+            assert!(query.bonus.is_some());
+            let about = Arc::new(about(&searcher, &fields, &words));
             for wanted in [1, 3, 10, 25, 5000] {
                 for boost in [None, Some(0.25)] {
                     let whole: Folded = searcher
                         .search(
-                            &**query,
+                            &query,
                             &FoldCollector {
                                 replication_boost: boost,
                                 wanted,
@@ -733,7 +950,7 @@ mod tests {
                         about: &about,
                         fields: &rollup,
                     }
-                    .search(&searcher, &**query)
+                    .search(&searcher, &query)
                     .unwrap()
                     .finish();
                     assert_eq!(
@@ -745,5 +962,74 @@ mod tests {
             }
         }
         assert!(compared >= 45, "most searches find something: {compared}");
+    }
+
+    /// The flat list as every hit scored whole and weighed would give it:
+    /// the count, and the best `wanted` by weighed score, then the lower
+    /// page id.
+    fn every_hit_flat(
+        searcher: &Searcher,
+        query: &SearchQuery,
+        wanted: usize,
+        (boost, about, fields): (Option<f32>, &Arc<About>, &RollupFields),
+    ) -> (usize, Vec<(Score, tantivy::DocAddress)>) {
+        let weight = query
+            .weight(EnableScoring::enabled_from_searcher(searcher))
+            .unwrap();
+        let mut all = Vec::new();
+        for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+            let ordinal = ordinal as SegmentOrdinal;
+            let columns = Columns::open((ordinal, segment), fields, boost, about).unwrap();
+            weight
+                .for_each(segment, &mut |doc, raw| {
+                    all.push((
+                        columns.score(doc, raw),
+                        std::cmp::Reverse(columns.page(doc).0),
+                        tantivy::DocAddress::new(ordinal, doc),
+                    ))
+                })
+                .unwrap();
+        }
+        let count = all.len();
+        all.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(b.1.cmp(&a.1)));
+        all.truncate(wanted);
+        (
+            count,
+            all.into_iter()
+                .map(|(score, _, address)| (score, address))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn the_pruned_flat_list_is_every_hit_scored_and_weighed() {
+        let (index, fields) = generated_index();
+        let searcher = index.reader().unwrap().searcher();
+        let rollup = RollupFields::read(&searcher).unwrap();
+        let conjunction: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+            (Occur::Must, word_query(&fields, "alpha")),
+            (Occur::Must, word_query(&fields, "beta")),
+        ]));
+        let queries: Vec<(Box<dyn Query>, Vec<&str>)> = vec![
+            (word_query(&fields, "alpha"), vec!["alpha"]),
+            (word_query(&fields, "more"), vec!["more"]),
+            (conjunction, vec!["alpha", "beta"]),
+            (word_query(&fields, "absent"), vec!["absent"]),
+        ];
+        let mut compared = 0;
+        for (matching, words) in queries {
+            let query = SearchQuery::new(matching, &fields);
+            let about = Arc::new(about(&searcher, &fields, &words));
+            for wanted in [0, 1, 10, 25, 5000] {
+                for boost in [None, Some(0.25)] {
+                    let settings = (boost, &about, &rollup);
+                    let pruned = flat_best(&searcher, &query, wanted, settings).unwrap();
+                    let every = every_hit_flat(&searcher, &query, wanted, settings);
+                    assert_eq!(pruned, every, "{words:?}, {wanted} wanted, boost {boost:?}");
+                    compared += usize::from(!every.1.is_empty());
+                }
+            }
+        }
+        assert!(compared >= 20, "most searches find something: {compared}");
     }
 }

@@ -35,19 +35,14 @@ impl Engine {
         }
         let mut analyzer = index::text_analyzer();
         let fields = self.index.fields();
-        let searched = [fields.get(IndexField::Title), fields.get(IndexField::Body)];
+        // The pages a word is found in: the field queries look words up in.
+        let searched = fields.get(IndexField::Text);
         let mut pages = |word: &str| -> u64 {
             let Some(term) = stem(&mut analyzer, word) else {
                 return 0;
             };
-            searched
-                .iter()
-                .map(|&field| {
-                    searcher
-                        .doc_freq(&Term::from_field_text(field, &term))
-                        .unwrap_or(0)
-                })
-                .max()
+            searcher
+                .doc_freq(&Term::from_field_text(searched, &term))
                 .unwrap_or(0)
         };
         let mut changed = false;

@@ -588,7 +588,7 @@ impl Engine {
     ) -> Result<Shown> {
         let document = self.stored(searcher, address)?;
         let fields = self.index.fields();
-        let body = stored_text(&document, fields.get(IndexField::Body));
+        let body = stored_text(&document, fields.get(IndexField::Text));
         let (snippet, source) = snippets.of(body);
         let url = stored_text(&document, fields.get(IndexField::Url)).to_string();
         let title = match stored_text(&document, fields.get(IndexField::Title)).trim() {
