@@ -35,7 +35,7 @@ use crate::similarity::aliases::UrlAliases;
 use crate::similarity::Similarity;
 use crate::store::PageStore;
 
-pub use query::{SearchQuery, TITLE_BOOST};
+pub use query::SearchQuery;
 pub use schema::{Fields, IndexField, PageDocument, NONE};
 pub use shards::Shard;
 pub use tokenizer::{text_analyzer, words as query_terms, TEXT_TOKENIZER};
@@ -858,9 +858,9 @@ fn about_parser(index: &Index, fields: &Fields) -> QueryParser {
 }
 
 /// The query parser of a scope. Every word must match (in the page's
-/// [`IndexField::Text`], where its title weighs twice its text, or in its
-/// site's chrome in the wider scope), as users of web search engines
-/// expect.
+/// [`IndexField::Text`], or in its site's chrome in the wider scope), as
+/// users of web search engines expect; what the title, headings and path
+/// add to the score is [`SearchQuery`]'s.
 fn query_parser(index: &Index, fields: &Fields, scope: Scope) -> QueryParser {
     let mut searched = vec![fields.get(IndexField::Text)];
     if scope == Scope::WithChrome {

@@ -1,14 +1,14 @@
 //! A search's query in two parts: what a page must match, its words in the
 //! text field ([`IndexField::Text`]), and what a page that matches gains
-//! when its title or headings hold them.
+//! when its title, headings or URL path hold them.
 //!
-//! A page's score is the BM25 of the query's words in its text (title,
-//! headings and body as one field), plus twice their BM25 in its title and
-//! once in its headings, each field with its own length and statistics: a
-//! title that names the query lifts a long page as much as a short one.
-//! Most pages that match hold none of the words in their title or headings,
-//! so their score is the text's alone, which tantivy can prune by its
-//! blocks' best scores; the few others are scored whole
+//! A page's score is the BM25 of the query's words in its text (own text,
+//! title, headings and path as one field), plus twice their BM25 in its
+//! title, once in its headings and half in its path, each field with its
+//! own length and statistics: a title that names the query lifts a long
+//! page as much as a short one. Most pages that match hold none of the
+//! words in those three, so their score is the text's alone, which tantivy
+//! can prune by its blocks' best scores; the few others are scored whole
 //! ([`crate::search::pruned`]). Counting the pages that match reads the
 //! text field alone, without a score.
 
@@ -21,10 +21,10 @@ use tantivy::Term;
 use super::schema::{Fields, IndexField};
 
 /// How much a word weighs in the title, against 1 in the headings.
-pub const TITLE_BOOST: f32 = 2.0;
+const TITLE_BOOST: f32 = 2.0;
 
 /// How much a word weighs in the URL's path, against 1 in the headings.
-pub const PATH_BOOST: f32 = 0.5;
+const PATH_BOOST: f32 = 0.5;
 
 /// The fields of the bonus, each with its weight.
 const BONUS_FIELDS: [(IndexField, f32); 3] = [
@@ -41,9 +41,9 @@ pub struct SearchQuery {
     /// What a page must match, scored by its words in the text field.
     pub matching: Box<dyn Query>,
     /// The words and phrases `matching` looks up in the text field, each
-    /// looked up in the title (weighed [`TITLE_BOOST`]) and in the headings,
-    /// any of them: what a matching page's title and headings add to its
-    /// score. `None` when `matching` has no word in the text field.
+    /// looked up in each of [`BONUS_FIELDS`], weighed, any of them: what a
+    /// matching page's title, headings and path add to its score. `None`
+    /// when `matching` has no word in the text field.
     pub bonus: Option<Box<dyn Query>>,
 }
 
