@@ -59,8 +59,9 @@ enum Command {
         index_shards: Option<u32>,
     },
     /// Read WARC files into an ingest part (a folder of its own: a page
-    /// store of their bodies and what was read of each file), for `index
-    /// --parts` to take. A part written before is left as it is.
+    /// store of their bodies, the captures as Parquet tables and what was
+    /// read of each file), for `index --parts` to take. A part written
+    /// before is left as it is.
     IngestPart {
         /// WARC files (.warc, .warc.gz), or folders of them (listed as
         /// `index` lists a crawl's).

@@ -4,7 +4,9 @@ costly stages as Spark tasks.
 1. Ingest: the files, a few a task (`--files-per-task`), each task running
    `mirrorscope ingest-part FILE… --out PARTS/part-K`: the Rust code reads
    them (decoding, extraction, fingerprints) into a part of its own, a page
-   store of their bodies and what was read of each file.
+   store of their bodies, the captures as Parquet tables (captures, links,
+   fingerprints, lines; docs/SCALING.md) and what was read of each file.
+   The job reads the tables back with Spark and counts their rows.
 2. On the driver, `mirrorscope index CRAWL --parts PARTS --index-shards N`
    takes the parts as if it had read the files (the same crawl id, the
    same captures), builds the page table and the analysis, and stages the
@@ -60,6 +62,17 @@ def part_task(binary, data, parts):
     return ingest
 
 
+def part_tables(spark, folders):
+    """The rows of the parts' tables in `folders`, read by Spark: the
+    captures, their links, fingerprints and lines."""
+    return {
+        table: spark.read.parquet(
+            *[os.path.join(folder, f"{table}.parquet") for folder in folders]
+        ).count()
+        for table in ("captures", "links", "fingerprints", "lines")
+    }
+
+
 def run(spark, binary, data, inputs, parts, shards, files_per_task=1):
     """The crawl `inputs` ingested as parts into `parts`, indexed into the
     data folder `data` with its index in `shards` shards; the figures."""
@@ -84,20 +97,27 @@ def run(spark, binary, data, inputs, parts, shards, files_per_task=1):
     )
     read.sort(key=lambda part: part["part"])
     ingest_seconds = round(time.monotonic() - started, 1)
+    counted = time.monotonic()
+    tables = part_tables(
+        spark, [os.path.join(parts, f"part-{part['part']:05d}") for part in read]
+    )
+    tables_seconds = round(time.monotonic() - counted, 1)
     indexed = mirrorscope(
         binary, "index", *inputs, "--data", data, "--parts", parts, "--index-shards", str(shards)
     )
     staged = re.search(r"\bstaged (staged-[0-9]+)", indexed)
     if staged is None:
         raise RuntimeError(f"index staged no generation:\n{indexed}")
-    index_seconds = round(time.monotonic() - started, 1) - ingest_seconds
+    index_seconds = round(time.monotonic() - started, 1) - ingest_seconds - tables_seconds
     figures = build_and_publish(spark, binary, data, staged.group(1), shards)
     figures.update(
         {
             "parts": read,
+            "part_tables": tables,
             "files": len(files),
             "ingest_executors": len({part["executor"] for part in read}),
             "ingest_seconds": ingest_seconds,
+            "part_tables_seconds": tables_seconds,
             "index_seconds": round(index_seconds, 1),
             "seconds": round(time.monotonic() - started, 1),
         }

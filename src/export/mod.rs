@@ -20,7 +20,7 @@
 //! first as `NAME.EXT.partial`, renamed when complete, and `GENERATION`, the
 //! generation's name (`import-analysis` checks it).
 
-mod parquet;
+pub(crate) mod parquet;
 mod tsv;
 
 use std::io;
@@ -99,7 +99,7 @@ pub struct Column {
 }
 
 impl Column {
-    fn new(name: impl Into<String>, kind: Kind) -> Column {
+    pub(crate) fn new(name: impl Into<String>, kind: Kind) -> Column {
         Column {
             name: name.into(),
             kind,
@@ -107,7 +107,7 @@ impl Column {
         }
     }
 
-    fn optional(name: impl Into<String>, kind: Kind) -> Column {
+    pub(crate) fn optional(name: impl Into<String>, kind: Kind) -> Column {
         Column {
             optional: true,
             ..Column::new(name, kind)
@@ -242,7 +242,7 @@ pub struct Exported {
 }
 
 /// Where a table's rows go, field by field in the order of its schema.
-trait Rows {
+pub(crate) trait Rows {
     fn int(&mut self, value: i64) -> io::Result<()>;
     fn text(&mut self, value: &str) -> io::Result<()>;
     fn flag(&mut self, value: bool) -> io::Result<()>;

@@ -9,12 +9,15 @@
 //! tables are plain columns of integers and text.
 
 use std::io::{self, Write};
+use std::path::Path;
 use std::sync::Arc;
 
 use parquet::basic::{Compression, LogicalType, Repetition, Type as PhysicalType, ZstdLevel};
-use parquet::data_type::{BoolType, ByteArray, ByteArrayType, Int64Type};
+use parquet::column::reader::{ColumnReader, ColumnReaderImpl};
+use parquet::data_type::{BoolType, ByteArray, ByteArrayType, DataType, Int64Type};
 use parquet::errors::ParquetError;
 use parquet::file::properties::WriterProperties;
+use parquet::file::reader::{FileReader, SerializedFileReader};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::Type;
 
@@ -39,7 +42,7 @@ struct Buffer {
 }
 
 /// Writes a table's rows into a Parquet file.
-pub(super) struct ParquetWriter<W: Write + Send> {
+pub(crate) struct ParquetWriter<W: Write + Send> {
     file: SerializedFileWriter<W>,
     schema: Vec<Column>,
     buffers: Vec<Buffer>,
@@ -47,6 +50,8 @@ pub(super) struct ParquetWriter<W: Write + Send> {
     next: usize,
     /// Rows buffered for the current row group.
     buffered: usize,
+    /// Rows a row group holds at most.
+    group_rows: usize,
     rows: u64,
 }
 
@@ -82,7 +87,7 @@ fn message_type(name: &str, schema: &[Column]) -> Result<Type, ParquetError> {
 impl<W: Write + Send> ParquetWriter<W> {
     /// A writer of the table `name` with the columns `schema`; the file's
     /// header is written.
-    pub(super) fn new(out: W, name: &str, schema: Vec<Column>) -> io::Result<ParquetWriter<W>> {
+    pub(crate) fn new(out: W, name: &str, schema: Vec<Column>) -> io::Result<ParquetWriter<W>> {
         let properties = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .set_created_by(format!("mirrorscope {}", env!("CARGO_PKG_VERSION")))
@@ -110,8 +115,17 @@ impl<W: Write + Send> ParquetWriter<W> {
             buffers,
             next: 0,
             buffered: 0,
+            group_rows: ROW_GROUP_ROWS,
             rows: 0,
         })
+    }
+
+    /// Row groups of at most `rows` rows (at least one) instead of
+    /// [`ROW_GROUP_ROWS`]: for a table of many columns, whose buffered
+    /// rows would otherwise hold a lot of memory.
+    pub(crate) fn with_group_rows(mut self, rows: usize) -> Self {
+        self.group_rows = rows.max(1);
+        self
     }
 
     /// The buffer of the next column, which must be of `kind`.
@@ -184,7 +198,7 @@ impl<W: Write + Send> ParquetWriter<W> {
 
     /// Writes what is buffered and the file's footer; returns the rows
     /// written.
-    pub(super) fn finish(mut self) -> io::Result<u64> {
+    pub(crate) fn finish(mut self) -> io::Result<u64> {
         if self.next != 0 {
             return Err(io::Error::other("the last row was not ended"));
         }
@@ -244,7 +258,7 @@ impl<W: Write + Send> Rows for ParquetWriter<W> {
         self.next = 0;
         self.buffered += 1;
         self.rows += 1;
-        if self.buffered >= ROW_GROUP_ROWS {
+        if self.buffered >= self.group_rows {
             self.flush()?;
         }
         Ok(())
@@ -253,6 +267,150 @@ impl<W: Write + Send> Rows for ParquetWriter<W> {
     fn rows(&self) -> u64 {
         self.rows
     }
+}
+
+/// One column of a table read whole, in row order; `None` is a null.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ColumnValues {
+    Int(Vec<Option<i64>>),
+    Text(Vec<Option<String>>),
+    Flag(Vec<Option<bool>>),
+}
+
+/// Reads the whole table in the Parquet file `path`, whose columns must be
+/// `schema`'s, in its order, of its kinds, optional where it says (as
+/// [`ParquetWriter`] writes them): a file of other columns is refused with
+/// the column named. Each column read a row group at a time through
+/// parquet's typed column readers, not row by row.
+pub(crate) fn read_table(path: &Path, schema: &[Column]) -> io::Result<Vec<ColumnValues>> {
+    let file = std::fs::File::open(path)?;
+    let reader = SerializedFileReader::new(file).map_err(failed)?;
+    let metadata = reader.metadata();
+    let descriptor = metadata.file_metadata().schema_descr();
+    if descriptor.num_columns() != schema.len() {
+        return Err(io::Error::other(format!(
+            "{} columns, where {} were expected",
+            descriptor.num_columns(),
+            schema.len()
+        )));
+    }
+    for (at, column) in schema.iter().enumerate() {
+        let found = descriptor.column(at);
+        let physical = match column.kind {
+            Kind::Int => PhysicalType::INT64,
+            Kind::Text => PhysicalType::BYTE_ARRAY,
+            Kind::Flag => PhysicalType::BOOLEAN,
+        };
+        if found.name() != column.name
+            || found.physical_type() != physical
+            || found.max_rep_level() != 0
+            || found.max_def_level() != i16::from(column.optional)
+        {
+            return Err(io::Error::other(format!(
+                "column {} is {} ({:?}, {}), where {} ({:?}, {}) was expected",
+                at + 1,
+                found.name(),
+                found.physical_type(),
+                if found.max_def_level() > 0 {
+                    "optional"
+                } else {
+                    "required"
+                },
+                column.name,
+                physical,
+                if column.optional {
+                    "optional"
+                } else {
+                    "required"
+                },
+            )));
+        }
+    }
+    let rows = usize::try_from(metadata.file_metadata().num_rows()).unwrap_or(0);
+    let mut columns: Vec<ColumnValues> = schema
+        .iter()
+        .map(|column| match column.kind {
+            Kind::Int => ColumnValues::Int(Vec::with_capacity(rows)),
+            Kind::Text => ColumnValues::Text(Vec::with_capacity(rows)),
+            Kind::Flag => ColumnValues::Flag(Vec::with_capacity(rows)),
+        })
+        .collect();
+    for group in 0..reader.num_row_groups() {
+        let group = reader.get_row_group(group).map_err(failed)?;
+        let group_rows = usize::try_from(group.metadata().num_rows()).unwrap_or(0);
+        for (at, (column, values)) in schema.iter().zip(&mut columns).enumerate() {
+            let optional = column.optional;
+            match (group.get_column_reader(at).map_err(failed)?, values) {
+                (ColumnReader::Int64ColumnReader(reader), ColumnValues::Int(values)) => {
+                    read_column(reader, group_rows, optional, values)
+                }
+                (ColumnReader::ByteArrayColumnReader(reader), ColumnValues::Text(values)) => {
+                    let mut bytes = Vec::with_capacity(group_rows);
+                    read_column(reader, group_rows, optional, &mut bytes)?;
+                    for value in bytes {
+                        values.push(
+                            value
+                                .map(|value| {
+                                    String::from_utf8(value.data().to_vec()).map_err(|_| {
+                                        io::Error::other(format!(
+                                            "column {}: a value that is not UTF-8",
+                                            column.name
+                                        ))
+                                    })
+                                })
+                                .transpose()?,
+                        );
+                    }
+                    Ok(())
+                }
+                (ColumnReader::BoolColumnReader(reader), ColumnValues::Flag(values)) => {
+                    read_column(reader, group_rows, optional, values)
+                }
+                _ => unreachable!("the physical types were checked above"),
+            }?;
+        }
+    }
+    Ok(columns)
+}
+
+/// Appends the `rows` values of one column chunk to `out`.
+fn read_column<T: DataType>(
+    mut reader: ColumnReaderImpl<T>,
+    rows: usize,
+    optional: bool,
+    out: &mut Vec<Option<T::T>>,
+) -> io::Result<()> {
+    let (mut values, mut levels) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+    let mut read = 0;
+    while read < rows {
+        let levels = optional.then_some(&mut levels);
+        let (records, _, _) = reader
+            .read_records(rows - read, levels, None, &mut values)
+            .map_err(failed)?;
+        if records == 0 {
+            return Err(io::Error::other(format!(
+                "a column chunk of {read} values in a row group of {rows} rows"
+            )));
+        }
+        read += records;
+    }
+    if !optional {
+        out.extend(values.into_iter().map(Some));
+        return Ok(());
+    }
+    let mut values = values.into_iter();
+    for level in levels {
+        out.push(if level > 0 {
+            Some(
+                values.next().ok_or_else(|| {
+                    io::Error::other("fewer values than its levels say are there")
+                })?,
+            )
+        } else {
+            None
+        });
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -351,6 +509,61 @@ mod tests {
         assert_eq!(groups, 2);
         assert_eq!(rows.len(), total);
         assert_eq!(rows[total - 1], [Field::Long(total as i64 - 1)]);
+    }
+
+    #[test]
+    fn a_table_reads_back_by_column_across_row_groups_with_its_nulls() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pages.parquet");
+        let mut writer =
+            ParquetWriter::new(std::fs::File::create(&path).unwrap(), "pages", schema())
+                .unwrap()
+                .with_group_rows(2);
+        for page in 0..5i64 {
+            writer.int(page).unwrap();
+            writer
+                .optional_text(
+                    (page % 2 == 0)
+                        .then(|| format!("192.0.2.{page}"))
+                        .as_deref(),
+                )
+                .unwrap();
+            writer.flag(page > 2).unwrap();
+            writer.end_row().unwrap();
+        }
+        writer.finish().unwrap();
+        let columns = read_table(&path, &schema()).unwrap();
+        assert_eq!(columns[0], ColumnValues::Int((0..5).map(Some).collect()));
+        assert_eq!(
+            columns[1],
+            ColumnValues::Text(vec![
+                Some("192.0.2.0".into()),
+                None,
+                Some("192.0.2.2".into()),
+                None,
+                Some("192.0.2.4".into())
+            ])
+        );
+        assert_eq!(
+            columns[2],
+            ColumnValues::Flag(vec![
+                Some(false),
+                Some(false),
+                Some(false),
+                Some(true),
+                Some(true)
+            ])
+        );
+        // Another schema: refused with the column named.
+        let mut other = schema();
+        other[1] = Column::new("ip", Kind::Text);
+        let error = read_table(&path, &other).unwrap_err().to_string();
+        assert!(
+            error.contains("column 2 is ip") && error.contains("required"),
+            "{error}"
+        );
+        let error = read_table(&path, &schema()[..2]).unwrap_err().to_string();
+        assert!(error.contains("3 columns"), "{error}");
     }
 
     #[test]

@@ -21,6 +21,7 @@
 //! already in the data directory.
 
 mod config;
+mod part_tables;
 pub mod parts;
 mod report;
 

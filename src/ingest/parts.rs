@@ -4,9 +4,11 @@
 //!
 //! `mirrorscope ingest-part FILE… --out PART` ([`ingest_part`]) reads its
 //! files as `index` does (decoding, extraction, fingerprints) into a folder
-//! of its own: a page store holding their bodies and `part.bin`, what was
-//! read of each file (its captures, revisit records and counts). A part is
-//! written under a temporary name and renamed once whole, so a task run
+//! of its own: a page store holding their bodies, the captures as Parquet
+//! tables (captures, links, fingerprints, lines: [`super::part_tables`]),
+//! which a Spark job reads as they are, and `part.bin`, what was read of
+//! each file (how many captures, its revisit records and counts). A part
+//! is written under a temporary name and renamed once whole, so a task run
 //! twice finds it done.
 //!
 //! `mirrorscope index INPUT… --parts DIR` ([`assemble_parts`]) then lists the
@@ -38,8 +40,8 @@ pub const PART_FILE: &str = "part.bin";
 const STORE_DIR: &str = "store";
 
 /// The first bytes of [`PART_FILE`]: a part of another build's format is
-/// refused, not misread (its captures are [`super::read_captures`]'s).
-const PART_HEADER: &[u8] = b"mirrorscope ingest part 2 (captures 7)\n";
+/// refused, not misread.
+const PART_HEADER: &[u8] = b"mirrorscope ingest part 3 (captures in Parquet)\n";
 
 /// A file as it was when its part read it: a file changed since (a crawl
 /// file appended to, replaced) is read again, not taken from the part.
@@ -60,7 +62,7 @@ impl FileStamp {
 }
 
 /// What a part read of one file.
-#[derive(Clone, Serialize, Deserialize)]
+#[derive(Clone)]
 enum PartFile {
     Read(FileResult),
     /// It could not be read at all (missing, not WARC): why, as `index`
@@ -71,11 +73,33 @@ enum PartFile {
     },
 }
 
-#[derive(Serialize, Deserialize)]
+/// What a part read of its files.
 struct Part {
     /// Each file as the part was given it, as it was before it was read,
     /// and what was read of it.
     files: Vec<(String, FileStamp, PartFile)>,
+}
+
+/// What `part.bin` holds of a file: what a part read of it but its
+/// captures, which are in the part's tables.
+#[derive(Serialize, Deserialize)]
+enum Listed {
+    Read {
+        captures: usize,
+        revisits: Vec<crate::corpus::Revisit>,
+        counts: super::report::Counts,
+    },
+    Failed {
+        reason: String,
+        message: String,
+    },
+}
+
+/// `part.bin`: each file as the part was given it, as it was before it was
+/// read, and what was read of it.
+#[derive(Serialize, Deserialize)]
+struct Listing {
+    files: Vec<(String, FileStamp, Listed)>,
 }
 
 /// What `ingest-part` did.
@@ -120,7 +144,7 @@ pub fn ingest_part(
     let files = &listed.files;
     let skipped = listed.skipped.len();
     if part.join(PART_FILE).is_file() {
-        match read_part(part) {
+        match read_listing(part) {
             Ok(read) => {
                 let given: Vec<PathBuf> = files.iter().map(|path| same_file(path)).collect();
                 let written: Vec<PathBuf> = read
@@ -141,7 +165,7 @@ pub fn ingest_part(
                 if unchanged {
                     return Ok(PartSummary {
                         files: read.files.len(),
-                        captures: captures_of(&read),
+                        captures: read.captures(),
                         written: false,
                         skipped,
                     });
@@ -195,7 +219,7 @@ pub fn ingest_part(
             read.files
                 .push((path.display().to_string(), stamp, outcome));
         }
-        write_part(&temporary.join(PART_FILE), &read)?;
+        write_part(&temporary, &read)?;
         std::fs::File::open(&temporary)
             .and_then(|folder| folder.sync_all())
             .map_err(io_error(&temporary))?;
@@ -210,7 +234,14 @@ pub fn ingest_part(
         };
         Ok(PartSummary {
             files: read.files.len(),
-            captures: captures_of(&read),
+            captures: read
+                .files
+                .iter()
+                .map(|(_, _, file)| match file {
+                    PartFile::Read(file) => file.captures.len(),
+                    PartFile::Failed { .. } => 0,
+                })
+                .sum(),
             written,
             skipped,
         })
@@ -221,18 +252,52 @@ pub fn ingest_part(
     written
 }
 
-fn captures_of(part: &Part) -> usize {
-    part.files
-        .iter()
-        .map(|(_, _, file)| match file {
-            PartFile::Read(file) => file.captures.len(),
-            PartFile::Failed { .. } => 0,
-        })
-        .sum()
+impl Listing {
+    fn captures(&self) -> usize {
+        self.files
+            .iter()
+            .map(|(_, _, file)| match file {
+                Listed::Read { captures, .. } => *captures,
+                Listed::Failed { .. } => 0,
+            })
+            .sum()
+    }
 }
 
-fn write_part(path: &Path, part: &Part) -> Result<()> {
-    let bytes = postcard::to_allocvec(part).map_err(|error| IngestError::Format {
+/// Writes `part` into `folder`: its captures as the tables, then
+/// `part.bin`.
+fn write_part(folder: &Path, part: &Part) -> Result<()> {
+    let read: Vec<&[crate::pages::Capture]> = part
+        .files
+        .iter()
+        .filter_map(|(_, _, file)| match file {
+            PartFile::Read(file) => Some(file.captures.as_slice()),
+            PartFile::Failed { .. } => None,
+        })
+        .collect();
+    super::part_tables::write(folder, &read)?;
+    let listing = Listing {
+        files: part
+            .files
+            .iter()
+            .map(|(path, stamp, file)| {
+                let listed = match file {
+                    PartFile::Read(file) => Listed::Read {
+                        captures: file.captures.len(),
+                        revisits: file.revisits.clone(),
+                        counts: file.counts.clone(),
+                    },
+                    PartFile::Failed { reason, message } => Listed::Failed {
+                        reason: reason.clone(),
+                        message: message.clone(),
+                    },
+                };
+                (path.clone(), stamp.clone(), listed)
+            })
+            .collect(),
+    };
+    let path = &folder.join(PART_FILE);
+    let bytes = postcard::to_allocvec(&listing).map_err(|error| IngestError::Format {
         path: path.to_path_buf(),
         detail: error.to_string(),
     })?;
@@ -244,7 +309,8 @@ fn write_part(path: &Path, part: &Part) -> Result<()> {
         .map_err(io_error(path))
 }
 
-fn read_part(folder: &Path) -> Result<Part> {
+/// What `part.bin` in `folder` says; refused when a table is missing.
+fn read_listing(folder: &Path) -> Result<Listing> {
     let path = folder.join(PART_FILE);
     let bytes = std::fs::read(&path).map_err(io_error(&path))?;
     let Some(bytes) = bytes.strip_prefix(PART_HEADER) else {
@@ -254,10 +320,53 @@ fn read_part(folder: &Path) -> Result<Part> {
         });
     };
     let bytes = zstd::decode_all(bytes).map_err(io_error(&path))?;
-    postcard::from_bytes(&bytes).map_err(|error| IngestError::Format {
+    let listing = postcard::from_bytes(&bytes).map_err(|error| IngestError::Format {
         path,
         detail: error.to_string(),
-    })
+    })?;
+    if let Some(missing) = super::part_tables::TABLES
+        .iter()
+        .map(|name| folder.join(name))
+        .find(|table| !table.is_file())
+    {
+        return Err(IngestError::Format {
+            path: missing,
+            detail: "missing: run ingest-part again".into(),
+        });
+    }
+    Ok(listing)
+}
+
+/// The part in `folder`: `part.bin` and the captures of its tables.
+fn read_part(folder: &Path) -> Result<Part> {
+    let listing = read_listing(folder)?;
+    let names: Vec<(Arc<str>, usize)> = listing
+        .files
+        .iter()
+        .filter_map(|(path, _, file)| match file {
+            Listed::Read { captures, .. } => Some((Arc::from(path.as_str()), *captures)),
+            Listed::Failed { .. } => None,
+        })
+        .collect();
+    let mut captures = super::part_tables::read(folder, &names)?.into_iter();
+    let files = listing
+        .files
+        .into_iter()
+        .map(|(path, stamp, file)| {
+            let file = match file {
+                Listed::Read {
+                    revisits, counts, ..
+                } => PartFile::Read(FileResult {
+                    captures: captures.next().unwrap_or_default(),
+                    revisits,
+                    counts,
+                }),
+                Listed::Failed { reason, message } => PartFile::Failed { reason, message },
+            };
+            (path, stamp, file)
+        })
+        .collect();
+    Ok(Part { files })
 }
 
 /// The finished parts in `dir` (each a folder holding [`PART_FILE`]), in

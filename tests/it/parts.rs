@@ -101,6 +101,38 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
     let output = index_from_parts(&assembled, &parts);
     assert!(output.status.success(), "{}", stderr(&output));
     assert_eq!(report(&single), report(&assembled));
+
+    // The parts' captures are Parquet tables any reader reads: a row for
+    // each capture of a record the crawl's report counts, their links and their
+    // fingerprints keyed by the capture's number in its part.
+    let (mut captures, mut linked, mut fingerprinted) = (0, 0, 0);
+    for number in 0..groups.len() {
+        let part = parts.join(format!("part-{number}"));
+        let (columns, rows, _) = read_parquet(&part.join("captures.parquet"));
+        assert_eq!(columns[..4], ["capture", "file", "offset", "url"]);
+        assert!(rows
+            .iter()
+            .enumerate()
+            .all(|(at, row)| row[0] == at.to_string()));
+        captures += rows.len();
+        let (columns, rows, _) = read_parquet(&part.join("links.parquet"));
+        assert_eq!(columns, ["capture", "target"]);
+        linked += rows.len();
+        let (columns, rows, _) = read_parquet(&part.join("fingerprints.parquet"));
+        assert_eq!(columns.len(), 4 + 84);
+        fingerprinted += rows.len();
+    }
+    // (The report counts a revisit record resolved as a capture too; a
+    // part keeps those records in part.bin, resolved across all parts.)
+    let report = report(&single);
+    let resolved = report["revisits_resolved"].as_u64().unwrap();
+    assert!(resolved > 0);
+    assert_eq!(
+        captures as u64 + resolved,
+        report["captures"].as_u64().unwrap()
+    );
+    assert!(linked > captures, "{linked} links");
+    assert!(fingerprinted > 0 && fingerprinted <= captures);
     let (one, other) = (manifest(&single), manifest(&assembled));
     for part in ["crawls", "counts", "similarity", "collections", "mirrors"] {
         assert_eq!(one[part], other[part], "{part}");

@@ -285,6 +285,28 @@ fn the_pipeline_and_the_analysis_on_a_standalone_cluster_serve_the_single_machin
     let parts = pipeline["parts"].as_array().unwrap();
     assert_eq!(pipeline["files"], 11, "{pipeline:#}");
     assert_eq!(parts.len(), 6, "{pipeline:#}");
+    // Spark read the parts' Parquet tables: as many captures as the tasks
+    // said they read ("PART: N file(s), M captures").
+    let said: u64 = parts
+        .iter()
+        .map(|part| {
+            let printed = part["printed"].as_str().unwrap();
+            let words: Vec<&str> = printed.split_whitespace().collect();
+            let at = words
+                .iter()
+                .position(|word| word.starts_with("captures"))
+                .unwrap();
+            words[at - 1].parse::<u64>().unwrap()
+        })
+        .sum();
+    let tables = &pipeline["part_tables"];
+    assert_eq!(tables["captures"], said, "{pipeline:#}");
+    assert!(tables["links"].as_u64().unwrap() > said, "{pipeline:#}");
+    assert!(tables["fingerprints"].as_u64().unwrap() > 0, "{pipeline:#}");
+    assert!(
+        tables["lines"].as_u64().unwrap() > tables["fingerprints"].as_u64().unwrap(),
+        "{pipeline:#}"
+    );
     assert_eq!(shards_built(&pipeline), [0, 1, 2], "{pipeline:#}");
     eprintln!(
         "ingest parts read by {} executor(s), index shards built by {}",
