@@ -504,6 +504,15 @@ mod tests {
         vec![vec![full, redirect], Vec::new(), vec![wordless, other]]
     }
 
+    /// [`files`] written as a part's tables in a new folder.
+    fn written() -> (tempfile::TempDir, Vec<Vec<Capture>>) {
+        let dir = tempfile::tempdir().unwrap();
+        let files = files();
+        let slices: Vec<&[Capture]> = files.iter().map(Vec::as_slice).collect();
+        write(dir.path(), &slices).unwrap();
+        (dir, files)
+    }
+
     fn named(files: &[Vec<Capture>]) -> Vec<(Arc<str>, usize)> {
         files
             .iter()
@@ -514,10 +523,7 @@ mod tests {
 
     #[test]
     fn captures_read_back_from_the_tables_as_they_were_written() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = files();
-        let slices: Vec<&[Capture]> = files.iter().map(Vec::as_slice).collect();
-        write(dir.path(), &slices).unwrap();
+        let (dir, files) = written();
         let names = named(&files);
         let read = read(dir.path(), &names).unwrap();
         let mut expected = files.clone();
@@ -531,10 +537,7 @@ mod tests {
 
     #[test]
     fn the_tables_are_plain_parquet_with_the_documented_columns() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = files();
-        let slices: Vec<&[Capture]> = files.iter().map(Vec::as_slice).collect();
-        write(dir.path(), &slices).unwrap();
+        let (dir, files) = written();
         let links = read_table(&dir.path().join(LINKS), &links_schema()).unwrap();
         assert_eq!(links[0], ColumnValues::Int(vec![Some(0), Some(0)]));
         assert_eq!(
@@ -568,10 +571,7 @@ mod tests {
 
     #[test]
     fn a_table_that_disagrees_with_the_listing_is_refused_by_file_and_row() {
-        let dir = tempfile::tempdir().unwrap();
-        let files = files();
-        let slices: Vec<&[Capture]> = files.iter().map(Vec::as_slice).collect();
-        write(dir.path(), &slices).unwrap();
+        let (dir, files) = written();
         // The listing counts one capture more in the first file.
         let mut names = named(&files);
         names[0].1 += 1;
