@@ -537,7 +537,7 @@ mod tests {
 
     #[test]
     fn the_tables_are_plain_parquet_with_the_documented_columns() {
-        let (dir, files) = written();
+        let (dir, _) = written();
         let links = read_table(&dir.path().join(LINKS), &links_schema()).unwrap();
         assert_eq!(links[0], ColumnValues::Int(vec![Some(0), Some(0)]));
         assert_eq!(
