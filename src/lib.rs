@@ -37,6 +37,7 @@ pub mod share;
 pub mod similarity;
 pub mod stats;
 pub mod store;
+pub mod tabular;
 mod union_find;
 pub mod web;
 

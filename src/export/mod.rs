@@ -20,7 +20,6 @@
 //! first as `NAME.EXT.partial`, renamed when complete, and `GENERATION`, the
 //! generation's name (`import-analysis` checks it).
 
-pub(crate) mod parquet;
 mod tsv;
 
 use std::io;
@@ -31,6 +30,8 @@ use crate::generation::{io_error, Analysis, DataDir, Result};
 use crate::mirrors::Mirrors;
 use crate::pages::PageTable;
 use crate::similarity::{is_compared, Similarity};
+use crate::tabular::{parquet, Rows};
+pub use crate::tabular::{Column, Kind};
 
 /// The file naming the generation the tables are of, beside them.
 pub const GENERATION_FILE: &str = "GENERATION";
@@ -75,43 +76,6 @@ impl Format {
         [Format::Tsv, Format::Parquet]
             .into_iter()
             .find(|format| format.extension() == name)
-    }
-}
-
-/// What a column holds, as a typed format stores it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    /// A 64-bit signed integer: ids, counts, hashes.
-    Int,
-    /// UTF-8 text.
-    Text,
-    /// `true` or `false`.
-    Flag,
-}
-
-/// One column of a table.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Column {
-    pub name: String,
-    pub kind: Kind,
-    /// Whether a row may have no value (an empty field, a Parquet null).
-    pub optional: bool,
-}
-
-impl Column {
-    pub(crate) fn new(name: impl Into<String>, kind: Kind) -> Column {
-        Column {
-            name: name.into(),
-            kind,
-            optional: false,
-        }
-    }
-
-    pub(crate) fn optional(name: impl Into<String>, kind: Kind) -> Column {
-        Column {
-            optional: true,
-            ..Column::new(name, kind)
-        }
     }
 }
 
@@ -239,33 +203,6 @@ pub struct Exported {
     pub path: PathBuf,
     pub rows: u64,
     pub bytes: u64,
-}
-
-/// Where a table's rows go, field by field in the order of its schema.
-pub(crate) trait Rows {
-    fn int(&mut self, value: i64) -> io::Result<()>;
-    fn text(&mut self, value: &str) -> io::Result<()>;
-    fn flag(&mut self, value: bool) -> io::Result<()>;
-    /// No value in an optional column.
-    fn absent(&mut self) -> io::Result<()>;
-    fn end_row(&mut self) -> io::Result<()>;
-
-    /// Rows ended so far.
-    fn rows(&self) -> u64;
-
-    fn optional_int(&mut self, value: Option<i64>) -> io::Result<()> {
-        match value {
-            Some(value) => self.int(value),
-            None => self.absent(),
-        }
-    }
-
-    fn optional_text(&mut self, value: Option<&str>) -> io::Result<()> {
-        match value {
-            Some(value) => self.text(value),
-            None => self.absent(),
-        }
-    }
 }
 
 /// The generation's tables, read once for every file.

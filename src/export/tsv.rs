@@ -6,7 +6,7 @@
 
 use std::io::{self, Write};
 
-use super::Rows;
+use crate::tabular::Rows;
 
 /// Writes rows of tab-separated fields.
 pub(super) struct TsvWriter<W: Write> {

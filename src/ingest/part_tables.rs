@@ -8,7 +8,8 @@
 //! The columns are those of `export`'s tables where they hold the same
 //! thing (`url`, `status`, `body_signature`, `text_signature`...):
 //!
-//! - `captures.parquet`: one row a capture: its record (`file`, `offset`,
+//! - `captures.parquet`: one row a capture: its record (`file`,
+//!   `warc_file`, its path as the part was given it, `offset`,
 //!   `url`, `date`, `ip`, `payload_digest`, `status`), its body
 //!   (`body_signature`, `body_volume`, `body_overflow`: the key of the
 //!   part's store; `body_bytes`, `encoding`), `title`, `revisit_of`,
@@ -31,12 +32,12 @@ use rayon::prelude::*;
 
 use crate::corpus::charset::EncodingName;
 use crate::corpus::{CaptureInfo, RecordLocation};
-use crate::export::parquet::{read_table, ColumnValues, ParquetWriter};
-use crate::export::{Column, Kind, Rows};
 use crate::fingerprint::{Fingerprint, MINHASH_FUNCTIONS};
 use crate::language::{Language, PageLanguage};
 use crate::pages::Capture;
 use crate::store::ContentKey;
+use crate::tabular::parquet::{read_table, ColumnValues, ParquetWriter};
+use crate::tabular::{Column, Kind, Rows};
 
 use super::{io_error, IngestError, Result};
 
@@ -48,9 +49,9 @@ pub(super) const LINES: &str = "lines.parquet";
 /// The tables' files, each written beside `part.bin`.
 pub(super) const TABLES: [&str; 4] = [CAPTURES, LINKS, FINGERPRINTS, LINES];
 
-/// Rows of a fingerprints row group: 88 columns of 64-bit integers
-/// buffered, about 45 MB.
-const FINGERPRINT_GROUP_ROWS: usize = 1 << 16;
+/// Rows of a row group: what a table's writer buffers at most (for the
+/// fingerprints, 88 columns of 64-bit integers, about 45 MB).
+const GROUP_ROWS: usize = 1 << 16;
 
 /// What joins a list of short names in one text column.
 const LIST_SEPARATOR: char = '\n';
@@ -60,6 +61,7 @@ fn captures_schema() -> Vec<Column> {
     vec![
         Column::new("capture", Int),
         Column::new("file", Int),
+        Column::new("warc_file", Text),
         Column::new("offset", Int),
         Column::new("url", Text),
         Column::new("date", Text),
@@ -120,10 +122,8 @@ pub(super) fn write(folder: &Path, files: &[&[Capture]]) -> Result<()> {
             _ => ("lines", lines_schema()),
         };
         let mut out = ParquetWriter::new(std::io::BufWriter::new(file), table, schema)
-            .map_err(io_error(&path))?;
-        if name == FINGERPRINTS {
-            out = out.with_group_rows(FINGERPRINT_GROUP_ROWS);
-        }
+            .map_err(io_error(&path))?
+            .with_group_rows(GROUP_ROWS);
         let numbered = files
             .iter()
             .enumerate()
@@ -154,6 +154,7 @@ fn write_rows(
         CAPTURES => {
             out.int(number)?;
             out.int(file)?;
+            out.text(&info.location.file)?;
             out.int(as_int(info.location.offset)?)?;
             out.text(&info.url)?;
             out.text(&info.date)?;
@@ -220,9 +221,12 @@ fn as_int(value: u64) -> std::io::Result<i64> {
 }
 
 fn joined(what: &str, items: &[Box<str>]) -> std::io::Result<String> {
-    if items.iter().any(|item| item.contains(LIST_SEPARATOR)) {
+    if items
+        .iter()
+        .any(|item| item.is_empty() || item.contains(LIST_SEPARATOR))
+    {
         return Err(std::io::Error::other(format!(
-            "one of its {what} holds a line break"
+            "one of its {what} is empty or holds a line break"
         )));
     }
     Ok(items.join("\n"))
@@ -242,11 +246,17 @@ pub(super) fn read(folder: &Path, files: &[(Arc<str>, usize)]) -> Result<Vec<Vec
         path: folder.join(name),
         detail: format!("row {}: {detail}", row + 1),
     };
-    let total: usize = files.iter().map(|(_, captures)| captures).sum();
+    let total = files
+        .iter()
+        .try_fold(0usize, |sum, (_, captures)| sum.checked_add(*captures))
+        .ok_or_else(|| IngestError::Format {
+            path: folder.join(super::parts::PART_FILE),
+            detail: "counts more captures than a machine holds".into(),
+        })?;
 
-    let columns = table(CAPTURES, &captures_schema())?;
-    let [capture, file, offset, url, date, ip, digest, status, signature, volume, overflow, body_bytes, encoding, title, revisit_of, language, declared, canonical, versions, text_hosts] =
-        &columns[..]
+    let mut columns = table(CAPTURES, &captures_schema())?;
+    let [capture, file, _, offset, url, date, ip, digest, status, signature, volume, overflow, body_bytes, encoding, title, revisit_of, language, declared, canonical, versions, text_hosts] =
+        &mut columns[..]
     else {
         unreachable!("read_table returns the schema's columns");
     };
@@ -267,7 +277,10 @@ pub(super) fn read(folder: &Path, files: &[(Arc<str>, usize)]) -> Result<Vec<Vec
     for row in 0..rows {
         let got = |row_error: &str| bad(CAPTURES, row, row_error.to_string());
         let int = |column: &ColumnValues| ints(column)[row];
-        let text = |column: &ColumnValues| texts(column)[row].clone();
+        let text = |column: &mut ColumnValues| match column {
+            ColumnValues::Text(values) => values[row].take(),
+            _ => unreachable!("read_table checked the column's kind"),
+        };
         if int(capture) != Some(row as i64) || int(file) != Some(file_of[row] as i64) {
             return Err(got(
                 "captures out of order, or of another file than part.bin says",
@@ -297,7 +310,7 @@ pub(super) fn read(folder: &Path, files: &[(Arc<str>, usize)]) -> Result<Vec<Vec
             }
             (Some(_), None) => return Err(got("a language without language_declared")),
         };
-        let list = |column: &ColumnValues| -> Box<[Box<str>]> {
+        let list = |column: &mut ColumnValues| -> Box<[Box<str>]> {
             text(column)
                 .unwrap_or_default()
                 .split_terminator(LIST_SEPARATOR)
@@ -381,6 +394,7 @@ pub(super) fn read(folder: &Path, files: &[(Arc<str>, usize)]) -> Result<Vec<Vec
         let signature = |column: &ColumnValues| {
             texts(column)[row]
                 .as_deref()
+                .filter(|hex| hex.len() == 32)
                 .and_then(|hex| u128::from_str_radix(hex, 16).ok())
                 .ok_or_else(|| got("a signature that is not 32 hexadecimal digits"))
         };
@@ -501,7 +515,13 @@ mod tests {
             "https://mirror.example/a",
             "One line\nand another, longer line",
         );
-        vec![vec![full, redirect], Vec::new(), vec![wordless, other]]
+        let mut files = vec![vec![full, redirect], Vec::new(), vec![wordless, other]];
+        for (at, captures) in files.iter_mut().enumerate() {
+            for capture in captures {
+                capture.info.location.file = Arc::from(format!("crawl-{at}.warc.gz"));
+            }
+        }
+        files
     }
 
     /// [`files`] written as a part's tables in a new folder.
@@ -525,14 +545,7 @@ mod tests {
     fn captures_read_back_from_the_tables_as_they_were_written() {
         let (dir, files) = written();
         let names = named(&files);
-        let read = read(dir.path(), &names).unwrap();
-        let mut expected = files.clone();
-        for (captures, (name, _)) in expected.iter_mut().zip(&names) {
-            for capture in captures {
-                capture.info.location.file = Arc::clone(name);
-            }
-        }
-        assert_eq!(read, expected);
+        assert_eq!(read(dir.path(), &names).unwrap(), files);
     }
 
     #[test]
@@ -554,7 +567,15 @@ mod tests {
             ColumnValues::Int(vec![Some(0), Some(0), Some(2), Some(2)])
         );
         assert_eq!(
-            captures[15],
+            captures[2],
+            ColumnValues::Text(
+                ["crawl-0", "crawl-0", "crawl-2", "crawl-2"]
+                    .map(|name| Some(format!("{name}.warc.gz")))
+                    .to_vec()
+            )
+        );
+        assert_eq!(
+            captures[16],
             ColumnValues::Text(vec![Some("fra".into()), None, Some("deu".into()), None])
         );
         let prints = read_table(&dir.path().join(FINGERPRINTS), &fingerprints_schema()).unwrap();

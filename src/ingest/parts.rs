@@ -260,19 +260,21 @@ impl Listing {
                 Listed::Read { captures, .. } => *captures,
                 Listed::Failed { .. } => 0,
             })
-            .sum()
+            .fold(0usize, usize::saturating_add)
     }
 }
 
 /// Writes `part` into `folder`: its captures as the tables, then
 /// `part.bin`.
 fn write_part(folder: &Path, part: &Part) -> Result<()> {
+    // Every file, one that could not be read with no capture: `file` in
+    // the tables is its place in `part.bin`.
     let read: Vec<&[crate::pages::Capture]> = part
         .files
         .iter()
-        .filter_map(|(_, _, file)| match file {
-            PartFile::Read(file) => Some(file.captures.as_slice()),
-            PartFile::Failed { .. } => None,
+        .map(|(_, _, file)| match file {
+            PartFile::Read(file) => file.captures.as_slice(),
+            PartFile::Failed { .. } => &[],
         })
         .collect();
     super::part_tables::write(folder, &read)?;
@@ -320,7 +322,7 @@ fn read_listing(folder: &Path) -> Result<Listing> {
         });
     };
     let bytes = zstd::decode_all(bytes).map_err(io_error(&path))?;
-    let listing = postcard::from_bytes(&bytes).map_err(|error| IngestError::Format {
+    let listing: Listing = postcard::from_bytes(&bytes).map_err(|error| IngestError::Format {
         path,
         detail: error.to_string(),
     })?;
@@ -334,7 +336,22 @@ fn read_listing(folder: &Path) -> Result<Listing> {
             detail: "missing: run ingest-part again".into(),
         });
     }
-    Ok(listing)
+    // A table cut short or damaged has no footer, or another count.
+    let captures = folder.join(super::part_tables::CAPTURES);
+    match crate::tabular::parquet::rows_of(&captures) {
+        Ok(rows) if rows == listing.captures() as u64 => Ok(listing),
+        Ok(rows) => Err(IngestError::Format {
+            path: captures,
+            detail: format!(
+                "{rows} captures, where {PART_FILE} counts {}: run ingest-part again",
+                listing.captures()
+            ),
+        }),
+        Err(error) => Err(IngestError::Format {
+            path: captures,
+            detail: format!("{error}: run ingest-part again"),
+        }),
+    }
 }
 
 /// The part in `folder`: `part.bin` and the captures of its tables.
@@ -343,9 +360,9 @@ fn read_part(folder: &Path) -> Result<Part> {
     let names: Vec<(Arc<str>, usize)> = listing
         .files
         .iter()
-        .filter_map(|(path, _, file)| match file {
-            Listed::Read { captures, .. } => Some((Arc::from(path.as_str()), *captures)),
-            Listed::Failed { .. } => None,
+        .map(|(path, _, file)| match file {
+            Listed::Read { captures, .. } => (Arc::from(path.as_str()), *captures),
+            Listed::Failed { .. } => (Arc::from(path.as_str()), 0),
         })
         .collect();
     let mut captures = super::part_tables::read(folder, &names)?.into_iter();
@@ -353,11 +370,13 @@ fn read_part(folder: &Path) -> Result<Part> {
         .files
         .into_iter()
         .map(|(path, stamp, file)| {
+            // Each file has its list, a failed one an empty one.
+            let read = captures.next().unwrap_or_default();
             let file = match file {
                 Listed::Read {
                     revisits, counts, ..
                 } => PartFile::Read(FileResult {
-                    captures: captures.next().unwrap_or_default(),
+                    captures: read,
                     revisits,
                     counts,
                 }),
@@ -572,6 +591,49 @@ mod tests {
             .map(|path| path.file_name().unwrap().to_string_lossy().into_owned())
             .collect();
         assert_eq!(parts, ["part-1", "part-2"]);
+    }
+
+    #[test]
+    fn a_part_whose_captures_table_is_cut_short_is_read_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let stamp = FileStamp {
+            len: 1,
+            modified: None,
+        };
+        let read = FileResult {
+            captures: vec![crate::test_support::capture("https://a.example/", "a page")],
+            ..FileResult::default()
+        };
+        let failed = PartFile::Failed {
+            reason: "not-warc".into(),
+            message: "not WARC".into(),
+        };
+        let part = Part {
+            files: vec![
+                ("bad.warc".into(), stamp.clone(), failed),
+                ("a.warc".into(), stamp, PartFile::Read(read)),
+            ],
+        };
+        write_part(dir.path(), &part).unwrap();
+        let back = read_part(dir.path()).unwrap();
+        assert!(matches!(back.files[0].2, PartFile::Failed { .. }));
+        let PartFile::Read(file) = &back.files[1].2 else {
+            panic!("the second file was read");
+        };
+        assert_eq!(file.captures[0].info.url, "https://a.example/");
+        assert_eq!(&*file.captures[0].info.location.file, "a.warc");
+
+        let table = dir.path().join(super::super::part_tables::CAPTURES);
+        let bytes = std::fs::read(&table).unwrap();
+        std::fs::write(&table, &bytes[..bytes.len() / 2]).unwrap();
+        let Err(error) = read_listing(dir.path()) else {
+            panic!("a part cut short was taken as done");
+        };
+        let error = error.to_string();
+        assert!(
+            error.contains("captures.parquet") && error.contains("ingest-part again"),
+            "{error}"
+        );
     }
 
     #[test]

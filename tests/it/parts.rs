@@ -109,11 +109,19 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
     for number in 0..groups.len() {
         let part = parts.join(format!("part-{number}"));
         let (columns, rows, _) = read_parquet(&part.join("captures.parquet"));
-        assert_eq!(columns[..4], ["capture", "file", "offset", "url"]);
+        assert_eq!(
+            columns[..5],
+            ["capture", "file", "warc_file", "offset", "url"]
+        );
         assert!(rows
             .iter()
             .enumerate()
             .all(|(at, row)| row[0] == at.to_string()));
+        // `file` is the file's place among the part's, `warc_file` its path.
+        for row in &rows {
+            let place: usize = row[1].parse().unwrap();
+            assert_eq!(row[2], groups[number][place].display().to_string());
+        }
         captures += rows.len();
         let (columns, rows, _) = read_parquet(&part.join("links.parquet"));
         assert_eq!(columns, ["capture", "target"]);

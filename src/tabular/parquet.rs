@@ -25,7 +25,7 @@ use super::{Column, Kind, Rows};
 
 /// Rows per row group: a few megabytes of integers per column, the unit of
 /// work a Spark or DataFusion task reads on its own.
-pub(super) const ROW_GROUP_ROWS: usize = 1 << 20;
+pub const ROW_GROUP_ROWS: usize = 1 << 20;
 
 /// One column's values for the row group being filled.
 enum Values {
@@ -326,51 +326,94 @@ pub(crate) fn read_table(path: &Path, schema: &[Column]) -> io::Result<Vec<Colum
             )));
         }
     }
-    let rows = usize::try_from(metadata.file_metadata().num_rows()).unwrap_or(0);
+    let rows = table_rows(&reader)?;
+    // Memory is reserved as rows are read, not as the footer says: a
+    // damaged footer must not reserve more than the file holds.
+    let reserved = (rows as usize).min(RESERVED_ROWS);
     let mut columns: Vec<ColumnValues> = schema
         .iter()
         .map(|column| match column.kind {
-            Kind::Int => ColumnValues::Int(Vec::with_capacity(rows)),
-            Kind::Text => ColumnValues::Text(Vec::with_capacity(rows)),
-            Kind::Flag => ColumnValues::Flag(Vec::with_capacity(rows)),
+            Kind::Int => ColumnValues::Int(Vec::with_capacity(reserved)),
+            Kind::Text => ColumnValues::Text(Vec::with_capacity(reserved)),
+            Kind::Flag => ColumnValues::Flag(Vec::with_capacity(reserved)),
         })
         .collect();
+    let mut first = 0usize;
     for group in 0..reader.num_row_groups() {
         let group = reader.get_row_group(group).map_err(failed)?;
-        let group_rows = usize::try_from(group.metadata().num_rows()).unwrap_or(0);
+        let group_rows = group.metadata().num_rows() as usize;
         for (at, (column, values)) in schema.iter().zip(&mut columns).enumerate() {
             let optional = column.optional;
-            match (group.get_column_reader(at).map_err(failed)?, values) {
+            let read = match (group.get_column_reader(at).map_err(failed)?, values) {
                 (ColumnReader::Int64ColumnReader(reader), ColumnValues::Int(values)) => {
                     read_column(reader, group_rows, optional, values)
                 }
                 (ColumnReader::ByteArrayColumnReader(reader), ColumnValues::Text(values)) => {
-                    let mut bytes = Vec::with_capacity(group_rows);
-                    read_column(reader, group_rows, optional, &mut bytes)?;
-                    for value in bytes {
-                        values.push(
-                            value
-                                .map(|value| {
-                                    String::from_utf8(value.data().to_vec()).map_err(|_| {
-                                        io::Error::other(format!(
-                                            "column {}: a value that is not UTF-8",
-                                            column.name
-                                        ))
-                                    })
-                                })
-                                .transpose()?,
-                        );
-                    }
-                    Ok(())
+                    let mut bytes = Vec::with_capacity(group_rows.min(RESERVED_ROWS));
+                    read_column(reader, group_rows, optional, &mut bytes).and_then(|()| {
+                        for (row, value) in bytes.into_iter().enumerate() {
+                            let text = value
+                                .map(|value| String::from_utf8(value.data().to_vec()))
+                                .transpose()
+                                .map_err(|_| {
+                                    io::Error::other(format!(
+                                        "row {}: a value that is not UTF-8",
+                                        first + row + 1
+                                    ))
+                                })?;
+                            values.push(text);
+                        }
+                        Ok(())
+                    })
                 }
                 (ColumnReader::BoolColumnReader(reader), ColumnValues::Flag(values)) => {
                     read_column(reader, group_rows, optional, values)
                 }
                 _ => unreachable!("the physical types were checked above"),
-            }?;
+            };
+            read.map_err(|error| {
+                io::Error::other(format!(
+                    "column {}, the row group from row {}: {error}",
+                    column.name,
+                    first + 1
+                ))
+            })?;
         }
+        first += group_rows;
     }
     Ok(columns)
+}
+
+/// Rows reserved at most before they are read.
+const RESERVED_ROWS: usize = 1 << 16;
+
+/// The rows of a Parquet file as its footer counts them, checked: the file's
+/// count is its row groups' sum, and none is negative.
+fn table_rows<R: parquet::file::reader::ChunkReader + 'static>(
+    reader: &SerializedFileReader<R>,
+) -> io::Result<u64> {
+    let metadata = reader.metadata();
+    let rows = u64::try_from(metadata.file_metadata().num_rows())
+        .map_err(|_| io::Error::other("a negative count of rows"))?;
+    let mut sum = 0u64;
+    for group in metadata.row_groups() {
+        let group_rows = u64::try_from(group.num_rows())
+            .map_err(|_| io::Error::other("a row group of a negative count of rows"))?;
+        sum = sum.saturating_add(group_rows);
+    }
+    if sum != rows {
+        return Err(io::Error::other(format!(
+            "its row groups hold {sum} rows, its footer says {rows}"
+        )));
+    }
+    Ok(rows)
+}
+
+/// The rows of the table in the Parquet file `path`, read from its footer
+/// alone (checked as [`read_table`] checks them).
+pub(crate) fn rows_of(path: &Path) -> io::Result<u64> {
+    let reader = SerializedFileReader::new(std::fs::File::open(path)?).map_err(failed)?;
+    table_rows(&reader)
 }
 
 /// Appends the `rows` values of one column chunk to `out`.
@@ -380,7 +423,8 @@ fn read_column<T: DataType>(
     optional: bool,
     out: &mut Vec<Option<T::T>>,
 ) -> io::Result<()> {
-    let (mut values, mut levels) = (Vec::with_capacity(rows), Vec::with_capacity(rows));
+    let reserved = rows.min(RESERVED_ROWS);
+    let (mut values, mut levels) = (Vec::with_capacity(reserved), Vec::with_capacity(reserved));
     let mut read = 0;
     while read < rows {
         let levels = optional.then_some(&mut levels);
@@ -389,7 +433,7 @@ fn read_column<T: DataType>(
             .map_err(failed)?;
         if records == 0 {
             return Err(io::Error::other(format!(
-                "a column chunk of {read} values in a row group of {rows} rows"
+                "{read} values in a row group of {rows} rows"
             )));
         }
         read += records;
