@@ -106,7 +106,7 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
     // each capture of a record the crawl's report counts, their links and their
     // fingerprints keyed by the capture's number in its part.
     let (mut captures, mut linked, mut fingerprinted) = (0, 0, 0);
-    for number in 0..groups.len() {
+    for (number, group) in groups.iter().enumerate() {
         let part = parts.join(format!("part-{number}"));
         let (columns, rows, _) = read_parquet(&part.join("captures.parquet"));
         assert_eq!(
@@ -120,7 +120,7 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
         // `file` is the file's place among the part's, `warc_file` its path.
         for row in &rows {
             let place: usize = row[1].parse().unwrap();
-            assert_eq!(row[2], groups[number][place].display().to_string());
+            assert_eq!(row[2], group[place].display().to_string());
         }
         captures += rows.len();
         let (columns, rows, _) = read_parquet(&part.join("links.parquet"));
