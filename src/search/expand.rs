@@ -17,6 +17,7 @@ use tantivy::Term;
 use super::collector::HitCollector;
 use super::view::{as_text, plain, PageLink, ReplicaLink, SnippetPart};
 use super::{Engine, Result, SearchError};
+use crate::collections::lineage::LineageCopy;
 use crate::collections::{Cluster, ClusterId, ClusterKind, Collection, CollectionId, Collections};
 use crate::index::{IndexField, NONE};
 use crate::mirrors::Mirrors;
@@ -879,8 +880,31 @@ impl Engine {
             .clone()
     }
 
-    /// The copies of cluster `id`'s manual outside the cluster, newest
-    /// version first, each with its page at the place of `hit`.
+    /// The copies of cluster `id`'s manual, in all its versions, that lie
+    /// outside the cluster (other versions, and copies of them), newest
+    /// version first; none when the manual has no lineage.
+    pub(super) fn copies_outside<'e>(
+        &'e self,
+        id: ClusterId,
+        cluster: &Cluster,
+    ) -> impl Iterator<Item = &'e LineageCopy> + 'e {
+        let lineages = &self.collections.lineages;
+        let lineage = lineages
+            .of_collection(&self.collections, cluster.principal())
+            .and_then(|lineage| lineages.lineage(lineage));
+        lineage
+            .into_iter()
+            .flat_map(|lineage| lineage.copies.iter())
+            .filter(move |copy| {
+                copy.collection
+                    .and_then(|collection| self.collections.collection(collection))
+                    .is_none_or(|collection| collection.cluster != id)
+            })
+    }
+
+    /// The copies of cluster `id`'s manual outside the cluster
+    /// ([`Engine::copies_outside`]), each with its page at the place of
+    /// `hit`.
     fn other_versions(
         &self,
         id: ClusterId,
@@ -901,14 +925,7 @@ impl Engine {
             let url = &self.table.page(page)?.url;
             url.strip_prefix(copy.prefix.as_str()).map(str::to_string)
         });
-        lineage
-            .copies
-            .iter()
-            .filter(|copy| {
-                copy.collection
-                    .and_then(|collection| self.collections.collection(collection))
-                    .is_none_or(|collection| collection.cluster != id)
-            })
+        self.copies_outside(id, cluster)
             .take(EXPANSION_ROWS)
             .map(|copy| VersionView {
                 host: self.table.host_name(copy.host).to_string(),

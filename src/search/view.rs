@@ -210,8 +210,9 @@ impl CollectionLink {
 pub struct ReplicaLink {
     #[serde(serialize_with = "as_text")]
     pub cluster: ClusterId,
-    /// Copies of the manual in all its versions (at least the cluster's
-    /// cardinality), this one included.
+    /// The copies the Replica list shows, this one included: the
+    /// cluster's (a server under two names once) and those of the manual's
+    /// other versions.
     pub copies: usize,
     /// The entry's page, whose copy on each host the expansion names.
     #[serde(skip)]
@@ -735,23 +736,21 @@ impl Engine {
                 Some(collection.cluster)
             })
         })?;
-        let mut link = self.replica_link(cluster, hit.page)?;
-        if let Some(lineage) = lineage {
-            link.copies = link.copies.max(lineage.copies.len());
-        }
-        Some(link)
+        self.replica_link(cluster, hit.page)
     }
 
     /// The Replica link for a page shown from cluster `id`, when the cluster
-    /// has copies.
+    /// has copies. It counts what the Replica list shows: the cluster's
+    /// copies (a server under two names is one) and the copies of the
+    /// manual's other versions.
     pub(super) fn replica_link(&self, id: ClusterId, page: PageId) -> Option<ReplicaLink> {
         let cluster = self.collections.cluster(id)?;
-        // The rows the Replica list shows: a server under two names is one.
         let copies = super::expand::fold_aliases(
             super::expand::copy_rows(&self.collections, cluster),
             &self.mirrors,
         )
-        .len();
+        .len()
+            + self.copies_outside(id, cluster).count();
         (cluster.cardinality() > 1).then_some(ReplicaLink {
             cluster: id,
             copies,
