@@ -18,6 +18,12 @@
 //! (fewest query parameters, no path parameter, `https`, the shortest)
 //! stands for the others, which are its *aliases*.
 //!
+//! A page under two file names in one folder (`ch07.html` and
+//! `ch-the_default_configuration_file.html`) differs by no variation: the
+//! same bytes there are one page on their own evidence, the plainer URL
+//! standing for the other, with no rule (a stand-in excepted: an error page
+//! answered for many URLs is no page).
+//!
 //! Different hosts are not looked at here: two names of one server are host
 //! aliases, found by the mirrors stage from their addresses and paths.
 
@@ -25,7 +31,9 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::pages::{host_of_url, is_index_name, url_path, HostId, PageId, PageTable};
+use crate::corpus::charset::EncodingName;
+use crate::pages::{host_of_url, is_index_name, path_folder, url_path, HostId, PageId, PageTable};
+use crate::store::ContentKey;
 use crate::union_find::UnionFind;
 
 use super::{Similarity, TrivialClusterId};
@@ -235,6 +243,27 @@ impl UrlAliases {
                     pages.union(pair[0].0, pair[1].0);
                 }
             }
+        }
+        // One page under two file names: the same bytes in one folder of a
+        // host (a manual's `ch07.html` and `ch-the_default_configuration_file.html`).
+        // No URL rule relates such names, and none is needed: the bytes
+        // are the evidence, so one pair is enough. A stand-in (an error
+        // page a host answers for many URLs) is no page of its own.
+        let mut twins: HashMap<(HostId, u64, ContentKey, EncodingName), u32> = HashMap::new();
+        for (index, page) in table
+            .pages
+            .iter()
+            .enumerate()
+            .filter(|(_, page)| named(page))
+        {
+            let (Some(key), Some(_)) = (page.content_key, text_of(index)) else {
+                continue;
+            };
+            let folder = hash(path_folder(url_path(&page.url).unwrap_or("/")));
+            let first = *twins
+                .entry((page.host, folder, key, page.encoding))
+                .or_insert(index as u32);
+            pages.union(first, index as u32);
         }
         let mut plainest: HashMap<u32, PageId> = HashMap::new();
         for index in 0..page_count {
@@ -460,7 +489,7 @@ mod tests {
             for part in 2..4 {
                 captures.push(capture(
                     &format!("{path}?page={part}"),
-                    &text("list", 10 * n + part),
+                    &text("list", 100 + 10 * n + part),
                 ));
             }
         }
@@ -470,13 +499,25 @@ mod tests {
         assert_eq!(aliases.alias_count(), 0);
     }
 
+    /// A capture of `text` whose body's bytes are not `text`'s alone (other
+    /// markup around one text).
+    fn marked_up(url: &str, text: &str) -> crate::ingest::Capture {
+        let mut page = capture(url, text);
+        page.content_key = Some(ContentKey {
+            signature: crate::store::signature_of(format!("<p>{text}</p>").as_bytes()),
+            volume: 0,
+            overflow: 0,
+        });
+        page
+    }
+
     #[test]
     fn one_coincidence_is_no_evidence_and_most_groups_must_agree() {
-        // Two pages that are one text under two case variants, once: one
-        // group is below alias_min_groups.
+        // Two pages that are one text (in other markup) under two case
+        // variants, once: one group is below alias_min_groups.
         let once = vec![
             capture("http://site.example/Guide.html", &text("site", 1)),
-            capture("http://site.example/guide.html", &text("site", 1)),
+            marked_up("http://site.example/guide.html", &text("site", 1)),
         ];
         let (table, similarity) = run(&once, &SimilarityConfig::default());
         assert_eq!(UrlAliases::find(&table, &similarity).alias_count(), 0);
@@ -486,11 +527,60 @@ mod tests {
             let path = format!("http://site.example/p{n}.html");
             mixed.push(capture(&path, &text("mixed", n)));
             let other = if n < 2 { n } else { 100 + n };
-            mixed.push(capture(&format!("{path}?view=full"), &text("mixed", other)));
+            mixed.push(marked_up(
+                &format!("{path}?view=full"),
+                &text("mixed", other),
+            ));
         }
         let (table, similarity) = run(&mixed, &SimilarityConfig::default());
         let aliases = UrlAliases::find(&table, &similarity);
         assert_eq!(aliases.alias_count(), 0, "{:?}", aliases.rules);
+    }
+
+    /// A manual that ships each chapter under two file names (Exim's
+    /// `ch07.html` and `ch-the_default_configuration_file.html`): the same
+    /// bytes in one folder of a host are one page, the plainer URL standing
+    /// for the other, even once and with no rule. Not so: the same bytes
+    /// in another folder, one text in other markup, another host's copy,
+    /// or an error page the host answers for many URLs.
+    #[test]
+    fn one_page_under_two_file_names_is_one_page() {
+        let folder = "https://mail.example/doc/spec";
+        let mut captures = vec![
+            capture(&format!("{folder}/ch01.html"), &text("exim", 1)),
+            capture(&format!("{folder}/ch-introduction.html"), &text("exim", 1)),
+            capture(&format!("{folder}/ch02.html"), &text("exim", 2)),
+            marked_up(
+                &format!("{folder}/ch-incorporated_code.html"),
+                &text("exim", 2),
+            ),
+            capture("https://mail.example/doc/old/ch01.html", &text("exim", 1)),
+            capture(&format!("{folder}/ch03.html"), &text("exim", 3)),
+            capture(
+                "https://mirror.example/doc/spec/ch03.html",
+                &text("exim", 3),
+            ),
+        ];
+        // The host's "not found" page, answered with 200 for any URL: a
+        // stand-in (`similarity.stand_in_names`, 10 names or more).
+        for missing in 0..12 {
+            captures.push(capture(
+                &format!("{folder}/missing-{missing}.html"),
+                "Sorry, the page you asked for is not here",
+            ));
+        }
+        let (table, similarity) = run(&captures, &SimilarityConfig::default());
+        let aliases = UrlAliases::find(&table, &similarity);
+        let missing = table.find_url(&format!("{folder}/missing-0.html")).unwrap();
+        assert!(similarity.is_stand_in(missing));
+        assert!(aliases.rules.is_empty(), "{:?}", aliases.rules);
+        assert_eq!(
+            standing(&table, &aliases, &format!("{folder}/ch-introduction.html")),
+            format!("{folder}/ch01.html")
+        );
+        let page = table.find_url(&format!("{folder}/ch01.html")).unwrap();
+        assert_eq!(aliases.groups()[&page].len(), 2);
+        assert_eq!(aliases.alias_count(), 1, "{:?}", aliases.groups());
     }
 
     #[test]

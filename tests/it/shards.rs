@@ -55,6 +55,30 @@ pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize
         .unwrap();
     results.took_ms = 0.0;
     let scores = results.groups.iter().map(|group| group.score).collect();
+    // The scores beside the page: copies equal but for a last bit may run
+    // across its edges.
+    let beside = |page: usize, last: bool| -> Option<f32> {
+        let results = engine
+            .search(&SearchRequest {
+                query: query.to_string(),
+                page,
+                rollup,
+                rank,
+                as_typed: false,
+                filters: Filters::default(),
+            })
+            .ok()?;
+        let group = if last {
+            results.groups.last()
+        } else {
+            results.groups.first()
+        };
+        group.map(|group| group.score)
+    };
+    let before = (page > 1).then(|| beside(page - 1, true)).flatten();
+    let after = (page < results.pages)
+        .then(|| beside(page + 1, false))
+        .flatten();
     let groups = std::mem::take(&mut results.groups)
         .into_iter()
         .map(|mut group| {
@@ -66,6 +90,8 @@ pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize
         text: format!("{results:#?}"),
         groups,
         scores,
+        before,
+        after,
     }
 }
 
@@ -74,7 +100,10 @@ pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize
 /// whose postings end is swapped out of the union, an intersection begins
 /// with its segment's rarest word), so one document's score may differ in
 /// its last bit between one index and its shards, and copies of one page,
-/// equal but for that bit, may come in another order.
+/// equal but for that bit, may come in another order. Where such copies
+/// run past the page's end (or began on the page before: their scores are
+/// close to the one beside the page), which of them the page shows is that
+/// order's: only their scores are compared.
 #[derive(Debug)]
 pub struct Shown {
     /// The results without their entries.
@@ -82,6 +111,9 @@ pub struct Shown {
     /// Each entry, its score left out.
     groups: Vec<String>,
     scores: Vec<f32>,
+    /// The last score of the page before, and the first of the page after.
+    before: Option<f32>,
+    after: Option<f32>,
 }
 
 impl Shown {
@@ -104,6 +136,13 @@ impl Shown {
             let mut end = start + 1;
             while end < self.groups.len() && close(self.scores[start], self.scores[end]) {
                 end += 1;
+            }
+            let runs_on = |beside: Option<f32>, score: f32| beside.is_some_and(|b| close(b, score));
+            let at_an_edge = (start == 0 && runs_on(self.before, self.scores[start]))
+                || (end == self.groups.len() && runs_on(self.after, self.scores[end - 1]));
+            if at_an_edge {
+                start = end;
+                continue;
             }
             let mut mine = self.groups[start..end].to_vec();
             let mut theirs = other.groups[start..end].to_vec();
