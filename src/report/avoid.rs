@@ -272,7 +272,7 @@ impl AvoidList {
     ) -> AvoidList {
         let mut plan = Plan::new(table, similarity, collections, mirrors);
         let mut entries = plan.alias_entries();
-        let aliases = UrlAliases::find(table, similarity);
+        let aliases = UrlAliases::by_rules(table, similarity);
         entries.extend(url_alias_entries(table, &aliases));
         let documents = (0..table.pages.len())
             .filter(|&index| {

@@ -225,6 +225,8 @@ pub struct ReplicaView {
     /// The manual's copies outside this cluster: its other versions, newest
     /// first (at most [`EXPANSION_ROWS`]).
     pub versions: Vec<VersionView>,
+    /// Those copies left out of `versions` (it shows [`EXPANSION_ROWS`]).
+    pub more_versions: usize,
     /// The version of the principal copy.
     pub version: Option<String>,
 }
@@ -816,6 +818,7 @@ impl Engine {
             .collect();
         let differ = rows.iter().any(|row| row.pages < cluster.size as usize);
         let versions = self.other_versions(id, cluster, hit);
+        let more_versions = self.copies_outside(id, cluster).count() - versions.len();
         Ok(ReplicaView {
             cluster: id.to_string(),
             kind: cluster.kind,
@@ -828,6 +831,7 @@ impl Engine {
             copies,
             other_copies,
             versions,
+            more_versions,
             version: self.version_of(cluster.principal()),
         })
     }

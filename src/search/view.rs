@@ -723,9 +723,10 @@ impl Engine {
         sitelinks
     }
 
-    /// The Replica link of an entry: its page's cluster's, every copy of
-    /// the manual counted; for a page of a manual in no cluster (a version
-    /// only one host has), the manual's principal cluster's.
+    /// The Replica link of an entry: its page's cluster's, counting the
+    /// copies its list shows ([`Engine::replica_link`]); for a page of a
+    /// manual in no cluster (a version only one host has), the manual's
+    /// principal cluster's.
     fn entry_replica_link(&self, hit: &Hit) -> Option<ReplicaLink> {
         let lineage = hit
             .lineage
@@ -739,10 +740,10 @@ impl Engine {
         self.replica_link(cluster, hit.page)
     }
 
-    /// The Replica link for a page shown from cluster `id`, when the cluster
-    /// has copies. It counts what the Replica list shows: the cluster's
-    /// copies (a server under two names is one) and the copies of the
-    /// manual's other versions.
+    /// The Replica link for a page shown from cluster `id`, when the
+    /// Replica list has more than one copy to show. It counts what the list
+    /// shows: the cluster's copies (a server under two names is one) and
+    /// the copies of the manual's other versions.
     pub(super) fn replica_link(&self, id: ClusterId, page: PageId) -> Option<ReplicaLink> {
         let cluster = self.collections.cluster(id)?;
         let copies = super::expand::fold_aliases(
@@ -751,7 +752,7 @@ impl Engine {
         )
         .len()
             + self.copies_outside(id, cluster).count();
-        (cluster.cardinality() > 1).then_some(ReplicaLink {
+        (cluster.cardinality() > 1 && copies > 1).then_some(ReplicaLink {
             cluster: id,
             copies,
             hit: page,

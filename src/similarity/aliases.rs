@@ -145,8 +145,21 @@ pub struct UrlAliases {
 
 impl UrlAliases {
     /// Finds the aliases of `table`'s pages from the trivial clusters of
-    /// `similarity`, with its configuration's thresholds.
+    /// `similarity`, with its configuration's thresholds: the host's ways
+    /// of naming one page, and its pages under two file names
+    /// ([`UrlAliases::by_rules`] and the latter).
     pub fn find(table: &PageTable, similarity: &Similarity) -> UrlAliases {
+        UrlAliases::found(table, similarity, true)
+    }
+
+    /// The aliases of the host's ways of naming one page alone (its
+    /// rules), what a crawler can tell apart before fetching: for the
+    /// avoid list, which skips URLs by rule.
+    pub fn by_rules(table: &PageTable, similarity: &Similarity) -> UrlAliases {
+        UrlAliases::found(table, similarity, false)
+    }
+
+    fn found(table: &PageTable, similarity: &Similarity, file_names: bool) -> UrlAliases {
         let config = &similarity.config;
         let page_count = table.pages.len();
         // A page's text: its trivial cluster (a stand-in's is no text).
@@ -247,14 +260,17 @@ impl UrlAliases {
         // One page under two file names: the same bytes in one folder of a
         // host (a manual's `ch07.html` and `ch-the_default_configuration_file.html`).
         // No URL rule relates such names, and none is needed: the bytes
-        // are the evidence, so one pair is enough. A stand-in (an error
-        // page a host answers for many URLs) is no page of its own.
-        let mut twins: HashMap<(HostId, u64, ContentKey, EncodingName), u32> = HashMap::new();
+        // are the evidence, so one pair is enough. The query is not looked
+        // at: the same bytes are one page whatever names them. A page
+        // without text is none (a stand-in, an error page a host answers
+        // for many URLs, or a page without words). Bytes stored apart (the
+        // store's `force-new` mode keeps each capture's) have keys apart.
+        let mut twins: HashMap<(HostId, u64, ContentKey, EncodingName), PageId> = HashMap::new();
         for (index, page) in table
             .pages
             .iter()
             .enumerate()
-            .filter(|(_, page)| named(page))
+            .filter(|(_, page)| file_names && named(page))
         {
             let (Some(key), Some(_)) = (page.content_key, text_of(index)) else {
                 continue;
@@ -262,8 +278,8 @@ impl UrlAliases {
             let folder = hash(path_folder(url_path(&page.url).unwrap_or("/")));
             let first = *twins
                 .entry((page.host, folder, key, page.encoding))
-                .or_insert(index as u32);
-            pages.union(first, index as u32);
+                .or_insert(PageId(index as u32));
+            pages.union(first.0, index as u32);
         }
         let mut plainest: HashMap<u32, PageId> = HashMap::new();
         for index in 0..page_count {
@@ -521,6 +537,16 @@ mod tests {
         ];
         let (table, similarity) = run(&once, &SimilarityConfig::default());
         assert_eq!(UrlAliases::find(&table, &similarity).alias_count(), 0);
+        // The same bytes under the two names are one page, with no rule.
+        let same_bytes = vec![
+            capture("http://site.example/Guide.html", &text("site", 1)),
+            capture("http://site.example/guide.html", &text("site", 1)),
+        ];
+        let (table, similarity) = run(&same_bytes, &SimilarityConfig::default());
+        let aliases = UrlAliases::find(&table, &similarity);
+        assert!(aliases.rules.is_empty(), "{:?}", aliases.rules);
+        assert_eq!(aliases.alias_count(), 1);
+        assert_eq!(UrlAliases::by_rules(&table, &similarity).alias_count(), 0);
         // `?view=` agrees in 2 groups of 4: below alias_share.
         let mut mixed = Vec::new();
         for n in 0..4 {
@@ -581,6 +607,8 @@ mod tests {
         let page = table.find_url(&format!("{folder}/ch01.html")).unwrap();
         assert_eq!(aliases.groups()[&page].len(), 2);
         assert_eq!(aliases.alias_count(), 1, "{:?}", aliases.groups());
+        // The avoid list's aliases are the rules' alone.
+        assert_eq!(UrlAliases::by_rules(&table, &similarity).alias_count(), 0);
     }
 
     #[test]

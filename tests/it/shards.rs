@@ -55,6 +55,11 @@ pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize
         .unwrap();
     results.took_ms = 0.0;
     let scores = results.groups.iter().map(|group| group.score).collect();
+    let texts = results
+        .groups
+        .iter()
+        .map(|group| format!("{}\n{}", group.title, group.snippet))
+        .collect();
     // The scores beside the page: copies equal but for a last bit may run
     // across its edges.
     let beside = |page: usize, last: bool| -> Option<f32> {
@@ -90,6 +95,7 @@ pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize
         text: format!("{results:#?}"),
         groups,
         scores,
+        texts,
         before,
         after,
     }
@@ -102,8 +108,9 @@ pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize
 /// its last bit between one index and its shards, and copies of one page,
 /// equal but for that bit, may come in another order. Where such copies
 /// run past the page's end (or began on the page before: their scores are
-/// close to the one beside the page), which of them the page shows is that
-/// order's: only their scores are compared.
+/// close to the one beside the page in both), which of them the page shows
+/// is that order's: they must show the same titles and snippets, on
+/// whichever hosts.
 #[derive(Debug)]
 pub struct Shown {
     /// The results without their entries.
@@ -111,6 +118,8 @@ pub struct Shown {
     /// Each entry, its score left out.
     groups: Vec<String>,
     scores: Vec<f32>,
+    /// Each entry's title and snippet.
+    texts: Vec<String>,
     /// The last score of the page before, and the first of the page after.
     before: Option<f32>,
     after: Option<f32>,
@@ -137,15 +146,26 @@ impl Shown {
             while end < self.groups.len() && close(self.scores[start], self.scores[end]) {
                 end += 1;
             }
-            let runs_on = |beside: Option<f32>, score: f32| beside.is_some_and(|b| close(b, score));
-            let at_an_edge = (start == 0 && runs_on(self.before, self.scores[start]))
-                || (end == self.groups.len() && runs_on(self.after, self.scores[end - 1]));
-            if at_an_edge {
-                start = end;
-                continue;
-            }
-            let mut mine = self.groups[start..end].to_vec();
-            let mut theirs = other.groups[start..end].to_vec();
+            let runs_on = |beside: [Option<f32>; 2], score: f32| {
+                beside
+                    .iter()
+                    .all(|beside| beside.is_some_and(|b| close(b, score)))
+            };
+            let at_an_edge = (start == 0
+                && runs_on([self.before, other.before], self.scores[start]))
+                || (end == self.groups.len()
+                    && runs_on([self.after, other.after], self.scores[end - 1]));
+            let (mut mine, mut theirs) = if at_an_edge {
+                (
+                    self.texts[start..end].to_vec(),
+                    other.texts[start..end].to_vec(),
+                )
+            } else {
+                (
+                    self.groups[start..end].to_vec(),
+                    other.groups[start..end].to_vec(),
+                )
+            };
             mine.sort();
             theirs.sort();
             if mine != theirs {
