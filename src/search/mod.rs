@@ -301,7 +301,8 @@ const LABEL_SAMPLE: usize = 200;
 /// Each manual's name: the part of its pages' titles that most of them
 /// share ("SQLAlchemy 1.4 Documentation" of "Session Basics — SQLAlchemy
 /// 1.4 Documentation"), without a version in parentheses (the manual is
-/// every version); else its front page's title; else its folder.
+/// every version); else its front page's title (its folder's own page,
+/// else the page it was found from); else its folder.
 fn manual_labels(table: &PageTable, collections: &Collections) -> FxHashMap<LineageId, String> {
     const SEPARATORS: [&str; 5] = [" — ", " – ", " - ", " | ", " · "];
     let mut labels = FxHashMap::default();
@@ -334,8 +335,8 @@ fn manual_labels(table: &PageTable, collections: &Collections) -> FxHashMap<Line
             }
         }
         let front = collection
-            .and_then(|collection| table.page(collection.root))
-            .map(|root| root.title.trim().to_string())
+            .and_then(|collection| table.page(front_page(table, collection)))
+            .map(|front| front.title.trim().to_string())
             .filter(|title| !title.is_empty());
         let most = |candidates: &mut dyn Iterator<Item = (&str, usize)>| {
             candidates
@@ -365,6 +366,18 @@ fn manual_labels(table: &PageTable, collections: &Collections) -> FxHashMap<Line
         labels.insert(lineage.id, label);
     }
     labels
+}
+
+/// A copy's front page: its folder's own page (`dir/`, `dir/index.html`)
+/// where the copy holds it, its table of contents titled by the manual's
+/// name; else the page its growth began from, which may be any chapter
+/// (Exim's "1. Introduction").
+fn front_page(table: &PageTable, collection: &crate::collections::Collection) -> PageId {
+    ["", "index.html", "index.htm"]
+        .into_iter()
+        .filter_map(|name| table.find_url(&format!("{}{name}", collection.prefix)))
+        .find(|page| collection.pages.binary_search(page).is_ok())
+        .unwrap_or(collection.root)
 }
 
 /// `name` without a closing parenthesis that holds a version
@@ -1132,6 +1145,63 @@ fn copies_by_trivial_cluster(similarity: &Similarity) -> (Vec<u32>, Vec<PageId>)
 
 #[cfg(test)]
 mod tests {
+    /// A manual found from one of its chapters is named by its folder's
+    /// own page (its table of contents) where the copy holds it, else by
+    /// that chapter.
+    #[test]
+    fn a_manual_is_named_by_its_folders_own_page() {
+        use super::front_page;
+        use crate::collections::{ClusterId, Collection, CollectionId};
+        use crate::pages::{HostId, PageTable};
+        let titled = |url: &str, title: &str| {
+            let mut page = crate::test_support::capture(url, title);
+            page.title = title.into();
+            page
+        };
+        let captures = [
+            titled(
+                "http://mail.example/spec/index.html",
+                "Specification of Exim",
+            ),
+            titled("http://mail.example/spec/ch01.html", "1. Introduction"),
+            titled("http://mail.example/spec/ch02.html", "2. Incorporated code"),
+        ];
+        let table = PageTable::build(&[&captures]);
+        let page = |url: &str| table.find_url(url).unwrap();
+        let copy = |prefix: &str, pages: &[&str]| {
+            let mut pages: Vec<_> = pages.iter().map(|url| page(url)).collect();
+            pages.sort_unstable();
+            Collection {
+                id: CollectionId(0),
+                cluster: ClusterId(0),
+                host: HostId(0),
+                root: page("http://mail.example/spec/ch01.html"),
+                prefix: prefix.into(),
+                pages,
+                inlinks_from_other_hosts: 0,
+            }
+        };
+        let spec = [
+            "http://mail.example/spec/index.html",
+            "http://mail.example/spec/ch01.html",
+            "http://mail.example/spec/ch02.html",
+        ];
+        let front = |collection: &Collection| {
+            table.pages[front_page(&table, collection).0 as usize]
+                .title
+                .to_string()
+        };
+        assert_eq!(
+            front(&copy("http://mail.example/spec/", &spec)),
+            "Specification of Exim"
+        );
+        // A copy without its table of contents: the chapter it was found from.
+        assert_eq!(
+            front(&copy("http://mail.example/spec/", &spec[1..])),
+            "1. Introduction"
+        );
+    }
+
     #[test]
     fn a_manual_is_named_without_the_version_of_one_copy() {
         use super::without_version_note;
