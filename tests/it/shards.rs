@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 
 use common::*;
 use mirrorscope::datadir::DataDir;
-use mirrorscope::search::{Engine, Filters, Rank, SearchConfig, SearchRequest};
+use mirrorscope::search::{Engine, Filters, Rank, Results, SearchConfig, SearchRequest};
 
 fn run(args: &[&str]) -> std::process::Output {
     mirrorscope(&crate_dir(), args)
@@ -40,9 +40,8 @@ pub fn queries() -> Vec<String> {
     queries
 }
 
-/// What a search shows: as text, without the time it took and with each
-/// score left out; the scores; and how many entries it shows.
-pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize) -> Shown {
+/// Page `page` of a search, its time left out.
+fn searched(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize) -> Results {
     let mut results = engine
         .search(&SearchRequest {
             query: query.to_string(),
@@ -54,48 +53,42 @@ pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize
         })
         .unwrap();
     results.took_ms = 0.0;
-    let scores = results.groups.iter().map(|group| group.score).collect();
-    let texts = results
-        .groups
-        .iter()
-        .map(|group| format!("{}\n{}", group.title, group.snippet))
-        .collect();
-    // The scores beside the page: copies equal but for a last bit may run
-    // across its edges.
-    let beside = |page: usize, last: bool| -> Option<f32> {
-        let results = engine
-            .search(&SearchRequest {
-                query: query.to_string(),
-                page,
-                rollup,
-                rank,
-                as_typed: false,
-                filters: Filters::default(),
-            })
-            .ok()?;
-        let group = if last {
-            results.groups.last()
-        } else {
-            results.groups.first()
-        };
-        group.map(|group| group.score)
-    };
-    let before = (page > 1).then(|| beside(page - 1, true)).flatten();
-    let after = (page < results.pages)
-        .then(|| beside(page + 1, false))
-        .flatten();
-    let groups = std::mem::take(&mut results.groups)
+    results
+}
+
+/// Each entry as text, its score left out, with its score.
+fn entries(results: &mut Results) -> Vec<(f32, String)> {
+    std::mem::take(&mut results.groups)
         .into_iter()
         .map(|mut group| {
+            let score = group.score;
             group.score = 0.0;
-            format!("{group:#?}")
+            (score, format!("{group:#?}"))
         })
-        .collect();
+        .collect()
+}
+
+/// What a search shows: as text, without the time it took and with each
+/// score left out; the scores; and how many entries it shows; and the
+/// entries of the pages beside it.
+pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize) -> Shown {
+    let mut results = searched(engine, query, rollup, rank, page);
+    let (scores, groups) = entries(&mut results).into_iter().unzip();
+    let beside = |page: usize| entries(&mut searched(engine, query, rollup, rank, page));
+    let before = if page > 1 {
+        beside(page - 1)
+    } else {
+        Vec::new()
+    };
+    let after = if page < results.pages {
+        beside(page + 1)
+    } else {
+        Vec::new()
+    };
     Shown {
         text: format!("{results:#?}"),
         groups,
         scores,
-        texts,
         before,
         after,
     }
@@ -105,12 +98,11 @@ pub fn shown(engine: &Engine, query: &str, rollup: bool, rank: Rank, page: usize
 /// a document's term scores in an order that depends on its segment (a term
 /// whose postings end is swapped out of the union, an intersection begins
 /// with its segment's rarest word), so one document's score may differ in
-/// its last bit between one index and its shards, and copies of one page,
-/// equal but for that bit, may come in another order. Where such copies
-/// run past the page's end (or began on the page before: their scores are
-/// close to the one beside the page in both), which of them the page shows
-/// is that order's: they must show the same titles and snippets, on
-/// whichever hosts.
+/// its last bit between one index and its shards, and entries of scores
+/// equal but for that bit (copies of one page, or two pages alike) may come
+/// in another order. Where such entries run past the page's end (or began
+/// on the page before), which of them the page shows is that order's: they
+/// are compared with their run's entries on the page beside.
 #[derive(Debug)]
 pub struct Shown {
     /// The results without their entries.
@@ -118,11 +110,10 @@ pub struct Shown {
     /// Each entry, its score left out.
     groups: Vec<String>,
     scores: Vec<f32>,
-    /// Each entry's title and snippet.
-    texts: Vec<String>,
-    /// The last score of the page before, and the first of the page after.
-    before: Option<f32>,
-    after: Option<f32>,
+    /// The entries of the page before and of the page after, with their
+    /// scores.
+    before: Vec<(f32, String)>,
+    after: Vec<(f32, String)>,
 }
 
 impl Shown {
@@ -146,26 +137,28 @@ impl Shown {
             while end < self.groups.len() && close(self.scores[start], self.scores[end]) {
                 end += 1;
             }
-            let runs_on = |beside: [Option<f32>; 2], score: f32| {
-                beside
-                    .iter()
-                    .all(|beside| beside.is_some_and(|b| close(b, score)))
+            // The run's entries with those of its score on the pages
+            // beside, where it reaches the page's edge.
+            let score = self.scores[start];
+            let gathered = |shown: &Shown| {
+                let mut run = shown.groups[start..end].to_vec();
+                let edges = [
+                    (start == 0, &shown.before),
+                    (end == shown.groups.len(), &shown.after),
+                ];
+                for (at_edge, beside) in edges {
+                    if at_edge {
+                        run.extend(
+                            beside
+                                .iter()
+                                .filter(|(other, _)| close(*other, score))
+                                .map(|(_, group)| group.clone()),
+                        );
+                    }
+                }
+                run
             };
-            let at_an_edge = (start == 0
-                && runs_on([self.before, other.before], self.scores[start]))
-                || (end == self.groups.len()
-                    && runs_on([self.after, other.after], self.scores[end - 1]));
-            let (mut mine, mut theirs) = if at_an_edge {
-                (
-                    self.texts[start..end].to_vec(),
-                    other.texts[start..end].to_vec(),
-                )
-            } else {
-                (
-                    self.groups[start..end].to_vec(),
-                    other.groups[start..end].to_vec(),
-                )
-            };
+            let (mut mine, mut theirs) = (gathered(self), gathered(other));
             mine.sort();
             theirs.sort();
             if mine != theirs {
@@ -350,4 +343,25 @@ fn sharded_manifest_shard(data: &Path, number: u32) -> u64 {
     let counts: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
     counts["documents"].as_u64().unwrap()
+}
+
+/// Two pages of one score at the end of a page, one on it and the other
+/// first on the next, may swap between two indexes (the shipped crawl's
+/// eventlet.html and gevent.html at the end of page 1 of "how do I deploy
+/// flask with gunicorn", flat): alike. Another page in the other's place
+/// is not.
+#[test]
+fn near_ties_across_a_page_edge_are_compared_with_the_page_beside() {
+    let shown = |last: &str, next: &str| Shown {
+        text: "results".into(),
+        groups: vec!["a".into(), "b".into(), last.into()],
+        scores: vec![3.0, 2.0, 1.0],
+        before: Vec::new(),
+        after: vec![(1.0, next.into()), (0.5, "y".into())],
+    };
+    let one = shown("eventlet", "gevent");
+    assert!(shown("gevent", "eventlet").is_like(&one));
+    assert!(one.is_like(&shown("eventlet", "gevent")));
+    assert!(!shown("gevent", "other").is_like(&one));
+    assert!(!shown("other", "eventlet").is_like(&one));
 }
