@@ -260,8 +260,8 @@ impl Engine {
         let cluster = cluster_id.and_then(|cluster| self.collections.cluster(cluster));
         let name_of = |collection: &crate::collections::Collection| match self
             .table
-            .page(collection.root)
-            .map(|root| root.title.trim())
+            .page(super::front_page(&self.table, collection))
+            .map(|front| front.title.trim())
         {
             Some(title) if !title.is_empty() => format!("“{title}”"),
             _ => format!("the manual under {}", collection.prefix),
