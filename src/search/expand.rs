@@ -370,8 +370,13 @@ pub fn share_of(pages: usize, size: usize) -> String {
 
 /// A cluster's collections grouped into copies: by host, and on one host
 /// by folder (a collection under another's folder is a fragment of it); the
-/// principal copy first, then the larger ones.
-pub(super) fn copy_rows<'c>(collections: &'c Collections, cluster: &Cluster) -> Vec<CopyRow<'c>> {
+/// principal copy first, then the larger ones, a collection's pages counted
+/// by `pages_of`.
+pub(super) fn copy_rows<'c>(
+    collections: &'c Collections,
+    cluster: &Cluster,
+    pages_of: impl Fn(&Collection) -> usize,
+) -> Vec<CopyRow<'c>> {
     let mut members: Vec<&Collection> = cluster
         .collections
         .iter()
@@ -394,11 +399,11 @@ pub(super) fn copy_rows<'c>(collections: &'c Collections, cluster: &Cluster) -> 
         match holder {
             Some(row) => {
                 row.members.push(member);
-                row.pages += member.pages.len();
+                row.pages += pages_of(member);
             }
             None => rows.push(CopyRow {
                 members: vec![member],
-                pages: member.pages.len(),
+                pages: pages_of(member),
                 also: Vec::new(),
             }),
         }
@@ -520,14 +525,20 @@ impl Engine {
             .filter(|page| collection.pages.binary_search(page).is_ok())
             .into_iter()
             .collect();
+        // A page under two URLs is listed and counted once, by its
+        // standing URL (the one the index holds).
+        let size = self.distinct_pages(&collection.pages);
         let rows = if query_text.is_empty() {
-            let listed: Vec<PageId> = collection
+            let mut listed: Vec<PageId> = collection
                 .pages
                 .iter()
                 .copied()
-                .filter(|page| !exclude.contains(page))
-                .take(self.config.max_expansion_pages)
+                .filter(|&page| {
+                    self.is_own_page(page, &collection.pages) && !exclude.contains(&page)
+                })
                 .collect();
+            let listable = listed.len();
+            listed.truncate(self.config.max_expansion_pages);
             let paging = Paging::of(listed.len(), page);
             let pages = listed
                 .iter()
@@ -543,10 +554,10 @@ impl Engine {
                 })
                 .collect();
             Rows {
-                matching_pages: collection.pages.len(),
+                matching_pages: size,
                 paging,
                 pages,
-                truncated: collection.pages.len() - exclude.len() > listed.len(),
+                truncated: listable > listed.len(),
             }
         } else {
             self.ranked_rows(
@@ -567,7 +578,7 @@ impl Engine {
                 .map(|page| page.url.to_string())
                 .unwrap_or_default(),
             prefix: collection.prefix.clone(),
-            size: collection.pages.len(),
+            size,
             query: query.to_string(),
             matching_pages: rows.matching_pages,
             excluded: exclude.first().map(ToString::to_string),
@@ -680,7 +691,13 @@ impl Engine {
             .collections
             .collection(cluster.principal())
             .map(|collection| collection.host);
-        let rows = fold_aliases(copy_rows(&self.collections, cluster), self.mirrors());
+        let rows = fold_aliases(
+            copy_rows(&self.collections, cluster, |collection| {
+                self.distinct_pages(&collection.pages)
+            }),
+            self.mirrors(),
+        );
+        let size = self.cluster_size(cluster);
         let paging = Paging::of(rows.len(), page);
         let principal_collection = self.collections.collection(cluster.principal());
         let original_version = self.version_of(cluster.principal());
@@ -740,7 +757,7 @@ impl Engine {
                 .zip(original_hit)
                 .map(|(copy, original)| self.page_relation(copy, original));
             let is_principal = named.id == cluster.principal();
-            let complete = row.pages >= cluster.size as usize;
+            let complete = row.pages >= size;
             let part = (!complete && !is_principal)
                 .then(|| {
                     self.folder_in_original((named.root, &named.prefix), principal_collection?)
@@ -803,7 +820,7 @@ impl Engine {
                     .collect(),
                 kind,
                 why: is_principal.then(|| cluster.principal_evidence.sentence().to_string()),
-                share: share_of(pages, cluster.size as usize),
+                share: share_of(pages, size),
             });
         }
         let other_copies = hit_copies
@@ -816,14 +833,14 @@ impl Engine {
             .take(EXPANSION_ROWS)
             .filter_map(|&copy| self.page_link(copy))
             .collect();
-        let differ = rows.iter().any(|row| row.pages < cluster.size as usize);
+        let differ = rows.iter().any(|row| row.pages < size);
         let versions = self.other_versions(id, cluster, hit);
         let more_versions = self.copies_outside(id, cluster).count() - versions.len();
         Ok(ReplicaView {
             cluster: id.to_string(),
             kind: cluster.kind,
             cardinality: rows.len(),
-            size: cluster.size,
+            size: size as u32,
             differ,
             query: query.to_string(),
             hit: hit.and_then(|page| self.page_link(page)),
@@ -935,7 +952,14 @@ impl Engine {
                 host: self.table.host_name(copy.host).to_string(),
                 prefix: copy.prefix.clone(),
                 version: copy.version.clone(),
-                pages: copy.pages,
+                // Its pages, a page under two URLs counted once.
+                pages: copy.pages.saturating_sub(
+                    copy.collection
+                        .and_then(|id| self.collections.collection(id))
+                        .map_or(0, |collection| {
+                            collection.pages.len() - self.distinct_pages(&collection.pages)
+                        }) as u32,
+                ),
                 hit_copy: place
                     .as_ref()
                     .and_then(|place| self.table.find_url(&format!("{}{place}", copy.prefix)))

@@ -31,7 +31,7 @@ use tantivy::query::Query;
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Score, Searcher, TantivyDocument};
 
-use crate::collections::{ClusterId, CollectionId, Collections, LineageId};
+use crate::collections::{Cluster, ClusterId, CollectionId, Collections, LineageId};
 use crate::generation::{Analysis, DataDir, DataError, FingerprintFile, Manifest};
 use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, SearchQuery, INDEX_DIR};
 use crate::mirrors::Mirrors;
@@ -518,6 +518,38 @@ impl Engine {
             .and_then(|standing| self.url_names.get(standing))
             .cloned()
             .unwrap_or_else(|| vec![page])
+    }
+
+    /// Whether `page` counts as a page of its own in `pages` (sorted): not
+    /// a second URL of one of them ([`UrlAliases`]). A list of a folder's
+    /// pages shows the standing URL of a page named twice, and counts it
+    /// once.
+    pub fn is_own_page(&self, page: PageId, pages: &[PageId]) -> bool {
+        match self.standing_for.get(page.0 as usize) {
+            Some(&standing) if standing != page => pages.binary_search(&standing).is_err(),
+            _ => true,
+        }
+    }
+
+    /// How many pages `pages` (sorted) holds, a page under two URLs counted
+    /// once.
+    pub fn distinct_pages(&self, pages: &[PageId]) -> usize {
+        pages
+            .iter()
+            .filter(|&&page| self.is_own_page(page, pages))
+            .count()
+    }
+
+    /// The pages of `cluster`'s largest collection, as [`Engine::distinct_pages`]
+    /// counts them (the cluster's `size` counts URLs).
+    pub fn cluster_size(&self, cluster: &Cluster) -> usize {
+        cluster
+            .collections
+            .iter()
+            .filter_map(|&id| self.collections.collection(id))
+            .map(|collection| self.distinct_pages(&collection.pages))
+            .max()
+            .unwrap_or(0)
     }
 
     /// The generation's name (`gen-000004`).

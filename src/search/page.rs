@@ -245,14 +245,15 @@ impl Engine {
                 cluster: cluster.id.to_string(),
                 kind: cluster.kind,
                 cardinality: cluster.cardinality(),
-                size: cluster.size,
+                size: self.cluster_size(cluster) as u32,
                 extended: cluster.extended,
                 collection: collection.map(|collection| collection.id.to_string()),
                 collection_root: collection
                     .and_then(|collection| self.table.page(collection.root))
                     .map(|root| root.url.to_string()),
                 collection_prefix: collection.map(|collection| collection.prefix.clone()),
-                collection_pages: collection.map(|collection| collection.pages.len()),
+                collection_pages: collection
+                    .map(|collection| self.distinct_pages(&collection.pages)),
                 principal: collection
                     .is_some_and(|collection| collection.id == cluster.principal()),
             });

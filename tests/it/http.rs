@@ -402,6 +402,90 @@ async fn the_replica_link_counts_the_copies_its_list_shows() {
     assert!(checked >= 10, "{checked} entries with a Replica link");
 }
 
+/// A page a folder holds under two URLs (the same bytes under two file
+/// names, a folder's `/` and its `index.html`) is one page of its
+/// collection: the Collection view lists it once, by the URL the index
+/// holds, and counts it once; the Replica list sizes the manual the same
+/// way. Counting URLs said "53 of 138 pages" of a manual of 70 chapters.
+#[actix_web::test]
+async fn a_page_under_two_urls_is_listed_and_counted_once() {
+    let (_, table, similarity) = shipped_analysis();
+    let aliases = mirrorscope::similarity::aliases::UrlAliases::find(&table, &similarity);
+    let collections = mirrorscope::datadir::DataDir::open(shipped_data())
+        .unwrap()
+        .generation()
+        .unwrap()
+        .collections(&table)
+        .unwrap();
+    let mut with_second_names = 0;
+    for cluster in &collections.clusters {
+        let mut largest = 0;
+        for &id in &cluster.collections {
+            let collection = collections.collection(id).unwrap();
+            let second_names = collection
+                .pages
+                .iter()
+                .filter(|&&page| {
+                    let standing = aliases.standing_for[page.0 as usize];
+                    standing != page && collection.pages.binary_search(&standing).is_ok()
+                })
+                .count();
+            with_second_names += usize::from(second_names > 0);
+            let pages = collection.pages.len() - second_names;
+            largest = largest.max(pages);
+
+            let first = get(&format!("/collection/{id}")).await;
+            assert_eq!(first.status, StatusCode::OK);
+            assert!(
+                first.body.contains(&format!(
+                    "{pages} of {pages} page{} listed",
+                    if pages == 1 { "" } else { "s" }
+                )),
+                "collection {id}: {pages} pages of {} URLs",
+                collection.pages.len()
+            );
+            let mut listed = Vec::new();
+            let mut page = 1;
+            loop {
+                let answer = get(&format!("/collection/{id}?page={page}")).await;
+                listed.extend(
+                    answer
+                        .body
+                        .split("data-page=\"")
+                        .skip(1)
+                        .filter_map(|rest| rest.split('"').next())
+                        .map(|page| mirrorscope::pages::PageId(page.parse().unwrap())),
+                );
+                if !answer.body.contains("rel=\"next\"") {
+                    break;
+                }
+                page += 1;
+            }
+            assert_eq!(listed.len(), pages, "collection {id}");
+            for page in &listed {
+                assert_eq!(
+                    aliases.standing_for[page.0 as usize], *page,
+                    "collection {id} lists page {page}, a second URL"
+                );
+            }
+        }
+        if cluster.kind == mirrorscope::collections::ClusterKind::Collection {
+            let replicas = get(&format!("/replicas/{}", cluster.id)).await;
+            assert!(
+                replicas
+                    .body
+                    .contains(&format!("of a collection of {largest} pages</h")),
+                "cluster {}: largest copy of {largest} pages",
+                cluster.id
+            );
+        }
+    }
+    assert!(
+        with_second_names >= 5,
+        "{with_second_names} collections with a page under two URLs"
+    );
+}
+
 /// `/host/{name}`: the host's mirrors with level and evidence, pairs that
 /// were ranked but are not mirrors apart, and the level of each copy in the
 /// Replica expansion.
