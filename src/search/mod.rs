@@ -12,6 +12,7 @@
 mod collector;
 mod expand;
 mod host;
+mod manual_name;
 mod page;
 mod pruned;
 pub mod rollup;
@@ -46,6 +47,7 @@ pub use expand::{
     EXPANSION_ROWS,
 };
 pub use host::{is_host_name, HostMirrorView, HostView, TestView};
+use manual_name::ManualName;
 pub use page::{CopyEvidence, PageView};
 use view::Snippets;
 pub use view::{
@@ -261,7 +263,7 @@ pub struct Engine {
     /// Results of recent searches, whole (none cut short by the budget).
     recent: Mutex<Option<LruCache<SearchKey, Results>>>,
     /// Each manual's name, as the manual facet shows it.
-    manual_labels: FxHashMap<LineageId, String>,
+    manual_labels: FxHashMap<LineageId, ManualName>,
     /// Each manual's copies' releases ([`copy_releases`]).
     copy_releases: FxHashMap<LineageId, Vec<Option<String>>>,
 }
@@ -302,8 +304,9 @@ const LABEL_SAMPLE: usize = 200;
 /// share ("SQLAlchemy 1.4 Documentation" of "Session Basics — SQLAlchemy
 /// 1.4 Documentation"), without a version in parentheses (the manual is
 /// every version); else its front page's title (its folder's own page,
-/// else the page it was found from); else its folder.
-fn manual_labels(table: &PageTable, collections: &Collections) -> FxHashMap<LineageId, String> {
+/// else the page it was found from); else its folder. A manual of several
+/// releases is named without the one its titles give ([`ManualName`]).
+fn manual_labels(table: &PageTable, collections: &Collections) -> FxHashMap<LineageId, ManualName> {
     const SEPARATORS: [&str; 5] = [" — ", " – ", " - ", " | ", " · "];
     let mut labels = FxHashMap::default();
     for lineage in &collections.lineages.lineages {
@@ -363,7 +366,8 @@ fn manual_labels(table: &PageTable, collections: &Collections) -> FxHashMap<Line
             .filter(|label| !label.is_empty())
             .or(front)
             .unwrap_or_else(|| copy.prefix.clone());
-        labels.insert(lineage.id, label);
+        let name = ManualName::of(label, copy.version.as_deref(), &lineage.versions());
+        labels.insert(lineage.id, name);
     }
     labels
 }
@@ -922,12 +926,20 @@ impl Engine {
             .as_deref()
     }
 
-    /// A manual's name ([`manual_labels`]).
+    /// A manual's name over its releases ([`manual_labels`]).
     pub fn manual_label(&self, lineage: LineageId) -> String {
-        self.manual_labels
-            .get(&lineage)
-            .cloned()
-            .unwrap_or_else(|| format!("manual {lineage}"))
+        self.manual_labels.get(&lineage).map_or_else(
+            || format!("manual {lineage}"),
+            |name| name.name().to_string(),
+        )
+    }
+
+    /// The name of `release` of a manual ([`ManualName::release`]).
+    fn release_label(&self, lineage: LineageId, release: &str) -> String {
+        match self.manual_labels.get(&lineage) {
+            Some(name) => name.release(release),
+            None => format!("manual {lineage} {release}"),
+        }
     }
 
     /// The facets of a search's entries ([`rollup::FacetCounts`]): each
@@ -970,14 +982,7 @@ impl Engine {
                 let label = match version_of.get(&release).map(Vec::as_slice) {
                     // Within one manual, its releases need no name.
                     _ if filters.manual.is_some() => release.clone(),
-                    Some(&[lineage]) => {
-                        let manual = self.manual_label(lineage);
-                        if manual.contains(release.as_str()) {
-                            manual
-                        } else {
-                            format!("{manual} {release}")
-                        }
-                    }
+                    Some(&[lineage]) => self.release_label(lineage, &release),
                     _ => release.clone(),
                 };
                 FacetValue {
