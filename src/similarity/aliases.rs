@@ -21,12 +21,14 @@
 //! A page under two file names in one folder (`ch07.html` and
 //! `ch-the_default_configuration_file.html`) differs by no variation: the
 //! same bytes there are one page on their own evidence, the plainer URL
-//! standing for the other, with no rule (a stand-in excepted: an error page
-//! answered for many URLs is no page).
+//! (the one other pages link to, else the shorter) standing for the other,
+//! with no rule (a stand-in excepted: an error page answered for many URLs
+//! is no page).
 //!
 //! Different hosts are not looked at here: two names of one server are host
 //! aliases, found by the mirrors stage from their addresses and paths.
 
+use std::cmp::Reverse;
 use std::collections::HashMap;
 
 use serde::Serialize;
@@ -281,11 +283,13 @@ impl UrlAliases {
                 .or_insert(PageId(index as u32));
             pages.union(first.0, index as u32);
         }
+        let linked_by = linked_by(table);
+        let plainness_of = |page: usize| plainness(&table.pages[page].url, linked_by[page]);
         let mut plainest: HashMap<u32, PageId> = HashMap::new();
         for index in 0..page_count {
             let root = pages.find(index as u32);
             let entry = plainest.entry(root).or_insert(PageId(index as u32));
-            if plainness(&table.pages[index].url) < plainness(&table.pages[entry.0 as usize].url) {
+            if plainness_of(index) < plainness_of(entry.0 as usize) {
                 *entry = PageId(index as u32);
             }
         }
@@ -337,9 +341,12 @@ fn hash(place: &str) -> u64 {
 }
 
 /// How plain a URL is, lower first: fewest query parameters, no path
-/// parameter, `https`, no upper case letter in its path, the shortest, then
-/// in text order.
-fn plainness(url: &str) -> (usize, bool, bool, bool, usize, &str) {
+/// parameter, `https`, no upper case letter in its path, a folder's own URL,
+/// linked by the most other pages (`linked_by`), the shortest, then in text
+/// order. Of two file names of one page, the one its site links to is its
+/// name, as a canonical link would say: Exim's pages link
+/// `ch-the_default_configuration_file.html`, none `ch07.html`.
+fn plainness(url: &str, linked_by: u32) -> Plainness<'_> {
     let query = url.split_once('?').map_or("", |(_, query)| query);
     let parameters = query.split('&').filter(|part| !part.is_empty()).count();
     let path = url_path(url).unwrap_or("/");
@@ -348,9 +355,32 @@ fn plainness(url: &str) -> (usize, bool, bool, bool, usize, &str) {
         path.contains(';'),
         !url.starts_with("https:"),
         path.chars().any(|c| c.is_ascii_uppercase()),
+        // A folder's own URL before any file's (`dir/` before `dir/index.html`).
+        !path.ends_with('/'),
+        Reverse(linked_by),
         url.len(),
         url,
     )
+}
+
+/// How plain a URL is, plainest least: parameters, a path parameter, not
+/// `https`, upper case, a file's name, fewer pages linking to it, length,
+/// then the URL.
+type Plainness<'u> = (usize, bool, bool, bool, bool, Reverse<u32>, usize, &'u str);
+
+/// For each page, how many other pages link to it.
+fn linked_by(table: &PageTable) -> Vec<u32> {
+    let mut counts = vec![0u32; table.pages.len()];
+    for (index, page) in table.pages.iter().enumerate() {
+        for target in page.outlinks.iter() {
+            if target.0 as usize != index {
+                if let Some(count) = counts.get_mut(target.0 as usize) {
+                    *count += 1;
+                }
+            }
+        }
+    }
+    counts
 }
 
 /// Each variation a URL can be seen under, with the URL it leaves once
@@ -609,6 +639,49 @@ mod tests {
         assert_eq!(aliases.alias_count(), 1, "{:?}", aliases.groups());
         // The avoid list's aliases are the rules' alone.
         assert_eq!(UrlAliases::by_rules(&table, &similarity).alias_count(), 0);
+    }
+
+    /// Of two file names of one page, the one other pages link to stands
+    /// for it, however long: the site's own name for it.
+    #[test]
+    fn the_file_name_a_site_links_to_stands_for_its_page() {
+        let folder = "https://mail.example/doc/spec";
+        let mut captures = vec![
+            capture(&format!("{folder}/ch01.html"), &text("exim", 1)),
+            capture(&format!("{folder}/ch-introduction.html"), &text("exim", 1)),
+            capture(&format!("{folder}/ch02.html"), &text("exim", 2)),
+            capture(
+                &format!("{folder}/ch-incorporated_code.html"),
+                &text("exim", 2),
+            ),
+        ];
+        // The table of contents links the long names; a stray link names
+        // ch02.html once, and the page itself links its long name.
+        let mut contents = capture(&format!("{folder}/index.html"), &text("exim", 0));
+        contents.links = crate::pages::Links::from_iter([
+            format!("{folder}/ch-introduction.html"),
+            format!("{folder}/ch-incorporated_code.html"),
+        ]);
+        let mut chapter = capture(&format!("{folder}/ch03.html"), &text("exim", 3));
+        chapter.links = crate::pages::Links::from_iter([
+            format!("{folder}/ch-incorporated_code.html"),
+            format!("{folder}/ch02.html"),
+        ]);
+        captures[0].links =
+            crate::pages::Links::from_iter([format!("{folder}/ch-introduction.html")]);
+        captures.extend([contents, chapter]);
+        let (table, similarity) = run(&captures, &SimilarityConfig::default());
+        let aliases = UrlAliases::find(&table, &similarity);
+        // Linked twice (the contents, and its twin's link to it), ch01.html
+        // by none.
+        assert_eq!(
+            standing(&table, &aliases, &format!("{folder}/ch01.html")),
+            format!("{folder}/ch-introduction.html")
+        );
+        assert_eq!(
+            standing(&table, &aliases, &format!("{folder}/ch02.html")),
+            format!("{folder}/ch-incorporated_code.html")
+        );
     }
 
     #[test]
