@@ -152,6 +152,9 @@ struct Collector {
     defined: String,
     /// Nesting of those elements.
     defined_depth: usize,
+    /// Only the text is wanted (lines, title, headings): attributes and
+    /// links are not read.
+    text_only: bool,
 }
 
 /// Elements whose text names what a page is about: its headings, and the
@@ -169,6 +172,19 @@ const MAX_DEFINED_BYTES: usize = 256 * 1024;
 /// of `<a>`.
 fn reads_attributes(name: &[u8]) -> bool {
     matches!(name, b"html" | b"meta" | b"link" | b"a")
+}
+
+/// Whether `read_attributes` reads the attribute `attribute` of tag `tag`
+/// (every one of `<meta>`, whose names may speak of a version): a link's
+/// `class` and `id` are not kept.
+fn reads_attribute(tag: &[u8], attribute: &[u8]) -> bool {
+    match tag {
+        b"html" => matches!(attribute, b"lang" | b"xml:lang"),
+        b"meta" => true,
+        b"link" => matches!(attribute, b"rel" | b"href" | b"title"),
+        b"a" => matches!(attribute, b"href" | b"title"),
+        _ => false,
+    }
 }
 
 impl Collector {
@@ -357,7 +373,9 @@ impl Collector {
     }
 
     fn attribute_value(&mut self, value: &[u8]) {
-        if reads_attributes(&self.tag_name) && self.attributes.len() < MAX_ATTRIBUTES {
+        if self.attributes.len() < MAX_ATTRIBUTES
+            && reads_attribute(&self.tag_name, &self.attribute_name)
+        {
             self.attributes.push((
                 self.attribute_name.clone(),
                 String::from_utf8_lossy(value).into_owned(),
@@ -382,6 +400,8 @@ impl Collector {
                 self.href = None;
                 self.attributes.clear();
             }
+            CallbackEvent::AttributeName { .. } | CallbackEvent::AttributeValue { .. }
+                if self.text_only => {}
             CallbackEvent::AttributeName { name } => {
                 self.attribute_name.clear();
                 self.attribute_name.extend_from_slice(name);
@@ -632,7 +652,7 @@ pub fn extract_html_text(html: &str) -> (String, String) {
 /// lines hold `most_bytes` (the line that passes it is kept whole), so a
 /// page of megabytes costs what its start does.
 pub fn extract_html_text_within(html: &str, most_bytes: usize) -> (String, String) {
-    let collector = collect_within(html, most_bytes);
+    let collector = collect_within(html, most_bytes, true);
     (title_of(&collector), collector.lines.join("\n"))
 }
 
@@ -640,7 +660,7 @@ pub fn extract_html_text_within(html: &str, most_bytes: usize) -> (String, Strin
 /// and the text of its headings and defined terms (`<h1>`-`<h6>`, `<dt>`)
 /// in that text, one a line: what the page is about.
 pub fn extract_html_text_and_headings_within(html: &str, most_bytes: usize) -> (String, String) {
-    let collector = collect_within(html, most_bytes);
+    let collector = collect_within(html, most_bytes, true);
     let headings = collector
         .defined
         .lines()
@@ -675,13 +695,17 @@ impl<E: Emitter> ForwardingEmitter for WithoutErrors<E> {
 
 /// Runs the tokenizer over `html` into a collector.
 fn collect(html: &str) -> Collector {
-    collect_within(html, usize::MAX)
+    collect_within(html, usize::MAX, false)
 }
 
 /// Runs the tokenizer over `html` into a collector until its lines hold
-/// `most_bytes`.
-fn collect_within(html: &str, most_bytes: usize) -> Collector {
-    let mut collector = Collector::default();
+/// `most_bytes`; with `text_only`, its attributes and links are not read
+/// (what they would add is not wanted).
+fn collect_within(html: &str, most_bytes: usize, text_only: bool) -> Collector {
+    let mut collector = Collector {
+        text_only,
+        ..Collector::default()
+    };
     {
         let mut emitter =
             CallbackEmitter::new(|event: CallbackEvent<'_>, _span: Span<()>| -> Option<()> {
@@ -703,6 +727,35 @@ fn title_of(collector: &Collector) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Reading the text alone (the index stage's) gives the text, title
+    /// and headings of the whole reading (ingest's), whatever the
+    /// attributes and links around them.
+    #[test]
+    fn the_text_alone_is_the_whole_readings_text() {
+        let html = "<html lang=en><head><meta name=docsearch:version content=3.1><title>Guide &mdash; Tool \
+                    3.1</title><link rel=canonical href=/guide.html><base href=/docs/></head><body>\
+                    <div class=nav id=top><a class=\"reference internal\" href=a.html title=\"Tool 3.1\">A</a> \
+                    <a href=b.html data-x=1>B</a></div><h1 class=title>Guide<a class=headerlink href=#g>\u{b6}</a></h1>\
+                    <p style=\"color: red\">Some <b>bold</b> text<br>on two lines.</p><dl><dt id=x>term</dt>\
+                    <dd>meaning</dd></dl><img src=i.png alt=\"no text\"><iframe src=f.html></iframe></body></html>";
+        let url = Url::parse("https://tool.example/docs/guide.html").unwrap();
+        let whole = extract_html(html, &url);
+        let (title, text) = extract_html_text(html);
+        assert_eq!((&title, &text), (&whole.title, &whole.text));
+        let (text, headings) = extract_html_text_and_headings_within(html, usize::MAX);
+        assert_eq!(text, whole.text);
+        assert_eq!(headings, "Guide\u{b6}\nterm");
+        // What the attributes said is read in the whole reading only.
+        assert_eq!(whole.links.len(), 4, "{:?}", whole.links);
+        assert_eq!(whole.declared_languages, ["en"]);
+        assert!(whole.canonical.is_some());
+        assert!(
+            whole.versions.contains(&"3.1".to_string()),
+            "{:?}",
+            whole.versions
+        );
+    }
 
     #[test]
     fn headings_and_defined_terms_are_what_a_page_is_about() {
