@@ -81,7 +81,7 @@ pub struct ExpandedPage {
 }
 
 /// The Collection expansion: the collection's pages that match the query,
-/// best first (all of its pages, in URL order, without a query).
+/// best first (all of its pages, in reading order, without a query).
 #[derive(Debug, Clone, Serialize)]
 pub struct CollectionView {
     pub id: String,
@@ -507,7 +507,7 @@ impl Engine {
     }
 
     /// The Collection expansion of collection `id` for `query`: page `page`
-    /// of its matching pages, best first (of all its pages in URL order
+    /// of its matching pages, best first (of all its pages in reading order
     /// without a query), page `exclude` (the entry's own) left out.
     pub fn collection(
         &self,
@@ -529,13 +529,10 @@ impl Engine {
         // standing URL (the one the index holds).
         let size = self.distinct_pages(&collection.pages);
         let rows = if query_text.is_empty() {
-            let mut listed: Vec<PageId> = collection
-                .pages
-                .iter()
-                .copied()
-                .filter(|&page| {
-                    self.is_own_page(page, &collection.pages) && !exclude.contains(&page)
-                })
+            let mut listed: Vec<PageId> = self
+                .reading_order(collection)
+                .into_iter()
+                .filter(|page| !exclude.contains(page))
                 .collect();
             let listable = listed.len();
             listed.truncate(self.config.max_expansion_pages);
@@ -587,6 +584,80 @@ impl Engine {
             truncated: rows.truncated,
             replicas,
         })
+    }
+
+    /// The pages of `collection` (a page under two URLs once) in the order
+    /// a reader meets them: its front page ([`super::front_page`]), the
+    /// pages it links to in the order it links them (read from its stored
+    /// body), then the pages those link to, breadth first (in URL order);
+    /// pages no link of the collection reaches follow in URL order.
+    /// A manual's table of contents is its reading order, which its file
+    /// names' order need not be (Exim's `ch-access_control_lists.html`
+    /// comes before `ch-introduction.html`).
+    fn reading_order(&self, collection: &Collection) -> Vec<PageId> {
+        let pages = &collection.pages;
+        let own =
+            |page: PageId| pages.binary_search(&page).is_ok() && self.is_own_page(page, pages);
+        let mut seen = vec![false; pages.len()];
+        let mut mark = |page: PageId| match pages.binary_search(&page) {
+            Ok(at) if !seen[at] => {
+                seen[at] = true;
+                true
+            }
+            _ => false,
+        };
+        let front = super::front_page(&self.table, collection);
+        let mut order: Vec<PageId> = Vec::with_capacity(pages.len());
+        if own(front) && mark(front) {
+            order.push(front);
+        }
+        // Past what an expansion lists, the order is not read: the walk
+        // stops there (a request's work stays bounded).
+        // A link to a second URL reaches the page it names.
+        let standing = |page: PageId| {
+            self.standing_for
+                .get(page.0 as usize)
+                .copied()
+                .unwrap_or(page)
+        };
+        // The front page's links in the order it gives them (the page
+        // table keeps a page's links in URL order).
+        if let Some(extracted) = self
+            .table
+            .page(front)
+            .filter(|_| order.first() == Some(&front))
+            .and_then(|page| crate::index::page_extract(&self.store, page))
+        {
+            for link in &extracted.links {
+                let Some(target) = self.table.find_url(link.as_str()).map(standing) else {
+                    continue;
+                };
+                if own(target) && mark(target) {
+                    order.push(target);
+                }
+            }
+        }
+        let mut next = 0;
+        while next < order.len() && order.len() < self.config.max_expansion_pages {
+            let Some(page) = self.table.page(order[next]) else {
+                next += 1;
+                continue;
+            };
+            for &target in page.outlinks.iter() {
+                let target = standing(target);
+                if own(target) && mark(target) {
+                    order.push(target);
+                }
+            }
+            next += 1;
+        }
+        order.extend(
+            pages
+                .iter()
+                .copied()
+                .filter(|&page| own(page) && mark(page)),
+        );
+        order
     }
 
     /// More from a site: page `page` of the pages of `host` in no cluster and

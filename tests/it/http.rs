@@ -486,6 +486,58 @@ async fn a_page_under_two_urls_is_listed_and_counted_once() {
     );
 }
 
+/// A collection listed without a query reads as its manual does: its front
+/// page, then the pages its table of contents links, in that order (Exim's
+/// chapters 1, 2, 3 ..., whose file names sort otherwise; Tomcat's
+/// "Introduction" and "Tomcat Setup" first).
+#[actix_web::test]
+async fn a_collection_without_a_query_is_listed_in_reading_order() {
+    let titles = |body: &str| -> Vec<String> {
+        body.split("class=\"title\" href=\"")
+            .skip(1)
+            .filter_map(|rest| rest.split_once("\">"))
+            .filter_map(|(_, rest)| rest.split('<').next())
+            .map(str::to_string)
+            .collect()
+    };
+    let mut exim = 0;
+    let mut tomcat = 0;
+    for id in 0.. {
+        let answer = get(&format!("/collection/{id}")).await;
+        if answer.status == StatusCode::NOT_FOUND {
+            break;
+        }
+        let listed = titles(&answer.body);
+        if listed.first().map(String::as_str)
+            == Some("Specification of the Exim Mail Transfer Agent")
+        {
+            let chapters: Vec<u32> = listed[1..]
+                .iter()
+                .map(|title| title.split('.').next().unwrap().parse().unwrap())
+                .collect();
+            assert_eq!(
+                chapters,
+                (1..=9).collect::<Vec<_>>(),
+                "collection {id}: {listed:?}"
+            );
+            exim += 1;
+        }
+        if listed
+            .first()
+            .is_some_and(|title| title.contains("Documentation Index"))
+            && listed[0].starts_with("Apache Tomcat")
+        {
+            assert!(listed[1].ends_with("- Introduction"), "{listed:?}");
+            assert!(listed[2].ends_with("- Tomcat Setup"), "{listed:?}");
+            tomcat += 1;
+        }
+    }
+    assert!(
+        exim >= 3 && tomcat >= 3,
+        "{exim} Exim and {tomcat} Tomcat copies"
+    );
+}
+
 /// `/host/{name}`: the host's mirrors with level and evidence, pairs that
 /// were ranked but are not mirrors apart, and the level of each copy in the
 /// Replica expansion.
