@@ -611,8 +611,6 @@ impl Engine {
         if own(front) && mark(front) {
             order.push(front);
         }
-        // Past what an expansion lists, the order is not read: the walk
-        // stops there (a request's work stays bounded).
         // A link to a second URL reaches the page it names.
         let standing = |page: PageId| {
             self.standing_for
@@ -637,6 +635,8 @@ impl Engine {
                 }
             }
         }
+        // Past what an expansion lists, the order is not read: the walk
+        // stops there (a request's work stays bounded).
         let mut next = 0;
         while next < order.len() && order.len() < self.config.max_expansion_pages {
             let Some(page) = self.table.page(order[next]) else {
