@@ -527,7 +527,7 @@ impl Engine {
             .collect();
         // A page under two URLs is listed and counted once, by its
         // standing URL (the one the index holds).
-        let size = self.distinct_pages(&collection.pages);
+        let size = self.collection_size(collection);
         let rows = if query_text.is_empty() {
             let mut listed: Vec<PageId> = self
                 .reading_order(collection)
@@ -764,7 +764,7 @@ impl Engine {
             .map(|collection| collection.host);
         let rows = fold_aliases(
             copy_rows(&self.collections, cluster, |collection| {
-                self.distinct_pages(&collection.pages)
+                self.collection_size(collection)
             }),
             self.mirrors(),
         );
@@ -1028,7 +1028,7 @@ impl Engine {
                     copy.collection
                         .and_then(|id| self.collections.collection(id))
                         .map_or(0, |collection| {
-                            collection.pages.len() - self.distinct_pages(&collection.pages)
+                            collection.pages.len() - self.collection_size(collection)
                         }) as u32,
                 ),
                 hit_copy: place

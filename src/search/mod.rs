@@ -32,7 +32,7 @@ use tantivy::query::Query;
 use tantivy::snippet::SnippetGenerator;
 use tantivy::{DocAddress, Score, Searcher, TantivyDocument};
 
-use crate::collections::{Cluster, ClusterId, CollectionId, Collections, LineageId};
+use crate::collections::{Cluster, ClusterId, Collection, CollectionId, Collections, LineageId};
 use crate::generation::{Analysis, DataDir, DataError, FingerprintFile, Manifest};
 use crate::index::{IndexError, IndexField, Reading, Scope, SearchIndex, SearchQuery, INDEX_DIR};
 use crate::mirrors::Mirrors;
@@ -255,6 +255,8 @@ pub struct Engine {
     /// standing for them ([`UrlAliases`]), and each page's standing page.
     url_names: FxHashMap<PageId, Vec<PageId>>,
     standing_for: Vec<PageId>,
+    /// By collection id: its pages, a page under two URLs counted once.
+    collection_sizes: Vec<u32>,
     index: SearchIndex,
     /// The index's roll-up fast fields, decoded once.
     rollup_fields: Arc<collector::RollupFields>,
@@ -293,6 +295,27 @@ fn copy_releases(collections: &Collections) -> FxHashMap<LineageId, Vec<Option<S
                 })
                 .collect();
             (lineage.id, releases)
+        })
+        .collect()
+}
+
+/// By collection id: how many pages it holds, a second URL of one of its
+/// pages ([`UrlAliases`], `standing_for`) not counted.
+fn collection_sizes(collections: &Collections, standing_for: &[PageId]) -> Vec<u32> {
+    collections
+        .collections
+        .iter()
+        .map(|collection| {
+            let pages = &collection.pages;
+            let second_names = pages
+                .iter()
+                .filter(|&&page| {
+                    standing_for.get(page.0 as usize).is_some_and(|&standing| {
+                        standing != page && pages.binary_search(&standing).is_ok()
+                    })
+                })
+                .count();
+            (pages.len() - second_names) as u32
         })
         .collect()
 }
@@ -474,6 +497,7 @@ impl Engine {
         let strays = crate::index::stray_clusters(&similarity, &collections);
         let aliases = UrlAliases::find(&table, &similarity);
         let url_names = aliases.groups().into_iter().collect();
+        let collection_sizes = collection_sizes(&collections, &aliases.standing_for);
         let manual_labels = manual_labels(&table, &collections);
         let copy_releases = copy_releases(&collections);
         let principals = Arc::new(
@@ -498,6 +522,7 @@ impl Engine {
             principals,
             url_names,
             standing_for: aliases.standing_for,
+            collection_sizes,
             index,
             rollup_fields,
             store,
@@ -535,23 +560,23 @@ impl Engine {
         }
     }
 
-    /// How many pages `pages` (sorted) holds, a page under two URLs counted
-    /// once.
-    pub fn distinct_pages(&self, pages: &[PageId]) -> usize {
-        pages
-            .iter()
-            .filter(|&&page| self.is_own_page(page, pages))
-            .count()
+    /// How many pages `collection` holds, a page under two URLs counted
+    /// once (counted when the engine opens).
+    pub fn collection_size(&self, collection: &Collection) -> usize {
+        self.collection_sizes
+            .get(collection.id.0 as usize)
+            .map_or(collection.pages.len(), |&size| size as usize)
     }
 
-    /// The pages of `cluster`'s largest collection, as [`Engine::distinct_pages`]
-    /// counts them (the cluster's `size` counts URLs).
+    /// The pages of `cluster`'s largest collection, as
+    /// [`Engine::collection_size`] counts them (the cluster's `size` counts
+    /// URLs).
     pub fn cluster_size(&self, cluster: &Cluster) -> usize {
         cluster
             .collections
             .iter()
             .filter_map(|&id| self.collections.collection(id))
-            .map(|collection| self.distinct_pages(&collection.pages))
+            .map(|collection| self.collection_size(collection))
             .max()
             .unwrap_or(0)
     }

@@ -252,8 +252,7 @@ impl Engine {
                     .and_then(|collection| self.table.page(collection.root))
                     .map(|root| root.url.to_string()),
                 collection_prefix: collection.map(|collection| collection.prefix.clone()),
-                collection_pages: collection
-                    .map(|collection| self.distinct_pages(&collection.pages)),
+                collection_pages: collection.map(|collection| self.collection_size(collection)),
                 principal: collection
                     .is_some_and(|collection| collection.id == cluster.principal()),
             });

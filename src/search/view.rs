@@ -615,7 +615,7 @@ impl Engine {
         let hit: &Hit = &group.shown;
         let shown = self.shown(searcher, snippets, hit.doc, hit.page)?;
         let collection = hit.collection.and_then(|id| {
-            let size = self.distinct_pages(&self.collections.collection(id)?.pages);
+            let size = self.collection_size(self.collections.collection(id)?);
             (size > 1 && group.collection_hits > 1).then_some(CollectionLink {
                 id,
                 matching_pages: group.collection_hits,
@@ -748,7 +748,7 @@ impl Engine {
         let cluster = self.collections.cluster(id)?;
         let copies = super::expand::fold_aliases(
             super::expand::copy_rows(&self.collections, cluster, |collection| {
-                self.distinct_pages(&collection.pages)
+                self.collection_size(collection)
             }),
             &self.mirrors,
         )
