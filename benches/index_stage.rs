@@ -4,7 +4,8 @@
 //! Reads the current generation's page table, similarity and collections,
 //! then builds the search index from the page store into a scratch folder
 //! beside DATA (the same disk), RUNS times (default 1), as `index` does after
-//! its analysis. Prints per run: seconds, the peak resident memory split into
+//! its analysis for bodies whose text it did not keep at ingest (those of
+//! crawls ingested by an earlier run): each body is read and extracted. Prints per run: seconds, the peak resident memory split into
 //! anonymous memory and mapped files (sampled every 50 ms: the kernel keeps
 //! only the peak of their sum), bytes written, segments and index size. The
 //! index stage of a million-page crawl can so be measured without ingesting
@@ -111,7 +112,7 @@ fn main() {
                 &table,
                 &similarity,
                 &collections,
-                &store,
+                (&store, None),
                 &config.index,
             )
         });

@@ -136,8 +136,8 @@ fn main() {
     }
     let work = &outcome.ingest_work;
     println!(
-        "  ingest and store, in thread-seconds: reading WARC {:.1}, decoding {:.1}, extracting HTML {:.1}, fingerprints {:.1}, storing {:.1}, flushing and journaling {:.1}",
-        work.reading, work.decoding, work.extracting, work.fingerprinting, work.storing, work.flushing
+        "  ingest and store, in thread-seconds: reading WARC {:.1}, decoding {:.1}, extracting HTML {:.1}, fingerprints {:.1}, storing {:.1}, keeping texts {:.1}, flushing and journaling {:.1}",
+        work.reading, work.decoding, work.extracting, work.fingerprinting, work.storing, work.keeping_texts, work.flushing
     );
     let counts = &outcome.manifest;
     println!(

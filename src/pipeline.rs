@@ -20,6 +20,7 @@ use crate::config::{Config, ConfigError};
 use crate::corpus;
 use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest};
 use crate::fingerprint::{FingerprintSpill, Spilled};
+use crate::index::texts::KeptTexts;
 use crate::ingest::{self, Capture, IngestOptions, IngestReport};
 use crate::pages::PageTable;
 use crate::store::Signature;
@@ -320,7 +321,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         data.set_aside_stale(&crawl_id)?;
     }
     let reused = data.has_crawl(&crawl_id);
-    let (captures, report, ingest_work, spill) = if reused {
+    let (captures, report, ingest_work, spilled) = if reused {
         tracing::info!(crawl = %crawl_id, "crawl already ingested; reusing it");
         (
             data.crawl_captures(&crawl_id)?,
@@ -348,11 +349,14 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         // The captures' fingerprints (0.67 KB a page) are set aside as they
         // are made, until the page table stage writes them in page order.
         let spill = Mutex::new(data.fingerprint_spill()?);
+        // Each distinct body's text, as extracted, for the index stage.
+        let texts = data.text_spill(config.index.max_text_bytes)?;
         let options = IngestOptions {
             config: &config.ingest,
             earlier_captures: &earlier_captures,
             progress: &progress,
             spill: Some(&spill),
+            texts: Some(&texts),
         };
         let ingested = match &request.parts {
             None => stages.run("ingest and store", || {
@@ -396,11 +400,13 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         let spill = spill
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let texts = texts.finish();
+        tracing::info!(bodies = texts.len(), "texts kept for the index stage");
         (
             ingested.captures,
             ingested.report,
             ingested.work,
-            Some(spill),
+            Some((spill, texts)),
         )
     };
 
@@ -441,7 +447,7 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         &data,
         &config,
         &store,
-        (entries, crawls, spill),
+        (entries, crawls, spilled),
         &mut stages,
         plan,
     )? {
@@ -635,6 +641,7 @@ pub fn run_imported(
         aside: None,
         growth,
         rankings,
+        texts: None,
     };
     let written = analyse_and_write(
         &data,
@@ -648,18 +655,24 @@ pub fn run_imported(
     Ok((written, stages))
 }
 
+/// What ingest set aside for the stages after it: the captures'
+/// fingerprints, and each distinct body's text.
+type SetAside = (FingerprintSpill, KeptTexts);
+
 /// Every stage after ingest, on the given crawls (in order, the newest
 /// capture of a URL winning): a new generation, switched to. Takes the
 /// captures, and lets them go once the page table is built. The
-/// fingerprints of captures ingest set aside are in `spill`.
+/// fingerprints of captures ingest set aside, and the texts it kept, are
+/// in `spilled`.
 fn build_generation(
     data: &DataDir,
     config: &crate::config::Config,
     store: &crate::store::PageStore,
-    (entries, crawls, spill): (Vec<CrawlEntry>, Vec<Vec<Capture>>, Option<FingerprintSpill>),
+    (entries, crawls, spilled): (Vec<CrawlEntry>, Vec<Vec<Capture>>, Option<SetAside>),
     stages: &mut Stages,
     plan: IndexPlan,
 ) -> Result<Written> {
+    let (spill, texts) = spilled.unzip();
     // The page table takes what the analysis needs of the captures (their
     // links resolved to page ids, their fingerprints and texts moved): the
     // captures, links as URLs and all, are gone before the analysis starts.
@@ -721,6 +734,7 @@ fn build_generation(
         aside: Some(aside),
         growth: None,
         rankings: Vec::new(),
+        texts,
     };
     analyse_and_write(data, config, store, entries, clustered, stages, plan)
 }
@@ -735,6 +749,8 @@ struct Clustered<'a> {
     growth: Option<collections::Growth>,
     /// Rankings computed elsewhere, in place of these rankers' own.
     rankings: Vec<mirrors::Ranking>,
+    /// The texts ingest kept in this run, if any.
+    texts: Option<KeptTexts>,
 }
 
 /// Where a new generation's search index is built.
@@ -773,6 +789,7 @@ fn analyse_and_write(
         aside,
         growth,
         rankings,
+        texts,
     } = clustered;
     let mut collections = match growth {
         None => stages.run("link summary and growth", || match &aside {
@@ -844,8 +861,14 @@ fn analyse_and_write(
             mirrors,
             |dir, similarity| {
                 let started = std::time::Instant::now();
-                let built =
-                    index::build(dir, table, similarity, &collections, store, &config.index);
+                let built = index::build(
+                    dir,
+                    table,
+                    similarity,
+                    &collections,
+                    (store, texts.as_ref()),
+                    &config.index,
+                );
                 index_time = Some(started.elapsed().as_secs_f64());
                 Ok(built?)
             },
@@ -871,6 +894,7 @@ pub fn run_ingest_part(
         earlier_captures: &[],
         progress: &|_| {},
         spill: None,
+        texts: None,
     };
     Ok(ingest::parts::ingest_part(
         files,
@@ -901,7 +925,7 @@ pub fn run_index_shard(
         Ok(index::build_shard(
             dir,
             (&table, &similarity, &collections),
-            &store,
+            (&store, None),
             &config.index,
             shard,
         )?)

@@ -37,6 +37,10 @@ pub struct Extracted {
     pub canonical: Option<Url>,
     /// The text of its first `<h1>`, white space collapsed.
     pub heading: String,
+    /// The text of its headings and defined terms (`<h1>`-`<h6>`, `<dt>`),
+    /// one a line, white space collapsed: what the page is about
+    /// ([`extract_html_text_and_headings_within`]).
+    pub headings: String,
     /// Version strings its title, first heading, version metadata and links
     /// home say ([`version_strings`]), first occurrence order, unique.
     pub versions: Vec<String>,
@@ -447,6 +451,7 @@ pub fn extract_html(html: &str, page_url: &Url) -> Extracted {
         .and_then(|href| canonical_url(Some(&base), href));
     let title = title_of(&collector);
     let heading = collapse(&collector.heading);
+    let headings = headings_of(&collector);
     let mut versions = Vec::new();
     for text in [title.as_str(), heading.as_str()]
         .into_iter()
@@ -473,6 +478,7 @@ pub fn extract_html(html: &str, page_url: &Url) -> Extracted {
         .collect(),
         canonical,
         heading,
+        headings,
         versions,
     }
 }
@@ -661,14 +667,19 @@ pub fn extract_html_text_within(html: &str, most_bytes: usize) -> (String, Strin
 /// in that text, one a line: what the page is about.
 pub fn extract_html_text_and_headings_within(html: &str, most_bytes: usize) -> (String, String) {
     let collector = collect_within(html, most_bytes, true);
-    let headings = collector
+    (collector.lines.join("\n"), headings_of(&collector))
+}
+
+/// The collector's headings and defined terms, one a line, white space
+/// collapsed.
+fn headings_of(collector: &Collector) -> String {
+    collector
         .defined
         .lines()
         .map(collapse)
         .filter(|line| !line.is_empty())
         .collect::<Vec<_>>()
-        .join("\n");
-    (collector.lines.join("\n"), headings)
+        .join("\n")
 }
 
 /// An emitter that tells the tokenizer it wants no parse errors. Nothing
@@ -746,6 +757,7 @@ mod tests {
         let (text, headings) = extract_html_text_and_headings_within(html, usize::MAX);
         assert_eq!(text, whole.text);
         assert_eq!(headings, "Guide\u{b6}\nterm");
+        assert_eq!(whole.headings, headings);
         // What the attributes said is read in the whole reading only.
         assert_eq!(whole.links.len(), 4, "{:?}", whole.links);
         assert_eq!(whole.declared_languages, ["en"]);

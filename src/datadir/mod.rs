@@ -47,6 +47,7 @@ use crate::generation::{
 pub use crate::generation::{
     Analysis, CrawlEntry, DataDir, DataError, Generation, Manifest, Result, GENERATION_FORMAT,
 };
+use crate::index::texts::TextSpill;
 use crate::index::IndexCounts;
 use crate::ingest::{self, Capture, IngestReport};
 use crate::mirrors::Mirrors;
@@ -462,6 +463,14 @@ impl DataDir {
         )?)
     }
 
+    /// A file of no name in `generations/` to keep the texts ingest
+    /// extracts in, for the index stage of the same run
+    /// ([`TextSpill`]): those shorter than `longest` bytes.
+    pub fn text_spill(&self, longest: usize) -> Result<TextSpill> {
+        let path = self.generations_dir()?.join(TEXT_SPILL);
+        TextSpill::create(&path, longest).map_err(io_error(&path))
+    }
+
     /// `generations/`, made if it is not there yet.
     fn generations_dir(&self) -> Result<PathBuf> {
         let generations = self.root.join("generations");
@@ -631,6 +640,8 @@ const FINGERPRINTS_ASIDE: &str = ".fingerprints.tmp";
 /// crash left there (between the two) is written over by the next `index`,
 /// and `check` finds it among the leftovers (a `.NAME.tmp` name).
 const FINGERPRINT_SPILL: &str = ".fingerprints-spill.tmp";
+/// As [`FINGERPRINT_SPILL`], for the texts ingest keeps.
+const TEXT_SPILL: &str = ".texts-spill.tmp";
 
 /// Writes a generation's tables into `folder`: the manifest of what they
 /// hold, without its name, date and index, which are known later. The

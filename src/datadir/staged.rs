@@ -344,6 +344,7 @@ impl DataDir {
             let shard: IndexCounts = read_json(&folder.join(SHARD_COUNTS_FILE))?;
             counts.documents += shard.documents;
             counts.unreadable_bodies += shard.unreadable_bodies;
+            counts.kept_texts += shard.kept_texts;
             counts.bytes += shard.bytes;
         }
         // The shards open as one index, holding what their counts say.
@@ -453,7 +454,7 @@ mod tests {
                     &tables.similarity(&table)?,
                     &tables.collections(&table)?,
                 ),
-                &store,
+                (&store, None),
                 &Default::default(),
                 shard,
             )

@@ -16,6 +16,7 @@ mod query;
 mod read_only;
 pub(crate) mod schema;
 pub mod shards;
+pub mod texts;
 mod tokenizer;
 
 use std::borrow::Cow;
@@ -34,6 +35,7 @@ use crate::pages::{Page, PageId, PageTable};
 use crate::similarity::aliases::UrlAliases;
 use crate::similarity::Similarity;
 use crate::store::PageStore;
+use texts::KeptTexts;
 
 pub use query::SearchQuery;
 pub use schema::{Fields, IndexField, PageDocument, NONE};
@@ -136,6 +138,10 @@ pub struct IndexCounts {
     pub unreadable_bodies: u64,
     /// Size of the index on disk.
     pub bytes: u64,
+    /// Distinct bodies whose text was the one ingest kept
+    /// ([`texts::KeptTexts`]) rather than read and extracted again.
+    #[serde(default)]
+    pub kept_texts: u64,
 }
 
 /// What the index needs to know of each page besides its text.
@@ -162,13 +168,13 @@ pub fn build(
     table: &PageTable,
     similarity: &Similarity,
     collections: &Collections,
-    store: &PageStore,
+    (store, texts): (&PageStore, Option<&KeptTexts>),
     config: &IndexConfig,
 ) -> Result<IndexCounts> {
     build_shard(
         dir,
         (table, similarity, collections),
-        store,
+        (store, texts),
         config,
         Shard::WHOLE,
     )
@@ -176,11 +182,12 @@ pub fn build(
 
 /// Builds `shard` of a generation's index into `dir` (which must not exist
 /// yet): the documents of the pages whose body it holds
-/// ([`Shard::holds`]), each as the whole index would have it.
+/// ([`Shard::holds`]), each as the whole index would have it. A body's
+/// text is the one ingest kept in `texts`, else read from `store`.
 pub fn build_shard(
     dir: &Path,
     (table, similarity, collections): (&PageTable, &Similarity, &Collections),
-    store: &PageStore,
+    (store, texts): (&PageStore, Option<&KeptTexts>),
     config: &IndexConfig,
     shard: Shard,
 ) -> Result<IndexCounts> {
@@ -211,6 +218,7 @@ pub fn build_shard(
     let facts = page_fields(table, similarity, collections);
     let documents = AtomicU64::new(0);
     let unreadable = AtomicU64::new(0);
+    let kept_texts = AtomicU64::new(0);
     // Stand-ins (a soft 404, a "not mirrored here" page) are no results,
     // and a page under several URLs is one, under its plainest URL
     // ([`UrlAliases`]). Pages with the same body (and encoding) share their
@@ -255,13 +263,24 @@ pub fn build_shard(
     same_body.sort_unstable_by_key(|pages| pages[0]);
     same_body.par_iter().try_for_each(|pages| -> Result<()> {
         let first = &table.pages[pages[0] as usize];
-        // Text past what is searched is not read: chrome lines are set
-        // aside from the start read, so its own text may be a little less.
-        let read = with_stored_html(store, first, |html| {
-            Some(corpus::extract_html_text_and_headings_within(
-                html,
-                config.max_text_bytes,
-            ))
+        // A text ingest kept shorter than what is searched is the whole
+        // reading's, as reading the body's start would give it. Past that,
+        // text is not read: chrome lines are set aside from the start
+        // read, so its own text may be a little less.
+        let kept = texts
+            .zip(first.content_key)
+            .and_then(|(texts, key)| texts.get(key, first.encoding))
+            .filter(|(text, _)| text.len() < config.max_text_bytes);
+        if kept.is_some() {
+            kept_texts.fetch_add(1, Ordering::Relaxed);
+        }
+        let read = kept.or_else(|| {
+            with_stored_html(store, first, |html| {
+                Some(corpus::extract_html_text_and_headings_within(
+                    html,
+                    config.max_text_bytes,
+                ))
+            })
         });
         let Some((text, headings)) = read else {
             unreadable.fetch_add(pages.len() as u64, Ordering::Relaxed);
@@ -311,6 +330,7 @@ pub fn build_shard(
         documents: documents.into_inner(),
         unreadable_bodies: unreadable.into_inner(),
         bytes: folder_bytes(dir),
+        kept_texts: kept_texts.into_inner(),
     })
 }
 

@@ -42,6 +42,7 @@ use crate::corpus::charset::EncodingName;
 use crate::corpus::{self, charset, ReadLimits, RecordOutcome, WarcReader};
 use crate::fingerprint::Fingerprint;
 use crate::fingerprint::{FingerprintSpill, SpillError};
+use crate::index::texts::TextSpill;
 use crate::language;
 use crate::pages::Links;
 use crate::store::{ContentKey, PageStore};
@@ -97,6 +98,7 @@ struct Counters {
     extracting: AtomicU64,
     fingerprinting: AtomicU64,
     storing: AtomicU64,
+    keeping_texts: AtomicU64,
     flushing: AtomicU64,
 }
 
@@ -110,6 +112,7 @@ impl Counters {
             extracting: seconds(&self.extracting),
             fingerprinting: seconds(&self.fingerprinting),
             storing: seconds(&self.storing),
+            keeping_texts: seconds(&self.keeping_texts),
             flushing: seconds(&self.flushing),
         }
     }
@@ -135,6 +138,9 @@ pub struct IngestWork {
     pub fingerprinting: f64,
     /// Storing bodies (signature, compression, staging).
     pub storing: f64,
+    /// Keeping each distinct body's text for the index stage (compression,
+    /// writing), [`TextSpill`].
+    pub keeping_texts: f64,
     /// Flushing each batch's writes and journaling its references.
     pub flushing: f64,
 }
@@ -225,6 +231,9 @@ pub struct IngestOptions<'a> {
     /// are not held until its page table is built; `None` keeps them in
     /// the captures.
     pub spill: Option<&'a Mutex<FingerprintSpill>>,
+    /// Where each distinct body's text is kept for the index stage of the
+    /// same run; `None` keeps none.
+    pub texts: Option<&'a TextSpill>,
 }
 
 /// The result of ingesting a crawl into `crawl_dir`.
@@ -456,7 +465,9 @@ fn ingest_one_file(
 
         let processed: Vec<Result<Processed>> = batch
             .par_iter()
-            .map(|record| process_record(record, &file_name, limits, store, counters))
+            .map(|record| {
+                process_record(record, &file_name, limits, (store, options.texts), counters)
+            })
             .collect();
         let mut first_error = None;
         for item in processed {
@@ -549,7 +560,7 @@ fn process_record(
     record: &corpus::WarcRecord,
     file_name: &Arc<str>,
     limits: ReadLimits,
-    store: &PageStore,
+    (store, kept_texts): (&PageStore, Option<&TextSpill>),
     counters: &Counters,
 ) -> Result<Processed> {
     let decoding = Instant::now();
@@ -604,7 +615,7 @@ fn process_record(
         );
         repaired = Some("bad-chunking");
     }
-    apply_extraction(
+    let texts = apply_extraction(
         &mut capture,
         &decoded.text,
         page.headers.content_language.as_deref(),
@@ -615,6 +626,11 @@ fn process_record(
     let outcome = store.put(&page.body)?;
     add_time(&counters.storing, storing);
     capture.content_key = Some(outcome.key);
+    if let (Some(spill), Some((text, headings))) = (kept_texts, texts) {
+        let keeping = Instant::now();
+        spill.put((outcome.key, decoded.encoding), &text, &headings);
+        add_time(&counters.keeping_texts, keeping);
+    }
     Ok(Processed::Capture(
         Box::new(capture),
         outcome.stored_new,
@@ -623,16 +639,17 @@ fn process_record(
 }
 
 /// Extracts and fingerprints a capture's text; `counters` (None for the
-/// few revisits) take the time of each.
+/// few revisits) take the time of each. Returns the text and headings
+/// extracted, for the index stage to be given ([`TextSpill`]).
 fn apply_extraction(
     capture: &mut Capture,
     text: &str,
     content_language: Option<&str>,
     counters: Option<&Counters>,
-) {
+) -> Option<(String, String)> {
     let started = Instant::now();
     let Ok(page_url) = Url::parse(&capture.info.url) else {
-        return;
+        return None;
     };
     let extracted = corpus::extract_html(text, &page_url);
     let fingerprinting = Instant::now();
@@ -675,6 +692,7 @@ fn apply_extraction(
         .collect();
     capture.title = extracted.title;
     capture.links.extend(&extracted.links);
+    Some((extracted.text, extracted.headings))
 }
 
 /// Resolves revisit records to the body they refer to, by payload digest.
@@ -790,13 +808,16 @@ fn resolve_each(
             *report.repaired.entry("invalid-utf8".into()).or_default() += 1;
         }
         // Links resolve against the revisit's own URL, which may differ.
-        apply_extraction(
+        let texts = apply_extraction(
             &mut capture,
             &decoded.text,
             revisit.headers.content_language.as_deref(),
             None,
         );
         capture.encoding = decoded.encoding;
+        if let (Some(spill), Some((text, headings))) = (options.texts, texts) {
+            spill.put((key, decoded.encoding), &text, &headings);
+        }
         store.add_reference(&key)?;
         capture.content_key = Some(key);
         resolved.push(key);
