@@ -5,14 +5,13 @@
 //! it; the index stage needs the same text of each distinct body. On pages
 //! of real documentation that second extraction was a third of the index
 //! stage (BENCHMARKS.md). Each distinct (body, encoding)'s text and
-//! headings are written, compressed, to a file of no name (removed as soon
+//! headings are written, as LZ4 blocks, to a file of no name (removed as soon
 //! as it is opened, as [`crate::fingerprint::FingerprintSpill`] is: a crash
 //! leaves nothing behind), and read back by the index stage. A body whose
 //! text is not kept (one ingested by an earlier run, or read from Spark's
 //! parts) is read from the store and extracted as before: the texts are the
 //! same either way (`corpus::html`'s `the_text_alone_is_the_whole_readings_text`).
 
-use std::cell::RefCell;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
@@ -24,11 +23,6 @@ use rustc_hash::FxHashMap;
 
 use crate::corpus::charset::EncodingName;
 use crate::store::ContentKey;
-
-/// The zstd level texts are written at: the fastest. They live for one run;
-/// compressing them at all keeps a big crawl's (gigabytes of text) in the
-/// page cache, and level 1 costs ingest about a tenth of extracting them.
-const LEVEL: i32 = 1;
 
 /// Which body a text is of: pages with the same body and encoding share it.
 type Body = (ContentKey, EncodingName);
@@ -69,11 +63,6 @@ pub struct KeptTexts {
     path: PathBuf,
     file: Option<File>,
     places: FxHashMap<Body, Place>,
-}
-
-thread_local! {
-    static COMPRESSOR: RefCell<Option<zstd::bulk::Compressor<'static>>> = const { RefCell::new(None) };
-    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> = const { RefCell::new(None) };
 }
 
 impl TextSpill {
@@ -120,40 +109,42 @@ impl TextSpill {
         else {
             return;
         };
-        let compressed = COMPRESSOR.with_borrow_mut(|compressor| {
-            let compressor = match compressor {
-                Some(compressor) => compressor,
-                None => compressor.insert(zstd::bulk::Compressor::new(LEVEL)?),
-            };
-            let mut both = String::with_capacity(text.len() + headings.len());
-            both.push_str(text);
-            both.push_str(headings);
-            compressor.compress(both.as_bytes())
-        });
-        let written = compressed.and_then(|compressed| {
-            let stored = u32::try_from(compressed.len())
-                .map_err(|_| std::io::Error::other("a compressed text of 4 GiB or more"))?;
-            let mut writing = self.writing();
-            if writing.places.contains_key(&(key, encoding)) {
-                return Ok(());
-            }
-            writing.out.write_all(&compressed)?;
-            let at = writing.end;
-            writing.end += u64::from(stored);
-            writing.places.insert(
-                (key, encoding),
-                Place {
-                    at,
-                    stored,
-                    text: text_length,
-                    headings: headings_length,
-                },
-            );
-            Ok(())
-        });
-        if let Err(error) = written {
+        let mut both = String::with_capacity(text.len() + headings.len());
+        both.push_str(text);
+        both.push_str(headings);
+        let compressed = lz4_flex::compress(both.as_bytes());
+        let place = Place {
+            at: 0,
+            stored: 0,
+            text: text_length,
+            headings: headings_length,
+        };
+        if let Err(error) = self.write((key, encoding), &compressed, place) {
             self.give_up(&error);
         }
+    }
+
+    /// Appends `compressed` as the text of `body` at `place` (its lengths),
+    /// unless another thread kept it first.
+    fn write(&self, body: Body, compressed: &[u8], place: Place) -> std::io::Result<()> {
+        let stored = u32::try_from(compressed.len())
+            .map_err(|_| std::io::Error::other("a compressed text of 4 GiB or more"))?;
+        let mut writing = self.writing();
+        if writing.places.contains_key(&body) {
+            return Ok(());
+        }
+        writing.out.write_all(compressed)?;
+        let at = writing.end;
+        writing.end += u64::from(stored);
+        writing.places.insert(
+            body,
+            Place {
+                at,
+                stored,
+                ..place
+            },
+        );
+        Ok(())
     }
 
     fn give_up(&self, error: &std::io::Error) {
@@ -204,6 +195,16 @@ impl KeptTexts {
         self.places.is_empty()
     }
 
+    /// Bytes of the texts kept (with their headings), and of the file.
+    pub fn bytes(&self) -> (u64, u64) {
+        self.places.values().fold((0, 0), |(text, stored), place| {
+            (
+                text + u64::from(place.text) + u64::from(place.headings),
+                stored + u64::from(place.stored),
+            )
+        })
+    }
+
     /// The text and headings of `body` read as `encoding`, if kept; `None`
     /// (with a warning) when they cannot be read back.
     pub fn get(&self, key: ContentKey, encoding: EncodingName) -> Option<(String, String)> {
@@ -213,13 +214,8 @@ impl KeptTexts {
             let mut stored = vec![0; place.stored as usize];
             file.read_exact_at(&mut stored, place.at)?;
             let capacity = place.text as usize + place.headings as usize;
-            let mut both = DECOMPRESSOR.with_borrow_mut(|decompressor| {
-                let decompressor = match decompressor {
-                    Some(decompressor) => decompressor,
-                    None => decompressor.insert(zstd::bulk::Decompressor::new()?),
-                };
-                decompressor.decompress(&stored, capacity)
-            })?;
+            let mut both =
+                lz4_flex::decompress(&stored, capacity).map_err(std::io::Error::other)?;
             if both.len() != capacity {
                 return Err(std::io::Error::other(format!(
                     "{} bytes where {capacity} were written",
@@ -310,6 +306,22 @@ mod tests {
             kept.get(key(2), utf8),
             Some(("012345678".to_string(), String::new()))
         );
+    }
+
+    /// Bytes that changed on the disk are no text: the body is read instead.
+    #[test]
+    fn a_kept_text_that_reads_back_wrong_is_not_given() {
+        let (_folder, spill) = spill(1 << 20);
+        let utf8 = EncodingName::from_label("utf-8");
+        spill.put((key(1), utf8), &"a line of text\n".repeat(50), "");
+        spill.put((key(2), utf8), "another text", "");
+        let kept = spill.finish();
+        let file = kept.file.as_ref().unwrap();
+        let first = kept.places[&(key(1), utf8)];
+        file.write_all_at(&vec![0xff; first.stored as usize], first.at)
+            .unwrap();
+        assert_eq!(kept.get(key(1), utf8), None);
+        assert_eq!(kept.get(key(2), utf8).unwrap().0, "another text");
     }
 
     #[test]
