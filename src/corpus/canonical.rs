@@ -8,6 +8,8 @@
 //! unreserved characters (`%7E` -> `~`) and upper-case the hex digits of the
 //! escapes that stay (`%2f` -> `%2F`), as RFC 3986 §6.2.2 describes.
 
+use std::borrow::Cow;
+
 use url::Url;
 
 /// Schemes whose pages we crawl; links to anything else are not page links.
@@ -33,16 +35,18 @@ pub fn canonical_url(base: Option<&Url>, href: &str) -> Option<Url> {
         let _ = url.set_username("");
         let _ = url.set_password(None);
     }
-    let path = normalise_percent_encoding(url.path());
-    if path != url.path() {
-        url.set_path(&path);
+    if let Cow::Owned(path) = normalise_percent_encoding(url.path()) {
+        if path != url.path() {
+            url.set_path(&path);
+        }
     }
     match url.query() {
         Some("") => url.set_query(None),
         Some(query) => {
-            let normalised = normalise_percent_encoding(query);
-            if normalised != query {
-                url.set_query(Some(&normalised));
+            if let Cow::Owned(normalised) = normalise_percent_encoding(query) {
+                if normalised != query {
+                    url.set_query(Some(&normalised));
+                }
             }
         }
         None => {}
@@ -60,9 +64,9 @@ fn is_unreserved(byte: u8) -> bool {
 }
 
 /// Decodes escapes of unreserved characters and upper-cases the rest.
-fn normalise_percent_encoding(text: &str) -> String {
+fn normalise_percent_encoding(text: &str) -> Cow<'_, str> {
     if !text.contains('%') {
-        return text.to_string();
+        return Cow::Borrowed(text);
     }
     let bytes = text.as_bytes();
     let mut output = String::with_capacity(text.len());
@@ -93,7 +97,7 @@ fn normalise_percent_encoding(text: &str) -> String {
         output.push_str(&text[index..index + character_length]);
         index += character_length;
     }
-    output
+    Cow::Owned(output)
 }
 
 fn utf8_length(first_byte: u8) -> usize {

@@ -16,6 +16,8 @@
 //! version metadata (`<meta>` attributes naming a version or channel) and
 //! the `title` of its links home say (`PostgreSQL 15.20 Documentation`).
 
+use std::borrow::Cow;
+
 use html5gum::emitters::callback::{CallbackEmitter, CallbackEvent};
 use html5gum::{Emitter, ForwardingEmitter, Span, Tokenizer};
 use url::Url;
@@ -125,8 +127,9 @@ fn is_hidden(name: &[u8]) -> bool {
 
 #[derive(Default)]
 struct Collector {
-    lines: Vec<String>,
-    /// Bytes of `lines`.
+    /// The text's lines so far, one after another, each on its own line.
+    text: String,
+    /// Bytes of the lines in `text` (its line breaks aside).
     line_bytes: usize,
     current_line: String,
     title: String,
@@ -191,12 +194,26 @@ fn reads_attribute(tag: &[u8], attribute: &[u8]) -> bool {
     }
 }
 
+/// `bytes` as text, a bad byte sequence as U+FFFD. The tokenizer reads a
+/// `str`, so what it hands over is UTF-8: checked by `from_utf8`, which
+/// reads ASCII a word at a time, not by the character-by-character
+/// reading of [`String::from_utf8_lossy`].
+fn lossy(bytes: &[u8]) -> Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => Cow::Borrowed(text),
+        Err(_) => String::from_utf8_lossy(bytes),
+    }
+}
+
 impl Collector {
     fn end_line(&mut self) {
         let line = self.current_line.trim();
         if !line.is_empty() {
             self.line_bytes += line.len();
-            self.lines.push(line.to_string());
+            if !self.text.is_empty() {
+                self.text.push('\n');
+            }
+            self.text.push_str(line);
         }
         self.current_line.clear();
     }
@@ -219,12 +236,13 @@ impl Collector {
     }
 
     fn text(&mut self, value: &[u8]) {
-        let text = String::from_utf8_lossy(value);
-        if self.in_title {
-            self.title.push_str(&text);
+        // A script's or a style's text is not read at all.
+        if self.hidden_depth > 0 && !self.in_title {
             return;
         }
-        if self.hidden_depth > 0 {
+        let text = lossy(value);
+        if self.in_title {
+            self.title.push_str(&text);
             return;
         }
         if self.heading_state == 1 && self.heading.len() < MAX_HEADING_BYTES {
@@ -343,7 +361,7 @@ impl Collector {
                 };
                 let label = value(b"name").or(value(b"property")).unwrap_or("");
                 for (attribute, text) in &attributes {
-                    let attribute = String::from_utf8_lossy(attribute);
+                    let attribute = lossy(attribute);
                     if names_version(&attribute)
                         || (attribute.eq_ignore_ascii_case("content") && names_version(label))
                     {
@@ -380,10 +398,8 @@ impl Collector {
         if self.attributes.len() < MAX_ATTRIBUTES
             && reads_attribute(&self.tag_name, &self.attribute_name)
         {
-            self.attributes.push((
-                self.attribute_name.clone(),
-                String::from_utf8_lossy(value).into_owned(),
-            ));
+            self.attributes
+                .push((self.attribute_name.clone(), lossy(value).into_owned()));
         }
         let wanted: &[u8] = match self.tag_name.as_slice() {
             b"a" | b"area" | b"base" => b"href",
@@ -392,7 +408,7 @@ impl Collector {
         };
         // The first occurrence of an attribute wins, as in the HTML spec.
         if self.attribute_name == wanted && self.href.is_none() {
-            self.href = Some(String::from_utf8_lossy(value).into_owned());
+            self.href = Some(lossy(value).into_owned());
         }
     }
 
@@ -435,6 +451,12 @@ pub fn extract_html(html: &str, page_url: &Url) -> Extracted {
     let mut seen = std::collections::HashSet::new();
     let mut links = Vec::new();
     for href in &collector.raw_links {
+        // A link to a part of the page itself (`#section`, a heading's
+        // permalink) is no outlink; without a `<base>`, it resolves
+        // against the page, so it need not be parsed to be known.
+        if collector.base_href.is_none() && href.trim_start().starts_with('#') {
+            continue;
+        }
         let Some(link) = canonical_url(Some(&base), href) else {
             continue;
         };
@@ -465,7 +487,7 @@ pub fn extract_html(html: &str, page_url: &Url) -> Extracted {
     }
     Extracted {
         title,
-        text: collector.lines.join("\n"),
+        text: collector.text,
         links,
         declared_languages: [
             collector.html_lang,
@@ -659,7 +681,7 @@ pub fn extract_html_text(html: &str) -> (String, String) {
 /// page of megabytes costs what its start does.
 pub fn extract_html_text_within(html: &str, most_bytes: usize) -> (String, String) {
     let collector = collect_within(html, most_bytes, true);
-    (title_of(&collector), collector.lines.join("\n"))
+    (title_of(&collector), collector.text)
 }
 
 /// The visible text of `html` as [`extract_html_text_within`] reads it,
@@ -667,7 +689,8 @@ pub fn extract_html_text_within(html: &str, most_bytes: usize) -> (String, Strin
 /// in that text, one a line: what the page is about.
 pub fn extract_html_text_and_headings_within(html: &str, most_bytes: usize) -> (String, String) {
     let collector = collect_within(html, most_bytes, true);
-    (collector.lines.join("\n"), headings_of(&collector))
+    let headings = headings_of(&collector);
+    (collector.text, headings)
 }
 
 /// The collector's headings and defined terms, one a line, white space
