@@ -401,11 +401,9 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let texts = texts.finish();
-        let (text_bytes, stored_bytes) = texts.bytes();
         tracing::info!(
             bodies = texts.len(),
-            text_mb = text_bytes as f64 / 1e6,
-            stored_mb = stored_bytes as f64 / 1e6,
+            stored_mb = texts.stored_bytes() as f64 / 1e6,
             "texts kept for the index stage"
         );
         tracing::info!(work = ?ingested.work, "ingest's work in thread-seconds");

@@ -13,27 +13,58 @@
 //! same either way (`corpus::html`'s `the_text_alone_is_the_whole_readings_text`).
 
 use std::fs::File;
-use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use rustc_hash::FxHashMap;
+use rustc_hash::FxHashSet;
 
 use crate::corpus::charset::EncodingName;
-use crate::store::ContentKey;
+use crate::store::{ContentKey, SIGNATURE_BYTES};
 
 /// Which body a text is of: pages with the same body and encoding share it.
 type Body = (ContentKey, EncodingName);
 
-/// Where a text and its headings are, and their lengths once decompressed.
-#[derive(Debug, Clone, Copy)]
-struct Place {
-    at: u64,
-    stored: u32,
-    text: u32,
-    headings: u32,
+/// A body's name in the table of texts kept: 64 bits of hash of its key
+/// and encoding, so that the table holds 16 bytes a body (12 MB for the
+/// 750,069 bodies of the generated million-page web, where a map by key
+/// held 88 MB more through the index stage). Two bodies of one name
+/// (about one chance in 10^7 at a million) cannot be mistaken: each text's
+/// header in the file names its body in full, and a text whose header
+/// names another is not given.
+fn name_of((key, encoding): Body) -> u64 {
+    let mut hasher = xxhash_rust::xxh3::Xxh3::new();
+    hasher.update(&key.signature.to_be_bytes());
+    hasher.update(&key.volume.to_le_bytes());
+    hasher.update(&key.overflow.to_le_bytes());
+    hasher.update(encoding.as_str().as_bytes());
+    hasher.digest()
+}
+
+/// Where a text is in the file, packed: its offset in the low 40 bits (1
+/// TiB), its length (header and LZ4 block) in the high 24 (16 MiB).
+fn pack(at: u64, length: usize) -> Option<u64> {
+    (at < 1 << 40 && length < 1 << 24).then_some(at | (length as u64) << 40)
+}
+
+fn unpack(place: u64) -> (u64, usize) {
+    (place & ((1 << 40) - 1), (place >> 40) as usize)
+}
+
+/// The header of a text in the file: the body's key and encoding, then
+/// the lengths of its text and headings; the LZ4 block of both follows.
+fn header((key, encoding): Body, text: u32, headings: u32) -> Vec<u8> {
+    let name = encoding.as_str().as_bytes();
+    let mut header = Vec::with_capacity(SIGNATURE_BYTES + 15 + name.len());
+    header.extend_from_slice(&key.signature.to_be_bytes());
+    header.extend_from_slice(&key.volume.to_le_bytes());
+    header.extend_from_slice(&key.overflow.to_le_bytes());
+    header.push(name.len().min(255) as u8);
+    header.extend_from_slice(&name[..name.len().min(255)]);
+    header.extend_from_slice(&text.to_le_bytes());
+    header.extend_from_slice(&headings.to_le_bytes());
+    header
 }
 
 /// Texts being kept, while ingest writes them ([`TextSpill::put`], from
@@ -41,20 +72,23 @@ struct Place {
 #[derive(Debug)]
 pub struct TextSpill {
     path: PathBuf,
+    file: File,
     /// Texts of this many bytes or more are not kept: the index reads only
     /// the start of those ([`super::IndexConfig::max_text_bytes`]).
     longest: usize,
     state: Mutex<Writing>,
-    /// A write failed: nothing more is kept, and nothing written is read
-    /// (the index stage reads the bodies instead).
+    /// A write failed: nothing more is kept (what was written is read).
     failed: AtomicBool,
 }
 
-#[derive(Debug)]
+#[derive(Debug, Default)]
 struct Writing {
-    out: BufWriter<File>,
+    /// Where the next text goes.
     end: u64,
-    places: FxHashMap<Body, Place>,
+    /// The bodies whose text is kept or being written.
+    claimed: FxHashSet<u64>,
+    /// (name, place) of each text written.
+    places: Vec<(u64, u64)>,
 }
 
 /// The texts ingest kept, to read from any thread ([`KeptTexts::get`]).
@@ -62,7 +96,8 @@ struct Writing {
 pub struct KeptTexts {
     path: PathBuf,
     file: Option<File>,
-    places: FxHashMap<Body, Place>,
+    /// (name, place), by name.
+    places: Box<[(u64, u64)]>,
 }
 
 impl TextSpill {
@@ -78,12 +113,9 @@ impl TextSpill {
         std::fs::remove_file(path)?;
         Ok(TextSpill {
             path: path.to_path_buf(),
+            file,
             longest,
-            state: Mutex::new(Writing {
-                out: BufWriter::with_capacity(1 << 20, file),
-                end: 0,
-                places: FxHashMap::default(),
-            }),
+            state: Mutex::default(),
             failed: AtomicBool::new(false),
         })
     }
@@ -96,12 +128,10 @@ impl TextSpill {
 
     /// Keeps the text and headings of `body` read as `encoding`, unless
     /// they are kept already or the text is too long. Never fails: a text
-    /// that cannot be kept is read from the store again.
-    pub fn put(&self, (key, encoding): Body, text: &str, headings: &str) {
-        if text.len() >= self.longest
-            || self.failed.load(Ordering::Relaxed)
-            || self.writing().places.contains_key(&(key, encoding))
-        {
+    /// that cannot be kept is read from the store again. Compressing and
+    /// writing happen outside the lock, each text at a place of its own.
+    pub fn put(&self, body: Body, text: &str, headings: &str) {
+        if text.len() >= self.longest || self.failed.load(Ordering::Relaxed) {
             return;
         }
         let (Ok(text_length), Ok(headings_length)) =
@@ -109,78 +139,49 @@ impl TextSpill {
         else {
             return;
         };
+        let name = name_of(body);
+        if !self.writing().claimed.insert(name) {
+            return;
+        }
         let mut both = String::with_capacity(text.len() + headings.len());
         both.push_str(text);
         both.push_str(headings);
-        let compressed = lz4_flex::compress(both.as_bytes());
-        let place = Place {
-            at: 0,
-            stored: 0,
-            text: text_length,
-            headings: headings_length,
+        let mut stored = header(body, text_length, headings_length);
+        stored.extend_from_slice(&lz4_flex::compress(both.as_bytes()));
+        let at = {
+            let mut writing = self.writing();
+            let at = writing.end;
+            writing.end += stored.len() as u64;
+            at
         };
-        if let Err(error) = self.write((key, encoding), &compressed, place) {
-            self.give_up(&error);
+        let Some(place) = pack(at, stored.len()) else {
+            return;
+        };
+        match self.file.write_all_at(&stored, at) {
+            Ok(()) => self.writing().places.push((name, place)),
+            Err(error) => {
+                if !self.failed.swap(true, Ordering::Relaxed) {
+                    tracing::warn!(
+                        "{}: the texts ingest extracted cannot be kept ({error}); the index stage reads the bodies again",
+                        self.path.display()
+                    );
+                }
+            }
         }
     }
 
-    /// Appends `compressed` as the text of `body` at `place` (its lengths),
-    /// unless another thread kept it first.
-    fn write(&self, body: Body, compressed: &[u8], place: Place) -> std::io::Result<()> {
-        let stored = u32::try_from(compressed.len())
-            .map_err(|_| std::io::Error::other("a compressed text of 4 GiB or more"))?;
-        let mut writing = self.writing();
-        if writing.places.contains_key(&body) {
-            return Ok(());
-        }
-        writing.out.write_all(compressed)?;
-        let at = writing.end;
-        writing.end += u64::from(stored);
-        writing.places.insert(
-            body,
-            Place {
-                at,
-                stored,
-                ..place
-            },
-        );
-        Ok(())
-    }
-
-    fn give_up(&self, error: &std::io::Error) {
-        if !self.failed.swap(true, Ordering::Relaxed) {
-            tracing::warn!(
-                "{}: the texts ingest extracted cannot be kept ({error}); the index stage reads the bodies again",
-                self.path.display()
-            );
-        }
-    }
-
-    /// Done writing: the texts kept, to read. None when a write failed.
+    /// Done writing: the texts kept, to read.
     pub fn finish(self) -> KeptTexts {
-        let path = self.path.clone();
-        let failed = self.failed.load(Ordering::Relaxed);
         let writing = self
             .state
             .into_inner()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if failed {
-            return KeptTexts::default();
-        }
-        match writing.out.into_inner() {
-            Ok(file) => KeptTexts {
-                path,
-                file: Some(file),
-                places: writing.places,
-            },
-            Err(error) => {
-                let error = error.into_error();
-                tracing::warn!(
-                    "{}: the texts ingest extracted cannot be kept ({error}); the index stage reads the bodies again",
-                    path.display()
-                );
-                KeptTexts::default()
-            }
+        let mut places = writing.places;
+        places.sort_unstable();
+        KeptTexts {
+            path: self.path,
+            file: Some(self.file),
+            places: places.into_boxed_slice(),
         }
     }
 }
@@ -195,50 +196,60 @@ impl KeptTexts {
         self.places.is_empty()
     }
 
-    /// Bytes of the texts kept (with their headings), and of the file.
-    pub fn bytes(&self) -> (u64, u64) {
-        self.places.values().fold((0, 0), |(text, stored), place| {
-            (
-                text + u64::from(place.text) + u64::from(place.headings),
-                stored + u64::from(place.stored),
-            )
-        })
+    /// Bytes of the file the texts are kept in.
+    pub fn stored_bytes(&self) -> u64 {
+        self.places
+            .iter()
+            .map(|&(_, place)| unpack(place).1 as u64)
+            .sum()
     }
 
     /// The text and headings of `body` read as `encoding`, if kept; `None`
     /// (with a warning) when they cannot be read back.
     pub fn get(&self, key: ContentKey, encoding: EncodingName) -> Option<(String, String)> {
-        let place = *self.places.get(&(key, encoding))?;
+        let name = name_of((key, encoding));
+        let found = self
+            .places
+            .binary_search_by_key(&name, |&(name, _)| name)
+            .ok()?;
+        let (at, length) = unpack(self.places[found].1);
         let file = self.file.as_ref()?;
-        let read = || -> std::io::Result<(String, String)> {
-            let mut stored = vec![0; place.stored as usize];
-            file.read_exact_at(&mut stored, place.at)?;
-            let capacity = place.text as usize + place.headings as usize;
-            let mut both =
-                lz4_flex::decompress(&stored, capacity).map_err(std::io::Error::other)?;
-            if both.len() != capacity {
+        let read = || -> std::io::Result<Option<(String, String)>> {
+            let mut stored = vec![0; length];
+            file.read_exact_at(&mut stored, at)?;
+            let expected = header((key, encoding), 0, 0);
+            let named = expected.len() - 8;
+            if stored.len() < expected.len() || stored[..named] != expected[..named] {
+                // Another body of the same name.
+                return Ok(None);
+            }
+            let length_at = |offset: usize| {
+                u32::from_le_bytes(stored[offset..offset + 4].try_into().expect("4 bytes")) as usize
+            };
+            let (text, headings) = (length_at(named), length_at(named + 4));
+            let mut both = lz4_flex::decompress(&stored[expected.len()..], text + headings)
+                .map_err(std::io::Error::other)?;
+            if both.len() != text + headings {
                 return Err(std::io::Error::other(format!(
-                    "{} bytes where {capacity} were written",
-                    both.len()
+                    "{} bytes where {} were written",
+                    both.len(),
+                    text + headings
                 )));
             }
-            let headings = both.split_off(place.text as usize);
+            let headings = both.split_off(text);
             let invalid = |_| std::io::Error::other("bytes that are not UTF-8");
-            Ok((
+            Ok(Some((
                 String::from_utf8(both).map_err(invalid)?,
                 String::from_utf8(headings).map_err(invalid)?,
-            ))
+            )))
         };
-        match read() {
-            Ok(texts) => Some(texts),
-            Err(error) => {
-                tracing::warn!(
-                    "{}: the text of {key} cannot be read back ({error}); its body is read instead",
-                    self.path.display()
-                );
-                None
-            }
-        }
+        read().unwrap_or_else(|error| {
+            tracing::warn!(
+                "{}: the text of {key} cannot be read back ({error}); its body is read instead",
+                self.path.display()
+            );
+            None
+        })
     }
 }
 
@@ -308,6 +319,11 @@ mod tests {
         );
     }
 
+    fn place_of(kept: &KeptTexts, body: Body) -> u64 {
+        let name = name_of(body);
+        kept.places.iter().find(|place| place.0 == name).unwrap().1
+    }
+
     /// Bytes that changed on the disk are no text: the body is read instead.
     #[test]
     fn a_kept_text_that_reads_back_wrong_is_not_given() {
@@ -316,12 +332,38 @@ mod tests {
         spill.put((key(1), utf8), &"a line of text\n".repeat(50), "");
         spill.put((key(2), utf8), "another text", "");
         let kept = spill.finish();
+        let (at, length) = unpack(place_of(&kept, (key(1), utf8)));
+        let block = header((key(1), utf8), 0, 0).len() as u64;
         let file = kept.file.as_ref().unwrap();
-        let first = kept.places[&(key(1), utf8)];
-        file.write_all_at(&vec![0xff; first.stored as usize], first.at)
+        file.write_all_at(&vec![0xff; length - block as usize], at + block)
             .unwrap();
         assert_eq!(kept.get(key(1), utf8), None);
         assert_eq!(kept.get(key(2), utf8).unwrap().0, "another text");
+    }
+
+    /// Two bodies whose names are the same: the text of one is not given
+    /// for the other, whose header it does not carry.
+    #[test]
+    fn a_text_is_given_only_for_the_body_its_header_names() {
+        let (_folder, spill) = spill(1 << 20);
+        let utf8 = EncodingName::from_label("utf-8");
+        spill.put((key(1), utf8), "the text of body 1", "");
+        let mut kept = spill.finish();
+        let place = place_of(&kept, (key(1), utf8));
+        kept.places = vec![
+            (name_of((key(2), utf8)), place),
+            (
+                name_of((key(1), EncodingName::from_label("windows-1252"))),
+                place,
+            ),
+        ]
+        .into_boxed_slice();
+        kept.places.sort_unstable();
+        assert_eq!(kept.get(key(2), utf8), None);
+        assert_eq!(
+            kept.get(key(1), EncodingName::from_label("windows-1252")),
+            None
+        );
     }
 
     #[test]
