@@ -11,26 +11,18 @@
 //! stage's largest part on real pages (58% of ingest's samples on
 //! development crawl 1), measured apart from reading and storing.
 
-use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Instant;
 
 use mirrorscope::corpus::{self, charset, ReadLimits, RecordOutcome, WarcReader};
 
+mod support;
+
 const RUNS: usize = 3;
 const MOST_PAGES: usize = 30_000;
 
 fn main() {
-    let inputs: Vec<PathBuf> = std::env::args()
-        .skip(1)
-        .filter(|argument| !argument.starts_with("--"))
-        .map(PathBuf::from)
-        .collect();
-    let inputs = if inputs.is_empty() {
-        vec![mirrorscope::pipeline::default_corpus_dir()]
-    } else {
-        inputs
-    };
+    let inputs = support::crawl_inputs();
     let files = corpus::list_warc_files(&inputs).expect("WARC files").files;
     let limits = ReadLimits {
         max_body_bytes: 64 << 20,

@@ -4,24 +4,16 @@
 //!
 //! `cargo bench --bench ingest [-- PATH...]`
 
-use std::path::PathBuf;
 use std::time::Instant;
 
-use mirrorscope::pipeline::{default_corpus_dir, run_index, IndexRequest};
+use mirrorscope::pipeline::{run_index, IndexRequest};
+
+mod support;
 
 const RUNS: usize = 3;
 
 fn main() {
-    let inputs: Vec<PathBuf> = std::env::args()
-        .skip(1)
-        .filter(|argument| !argument.starts_with("--"))
-        .map(PathBuf::from)
-        .collect();
-    let inputs = if inputs.is_empty() {
-        vec![default_corpus_dir()]
-    } else {
-        inputs
-    };
+    let inputs = support::crawl_inputs();
     let cores = std::thread::available_parallelism().map_or(1, usize::from);
     println!("ingest benchmark on {} ({} cores available), best of {RUNS} runs, fresh data directory each run", inputs.iter().map(|path| path.display().to_string()).collect::<Vec<_>>().join(" "), cores);
     println!(

@@ -20,9 +20,9 @@ use crate::config::{Config, ConfigError};
 use crate::corpus;
 use crate::datadir::{CrawlEntry, DataDir, DataError, Manifest};
 use crate::fingerprint::{FingerprintSpill, Spilled};
-use crate::index::texts::KeptTexts;
 use crate::ingest::{self, Capture, IngestOptions, IngestReport};
 use crate::pages::PageTable;
+use crate::store::texts::KeptTexts;
 use crate::store::Signature;
 use crate::{collections, index, mirrors, similarity};
 

@@ -6,6 +6,21 @@
 pub mod search;
 pub mod web;
 
+/// The WARC files or folders named on the command line (words starting
+/// with `--` aside), else the shipped crawl.
+pub fn crawl_inputs() -> Vec<std::path::PathBuf> {
+    let inputs: Vec<std::path::PathBuf> = std::env::args()
+        .skip(1)
+        .filter(|argument| !argument.starts_with("--"))
+        .map(std::path::PathBuf::from)
+        .collect();
+    if inputs.is_empty() {
+        vec![mirrorscope::pipeline::default_corpus_dir()]
+    } else {
+        inputs
+    }
+}
+
 /// xorshift64: deterministic draws from a seed.
 pub struct Draw(pub u64);
 

@@ -47,12 +47,12 @@ use crate::generation::{
 pub use crate::generation::{
     Analysis, CrawlEntry, DataDir, DataError, Generation, Manifest, Result, GENERATION_FORMAT,
 };
-use crate::index::texts::TextSpill;
 use crate::index::IndexCounts;
 use crate::ingest::{self, Capture, IngestReport};
 use crate::mirrors::Mirrors;
 use crate::pages::PageTable;
 use crate::similarity::Similarity;
+use crate::store::texts::TextSpill;
 use crate::store::{ContentKey, PageStore, StoreConfig};
 
 impl From<ingest::IngestError> for DataError {

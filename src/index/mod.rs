@@ -16,7 +16,6 @@ mod query;
 mod read_only;
 pub(crate) mod schema;
 pub mod shards;
-pub mod texts;
 mod tokenizer;
 
 use std::borrow::Cow;
@@ -34,8 +33,8 @@ use crate::corpus::{self, charset};
 use crate::pages::{Page, PageId, PageTable};
 use crate::similarity::aliases::UrlAliases;
 use crate::similarity::Similarity;
+use crate::store::texts::KeptTexts;
 use crate::store::PageStore;
-use texts::KeptTexts;
 
 pub use query::SearchQuery;
 pub use schema::{Fields, IndexField, PageDocument, NONE};
@@ -139,7 +138,7 @@ pub struct IndexCounts {
     /// Size of the index on disk.
     pub bytes: u64,
     /// Distinct bodies whose text was the one ingest kept
-    /// ([`texts::KeptTexts`]) rather than read and extracted again.
+    /// ([`KeptTexts`]) rather than read and extracted again.
     #[serde(default)]
     pub kept_texts: u64,
 }

@@ -42,9 +42,9 @@ use crate::corpus::charset::EncodingName;
 use crate::corpus::{self, charset, ReadLimits, RecordOutcome, WarcReader};
 use crate::fingerprint::Fingerprint;
 use crate::fingerprint::{FingerprintSpill, SpillError};
-use crate::index::texts::TextSpill;
 use crate::language;
 use crate::pages::Links;
+use crate::store::texts::TextSpill;
 use crate::store::{ContentKey, PageStore};
 
 pub use crate::pages::Capture;

@@ -117,6 +117,7 @@ mod key;
 mod location;
 mod packed;
 mod staging;
+pub mod texts;
 
 #[cfg(test)]
 mod packed_tests;

@@ -20,8 +20,8 @@ use std::sync::Mutex;
 
 use rustc_hash::FxHashSet;
 
+use super::{ContentKey, SIGNATURE_BYTES};
 use crate::corpus::charset::EncodingName;
-use crate::store::{ContentKey, SIGNATURE_BYTES};
 
 /// Which body a text is of: pages with the same body and encoding share it.
 type Body = (ContentKey, EncodingName);
@@ -74,7 +74,7 @@ pub struct TextSpill {
     path: PathBuf,
     file: File,
     /// Texts of this many bytes or more are not kept: the index reads only
-    /// the start of those ([`super::IndexConfig::max_text_bytes`]).
+    /// the start of those ([`crate::index::IndexConfig::max_text_bytes`]).
     longest: usize,
     state: Mutex<Writing>,
     /// A write failed: nothing more is kept (what was written is read).
