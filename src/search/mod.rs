@@ -307,17 +307,21 @@ fn collection_sizes(collections: &Collections, standing_for: &[PageId]) -> Vec<u
         .iter()
         .map(|collection| {
             let pages = &collection.pages;
-            let second_names = pages
+            pages
                 .iter()
-                .filter(|&&page| {
-                    standing_for.get(page.0 as usize).is_some_and(|&standing| {
-                        standing != page && pages.binary_search(&standing).is_ok()
-                    })
-                })
-                .count();
-            (pages.len() - second_names) as u32
+                .filter(|&&page| is_own_page_in(standing_for, page, pages))
+                .count() as u32
         })
         .collect()
+}
+
+/// Whether `page` counts as a page of its own in `pages` (sorted): not a
+/// second URL of one of them, by `standing_for` ([`UrlAliases`]).
+fn is_own_page_in(standing_for: &[PageId], page: PageId, pages: &[PageId]) -> bool {
+    match standing_for.get(page.0 as usize) {
+        Some(&standing) if standing != page => pages.binary_search(&standing).is_err(),
+        _ => true,
+    }
 }
 
 /// Pages of a manual's principal copy whose titles are read to name it.
@@ -554,10 +558,7 @@ impl Engine {
     /// pages shows the standing URL of a page named twice, and counts it
     /// once.
     pub fn is_own_page(&self, page: PageId, pages: &[PageId]) -> bool {
-        match self.standing_for.get(page.0 as usize) {
-            Some(&standing) if standing != page => pages.binary_search(&standing).is_err(),
-            _ => true,
-        }
+        is_own_page_in(&self.standing_for, page, pages)
     }
 
     /// How many pages `collection` holds, a page under two URLs counted
