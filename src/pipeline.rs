@@ -349,8 +349,9 @@ pub fn run_index(request: &IndexRequest) -> Result<IndexOutcome> {
         // The captures' fingerprints (0.67 KB a page) are set aside as they
         // are made, until the page table stage writes them in page order.
         let spill = Mutex::new(data.fingerprint_spill()?);
-        // Each distinct body's text, as extracted, for the index stage.
-        let texts = data.text_spill(config.index.max_text_bytes)?;
+        // Each distinct body's text, as extracted, for the index stage (or
+        // for the shards' tasks: then in a file they can open).
+        let texts = data.text_spill(config.index.max_text_bytes, request.index_shards.is_some())?;
         let options = IngestOptions {
             config: &config.ingest,
             earlier_captures: &earlier_captures,
@@ -850,6 +851,7 @@ fn analyse_and_write(
             data.stage_generation(
                 entries,
                 (table, &similarity, aside, &collections, &mirrors),
+                texts,
                 shards,
             )
         })?;
@@ -905,7 +907,7 @@ pub fn run_ingest_part(
         files,
         out,
         &options,
-        &config.store,
+        (&config.store, config.index.max_text_bytes),
     )?)
 }
 
@@ -926,11 +928,19 @@ pub fn run_index_shard(
     let table = tables.page_table()?;
     let similarity = tables.similarity_without_fingerprints(&table)?;
     let collections = tables.collections(&table)?;
+    // The texts ingest kept of the bodies this shard holds, if it kept them
+    // (`index --parts --index-shards`); the others are read from the store.
+    let mut bodies = table.pages.iter().filter_map(|page| {
+        page.content_key
+            .filter(|key| shard.holds(key))
+            .map(|key| (key, page.encoding))
+    });
+    let texts = staged.kept_texts(&mut bodies);
     Ok(data.build_staged_shard(&staged, shard, |dir| {
         Ok(index::build_shard(
             dir,
             (&table, &similarity, &collections),
-            (&store, None),
+            (&store, texts.as_ref()),
             &config.index,
             shard,
         )?)

@@ -463,12 +463,19 @@ impl DataDir {
         )?)
     }
 
-    /// A file of no name in `generations/` to keep the texts ingest
-    /// extracts in, for the index stage of the same run
-    /// ([`TextSpill`]): those shorter than `longest` bytes.
-    pub fn text_spill(&self, longest: usize) -> Result<TextSpill> {
+    /// A file in `generations/` to keep the texts ingest extracts in, for
+    /// the index stage of the same run ([`TextSpill`]): those shorter than
+    /// `longest` bytes. Of no name, unless `for_shards`: then it keeps its
+    /// name until the staged generation takes it
+    /// ([`DataDir::stage_generation`]), and is removed if the run ends
+    /// before (`check --repair` removes one a crash left).
+    pub fn text_spill(&self, longest: usize, for_shards: bool) -> Result<TextSpill> {
         let path = self.generations_dir()?.join(TEXT_SPILL);
-        TextSpill::create(&path, longest).map_err(io_error(&path))
+        let spill = match for_shards {
+            false => TextSpill::create(&path, longest),
+            true => TextSpill::create_named(&path, longest),
+        };
+        spill.map_err(io_error(&path))
     }
 
     /// `generations/`, made if it is not there yet.

@@ -3,7 +3,8 @@
 //! job of `spark/`, docs/SCALING.md), then published.
 //!
 //! ```text
-//! generations/staged-<id>/      tables, staged.json, index/shards.json
+//! generations/staged-<id>/      tables, staged.json, index/shards.json,
+//!                               texts.bin and texts.table (the texts ingest kept)
 //!   index/shard-<n>/            one shard's tantivy index, once whole
 //!   index/shard-<n>.json        its counts
 //!   index/.shard-<n>.tmp-<id>/  a shard being built
@@ -31,6 +32,7 @@ use crate::index::{IndexCounts, INDEX_DIR};
 use crate::mirrors::Mirrors;
 use crate::pages::PageTable;
 use crate::similarity::Similarity;
+use crate::store::texts::{KeptTexts, TEXTS_FILE};
 
 /// The start of a staged generation's name (and folder).
 const STAGED_PREFIX: &str = "staged-";
@@ -73,6 +75,22 @@ impl StagedGeneration {
         }
     }
 
+    /// The texts ingest kept for its shards, of the `bodies` a shard holds;
+    /// `None` where it keeps none, or they cannot be read (said, and the
+    /// bodies are read from the store instead).
+    pub fn kept_texts(
+        &self,
+        bodies: &mut dyn Iterator<Item = crate::store::texts::Body>,
+    ) -> Option<KeptTexts> {
+        KeptTexts::open(&self.path, Some(bodies)).unwrap_or_else(|error| {
+            tracing::warn!(
+                "{}: the texts ingest kept cannot be read ({error}); the shard reads the bodies again",
+                self.path.join(TEXTS_FILE).display()
+            );
+            None
+        })
+    }
+
     fn index_dir(&self) -> PathBuf {
         self.path.join(INDEX_DIR)
     }
@@ -96,8 +114,9 @@ impl DataDir {
     }
 
     /// Writes a generation's tables as a staged generation whose index is
-    /// to be built in `shard_count` shards. Needs the writer lock; the
-    /// shards do not.
+    /// to be built in `shard_count` shards, with the `texts` ingest kept in
+    /// this run for the shards to read. Needs the writer lock; the shards
+    /// do not.
     pub fn stage_generation(
         &self,
         crawls: Vec<CrawlEntry>,
@@ -108,6 +127,7 @@ impl DataDir {
             &Collections,
             &Mirrors,
         ),
+        texts: Option<KeptTexts>,
         shard_count: u32,
     ) -> Result<StagedGeneration> {
         Shard::new(0, shard_count).map_err(|detail| format_error(&self.root, detail))?;
@@ -129,6 +149,11 @@ impl DataDir {
                 mirrors,
             )?;
             tables.generation = name.clone();
+            if let Some(mut texts) = texts {
+                texts
+                    .persist_into(&temporary)
+                    .map_err(io_error(&temporary.join(TEXTS_FILE)))?;
+            }
             write_json(
                 &temporary.join(INDEX_DIR).join(SHARDS_FILE),
                 &ShardList {
@@ -361,6 +386,8 @@ impl DataDir {
             ));
         }
         drop(opened);
+        // The texts were the shards'; a generation does not keep them.
+        KeptTexts::remove_from(&staged.path).map_err(io_error(&staged.path.join(TEXTS_FILE)))?;
         // What killed copies of a shard left: nobody's.
         for entry in fs::read_dir(&index).map_err(io_error(&index))? {
             let path = entry.map_err(io_error(&index))?.path();
@@ -436,6 +463,7 @@ mod tests {
                 &empty_collections(),
                 &empty_mirrors(),
             ),
+            None,
             shards,
         )
         .unwrap()
@@ -658,6 +686,7 @@ mod tests {
                     &empty_collections(),
                     &empty_mirrors(),
                 ),
+                None,
                 0,
             )
             .is_err());

@@ -6,7 +6,8 @@
 //! files as `index` does (decoding, extraction, fingerprints) into a folder
 //! of its own: a page store holding their bodies, the captures as Parquet
 //! tables (captures, links, fingerprints, lines: [`super::part_tables`]),
-//! which a Spark job reads as they are, and `part.bin`, what was read of
+//! which a Spark job reads as they are, the text of each distinct body as
+//! extracted ([`crate::store::texts`]), and `part.bin`, what was read of
 //! each file (how many captures, its revisit records and counts). A part
 //! is written under a temporary name and renamed once whole, so a task run
 //! twice finds it done.
@@ -14,7 +15,8 @@
 //! `mirrorscope index INPUT… --parts DIR` ([`assemble_parts`]) then lists the
 //! crawl's files as `index` does and takes each file's part instead of
 //! reading it: the bodies copied into the data folder's store (once a body,
-//! each capture a reference, journaled as ingest journals them), the file
+//! each capture a reference, journaled as ingest journals them; the texts
+//! the part kept, kept for the index as ingest keeps them), the file
 //! names as the listing gives them, then the files merged as `index`
 //! merges them (revisits resolved across every part). The crawl, its id
 //! and its generation are those `index` makes of the same files.
@@ -31,6 +33,7 @@ use super::{
     io_error, merge_files, read_files, Counters, FileResult, IngestError, IngestOptions, Ingested,
     ReferenceJournal, Result, REFERENCES_FILE,
 };
+use crate::store::texts::{KeptTexts, TextSpill, TEXTS_FILE};
 use crate::store::{ContentKey, PageStore, StoreConfig};
 
 /// The file of a part that says what was read.
@@ -122,7 +125,7 @@ pub fn ingest_part(
     inputs: &[PathBuf],
     part: &Path,
     options: &IngestOptions<'_>,
-    store_config: &StoreConfig,
+    (store_config, longest_text): (&StoreConfig, usize),
 ) -> Result<PartSummary> {
     let listed = crate::corpus::list_warc_files(inputs)?;
     for (path, why) in &listed.skipped {
@@ -191,16 +194,28 @@ pub fn ingest_part(
             PageStore::open(&temporary.join(STORE_DIR), store_config.clone())?.stage_writes();
         let journal = ReferenceJournal::create(temporary.join(REFERENCES_FILE))?;
         let counters = Counters::default();
+        // Each distinct body's text, for the shards' index tasks.
+        let texts_path = temporary.join(TEXTS_FILE);
+        let texts =
+            TextSpill::create_named(&texts_path, longest_text).map_err(io_error(&texts_path))?;
+        let options = IngestOptions {
+            texts: Some(&texts),
+            ..*options
+        };
         // Before reading: a file that changes while it is read is then
         // found changed.
         let stamps = files
             .iter()
             .map(|path| FileStamp::of(path).map_err(io_error(path)))
             .collect::<Result<Vec<_>>>()?;
-        let per_file = read_files(files, &store, &journal, options, &counters);
+        let per_file = read_files(files, &store, &journal, &options, &counters);
         store.flush()?;
         journal.finish()?;
         drop(store);
+        texts
+            .finish()
+            .persist_into(&temporary)
+            .map_err(io_error(&texts_path))?;
         let mut read = Part { files: Vec::new() };
         for ((path, stamp), result) in files.iter().zip(stamps).zip(per_file) {
             let outcome = match result {
@@ -414,12 +429,13 @@ const PUTS_PER_FLUSH: usize = 4096;
 /// `from` into `store`, each capture a reference (journaled once the store
 /// holds it, as ingest journals): each distinct body is read back once,
 /// and put as many times as captures have it, which the store counts in
-/// memory until it flushes. Names the file as `path` does.
+/// memory until it flushes. Names the file as `path` does. The texts the
+/// part kept of the bodies are kept in `texts` under the store's keys.
 fn copy_bodies(
     path: &Path,
     mut file: FileResult,
-    from: &PageStore,
-    store: &PageStore,
+    (from, from_texts): (&PageStore, Option<&KeptTexts>),
+    (store, texts): (&PageStore, Option<&TextSpill>),
     journal: &ReferenceJournal,
 ) -> Result<FileResult> {
     let name: Arc<str> = Arc::from(path.display().to_string());
@@ -446,6 +462,13 @@ fn copy_bodies(
             let outcome = store.put(&body)?;
             let capture = &mut file.captures[*at];
             capture.content_key = Some(outcome.key);
+            if let (Some(from_texts), Some(texts)) = (from_texts, texts) {
+                from_texts.copy_to(
+                    (key, capture.encoding),
+                    texts,
+                    (outcome.key, capture.encoding),
+                );
+            }
             file.counts
                 .count_body(capture.body_bytes, outcome.stored_new);
             references.push(outcome.key);
@@ -481,6 +504,7 @@ pub fn assemble_parts(
     // Which part read each file, by the file it names.
     let mut read: FxHashMap<PathBuf, (usize, FileStamp, PartFile)> = FxHashMap::default();
     let mut part_stores = Vec::with_capacity(parts.len());
+    let mut part_texts = Vec::with_capacity(parts.len());
     for (number, folder) in parts.iter().enumerate() {
         for (path, stamp, file) in read_part(folder)?.files {
             let key = same_file(Path::new(&path));
@@ -500,6 +524,19 @@ pub fn assemble_parts(
             &folder.join(STORE_DIR),
             store_config.clone(),
         )?);
+        // A part written by a build that kept no texts has none: its
+        // bodies are read again by the index stage.
+        let texts = match options.texts {
+            None => None,
+            Some(_) => KeptTexts::open(folder, None).unwrap_or_else(|error| {
+                tracing::warn!(
+                    "{}: its texts cannot be read ({error}); the index stage reads its bodies again",
+                    folder.display()
+                );
+                None
+            }),
+        };
+        part_texts.push(texts);
     }
     // Two paths naming one file (links) are two files, as `index` reads
     // them: each gets the part's reading (a copy, for all but the last).
@@ -552,7 +589,13 @@ pub fn assemble_parts(
             PartFile::Failed { reason, message } => {
                 Err(IngestError::FileFailed { reason, message })
             }
-            PartFile::Read(file) => copy_bodies(path, file, &part_stores[part], store, &journal),
+            PartFile::Read(file) => copy_bodies(
+                path,
+                file,
+                (&part_stores[part], part_texts[part].as_ref()),
+                (store, options.texts),
+                &journal,
+            ),
         })
         .collect();
     let records = per_file

@@ -9,10 +9,20 @@
 //! as it is opened, as [`crate::fingerprint::FingerprintSpill`] is: a crash
 //! leaves nothing behind), and read back by the index stage. A body whose
 //! text is not kept (one ingested by an earlier run, or read from Spark's
-//! parts) is read from the store and extracted as before: the texts are the
-//! same either way (`corpus::html`'s `the_text_alone_is_the_whole_readings_text`).
+//! parts without texts) is read from the store and extracted as before: the
+//! texts are the same either way (`corpus::html`'s
+//! `the_text_alone_is_the_whole_readings_text`).
+//!
+//! Where the index is built by other processes, the texts are kept in
+//! files of a name ([`KeptTexts::persist_into`], [`TEXTS_FILE`] and
+//! [`TEXTS_TABLE_FILE`]): an ingest part keeps those of its bodies
+//! (`ingest-part`), `index --parts` copies them for the bodies it takes
+//! into the data folder's store ([`KeptTexts::copy_to`]), and a staged
+//! generation keeps them for its `index-shard` tasks, each opening those of
+//! the bodies its shard holds ([`KeptTexts::open`]); `publish` removes them.
 
 use std::fs::File;
+use std::io::{Read, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,7 +34,19 @@ use super::{ContentKey, SIGNATURE_BYTES};
 use crate::corpus::charset::EncodingName;
 
 /// Which body a text is of: pages with the same body and encoding share it.
-type Body = (ContentKey, EncodingName);
+pub type Body = (ContentKey, EncodingName);
+
+/// The texts kept in a folder of their own (a part, a staged generation):
+/// each text's header and LZ4 block, as [`TextSpill`] writes them.
+pub const TEXTS_FILE: &str = "texts.bin";
+
+/// Where each text of [`TEXTS_FILE`] is: [`TABLE_HEADER`], the count of
+/// texts (u64), then (name, place) of each by name, 16 bytes little-endian.
+pub const TEXTS_TABLE_FILE: &str = "texts.table";
+
+/// The first bytes of [`TEXTS_TABLE_FILE`]: a table of another format is
+/// not read (its texts are read from the bodies instead).
+const TABLE_HEADER: &[u8] = b"mirrorscope kept texts 1\n";
 
 /// A body's name in the table of texts kept: 64 bits of hash of its key
 /// and encoding, so that the table holds 16 bytes a body (12 MB for the
@@ -79,6 +101,9 @@ pub struct TextSpill {
     state: Mutex<Writing>,
     /// A write failed: nothing more is kept (what was written is read).
     failed: AtomicBool,
+    /// The file keeps its name ([`TextSpill::create_named`]): it is
+    /// removed if dropped before it is persisted.
+    leftover: RemovedOnDrop,
 }
 
 #[derive(Debug, Default)]
@@ -98,6 +123,28 @@ pub struct KeptTexts {
     file: Option<File>,
     /// (name, place), by name.
     places: Box<[(u64, u64)]>,
+    /// A named spill's file, removed when this is dropped unless it was
+    /// persisted ([`KeptTexts::persist_into`]).
+    leftover: RemovedOnDrop,
+}
+
+/// A file removed when this is dropped, unless let go first.
+#[derive(Debug, Default)]
+struct RemovedOnDrop(Option<PathBuf>);
+
+impl Drop for RemovedOnDrop {
+    fn drop(&mut self) {
+        let Some(path) = self.0.take() else {
+            return;
+        };
+        match std::fs::remove_file(&path) {
+            Err(error) if error.kind() != std::io::ErrorKind::NotFound => tracing::warn!(
+                "{}: cannot remove texts kept for an index never built: {error}",
+                path.display()
+            ),
+            _ => {}
+        }
+    }
 }
 
 impl TextSpill {
@@ -111,13 +158,31 @@ impl TextSpill {
             .truncate(true)
             .open(path)?;
         std::fs::remove_file(path)?;
-        Ok(TextSpill {
+        Ok(TextSpill::writing_to(path, file, longest, false))
+    }
+
+    /// Starts one at `path` whose file keeps its name, to be persisted
+    /// ([`KeptTexts::persist_into`]) for other processes to read; removed
+    /// if it is dropped before.
+    pub fn create_named(path: &Path, longest: usize) -> std::io::Result<TextSpill> {
+        let file = File::options()
+            .read(true)
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)?;
+        Ok(TextSpill::writing_to(path, file, longest, true))
+    }
+
+    fn writing_to(path: &Path, file: File, longest: usize, named: bool) -> TextSpill {
+        TextSpill {
             path: path.to_path_buf(),
             file,
             longest,
             state: Mutex::default(),
             failed: AtomicBool::new(false),
-        })
+            leftover: RemovedOnDrop(named.then(|| path.to_path_buf())),
+        }
     }
 
     fn writing(&self) -> std::sync::MutexGuard<'_, Writing> {
@@ -140,7 +205,7 @@ impl TextSpill {
             return;
         };
         let name = name_of(body);
-        if !self.writing().claimed.insert(name) {
+        if !self.claim(name) {
             return;
         }
         let mut both = String::with_capacity(text.len() + headings.len());
@@ -148,6 +213,22 @@ impl TextSpill {
         both.push_str(headings);
         let mut stored = header(body, text_length, headings_length);
         stored.extend_from_slice(&lz4_flex::compress(both.as_bytes()));
+        self.write_claimed(name, &stored);
+    }
+
+    /// Whether `name`'s text is to be written now: not kept or being
+    /// written already, and nothing failed.
+    fn claim(&self, name: u64) -> bool {
+        !self.failed.load(Ordering::Relaxed) && self.writing().claimed.insert(name)
+    }
+
+    fn is_claimed(&self, name: u64) -> bool {
+        self.writing().claimed.contains(&name)
+    }
+
+    /// Writes the text `stored` (header and block) of the body `name`
+    /// claimed, at a place of its own.
+    fn write_claimed(&self, name: u64, stored: &[u8]) {
         let at = {
             let mut writing = self.writing();
             let at = writing.end;
@@ -157,7 +238,7 @@ impl TextSpill {
         let Some(place) = pack(at, stored.len()) else {
             return;
         };
-        match self.file.write_all_at(&stored, at) {
+        match self.file.write_all_at(stored, at) {
             Ok(()) => self.writing().places.push((name, place)),
             Err(error) => {
                 if !self.failed.swap(true, Ordering::Relaxed) {
@@ -182,6 +263,7 @@ impl TextSpill {
             path: self.path,
             file: Some(self.file),
             places: places.into_boxed_slice(),
+            leftover: self.leftover,
         }
     }
 }
@@ -207,27 +289,17 @@ impl KeptTexts {
     /// The text and headings of `body` read as `encoding`, if kept; `None`
     /// (with a warning) when they cannot be read back.
     pub fn get(&self, key: ContentKey, encoding: EncodingName) -> Option<(String, String)> {
-        let name = name_of((key, encoding));
-        let found = self
-            .places
-            .binary_search_by_key(&name, |&(name, _)| name)
-            .ok()?;
-        let (at, length) = unpack(self.places[found].1);
-        let file = self.file.as_ref()?;
         let read = || -> std::io::Result<Option<(String, String)>> {
-            let mut stored = vec![0; length];
-            file.read_exact_at(&mut stored, at)?;
-            let expected = header((key, encoding), 0, 0);
-            let named = expected.len() - 8;
-            if stored.len() < expected.len() || stored[..named] != expected[..named] {
-                // Another body of the same name.
+            let Some(Stored {
+                bytes,
+                header,
+                text,
+                headings,
+            }) = self.stored((key, encoding))?
+            else {
                 return Ok(None);
-            }
-            let length_at = |offset: usize| {
-                u32::from_le_bytes(stored[offset..offset + 4].try_into().expect("4 bytes")) as usize
             };
-            let (text, headings) = (length_at(named), length_at(named + 4));
-            let mut both = lz4_flex::decompress(&stored[expected.len()..], text + headings)
+            let mut both = lz4_flex::decompress(&bytes[header..], text + headings)
                 .map_err(std::io::Error::other)?;
             if both.len() != text + headings {
                 return Err(std::io::Error::other(format!(
@@ -251,6 +323,189 @@ impl KeptTexts {
             None
         })
     }
+
+    /// `body`'s text as it is in the file, if kept; `None` for another
+    /// body of the same name.
+    fn stored(&self, body: Body) -> std::io::Result<Option<Stored>> {
+        let name = name_of(body);
+        let Ok(found) = self.places.binary_search_by_key(&name, |&(name, _)| name) else {
+            return Ok(None);
+        };
+        let Some(file) = self.file.as_ref() else {
+            return Ok(None);
+        };
+        let (at, length) = unpack(self.places[found].1);
+        let mut bytes = vec![0; length];
+        file.read_exact_at(&mut bytes, at)?;
+        let expected = header(body, 0, 0);
+        let named = expected.len() - 8;
+        if bytes.len() < expected.len() || bytes[..named] != expected[..named] {
+            return Ok(None);
+        }
+        let length_at = |offset: usize| {
+            u32::from_le_bytes(bytes[offset..offset + 4].try_into().expect("4 bytes")) as usize
+        };
+        let (text, headings) = (length_at(named), length_at(named + 4));
+        Ok(Some(Stored {
+            bytes,
+            header: expected.len(),
+            text,
+            headings,
+        }))
+    }
+
+    /// Keeps in `spill` the text kept here of `from`, as the text of `to`:
+    /// the same body put into another store, where its key may differ
+    /// (`index --parts` copying a part's bodies). Copied as it is, without
+    /// decompressing it; the index stage checks it when it reads it. A text
+    /// that cannot be read here is not copied (its body is read instead).
+    pub fn copy_to(&self, from: Body, spill: &TextSpill, to: Body) {
+        let name = name_of(to);
+        if spill.is_claimed(name) {
+            return;
+        }
+        let stored = match self.stored(from) {
+            Ok(Some(stored)) => stored,
+            Ok(None) => return,
+            Err(error) => {
+                tracing::warn!(
+                    "{}: the text of {} cannot be read ({error}); its body is read instead",
+                    self.path.display(),
+                    from.0
+                );
+                return;
+            }
+        };
+        let (Ok(text), Ok(headings)) = (u32::try_from(stored.text), u32::try_from(stored.headings))
+        else {
+            return;
+        };
+        if stored.text >= spill.longest || !spill.claim(name) {
+            return;
+        }
+        let mut copied = header(to, text, headings);
+        copied.extend_from_slice(&stored.bytes[stored.header..]);
+        spill.write_claimed(name, &copied);
+    }
+
+    /// Makes these texts [`TEXTS_FILE`] and [`TEXTS_TABLE_FILE`] of
+    /// `folder`, for other processes to open ([`KeptTexts::open`]): a named
+    /// spill's file is renamed there (it must be on the same file system),
+    /// one of no name copied. Both files are synced; the folder is the
+    /// caller's to sync.
+    pub fn persist_into(&mut self, folder: &Path) -> std::io::Result<()> {
+        let Some(file) = self.file.as_ref() else {
+            return Ok(());
+        };
+        let texts = folder.join(TEXTS_FILE);
+        match &self.leftover.0 {
+            Some(path) if *path == texts => {}
+            Some(path) => std::fs::rename(path, &texts)?,
+            None => {
+                let mut copy = File::create(&texts)?;
+                let mut from = file.try_clone()?;
+                std::io::Seek::rewind(&mut from)?;
+                std::io::copy(&mut from, &mut copy)?;
+                copy.sync_all()?;
+            }
+        }
+        self.leftover.0 = None;
+        self.path = texts;
+        file.sync_all()?;
+        let mut table = Vec::with_capacity(TABLE_HEADER.len() + 8 + 16 * self.places.len());
+        table.extend_from_slice(TABLE_HEADER);
+        table.extend_from_slice(&(self.places.len() as u64).to_le_bytes());
+        for &(name, place) in self.places.iter() {
+            table.extend_from_slice(&name.to_le_bytes());
+            table.extend_from_slice(&place.to_le_bytes());
+        }
+        let table_path = folder.join(TEXTS_TABLE_FILE);
+        let mut written = File::create(&table_path)?;
+        written.write_all(&table)?;
+        written.sync_all()
+    }
+
+    /// The texts [`KeptTexts::persist_into`] left in `folder`, of the
+    /// bodies `wanted` alone (every one with `None`): a shard's task opens
+    /// those its shard holds. `None` where the folder keeps no texts; an
+    /// error for a table that cannot be read (the caller reads the bodies
+    /// instead).
+    pub fn open(
+        folder: &Path,
+        wanted: Option<&mut dyn Iterator<Item = Body>>,
+    ) -> std::io::Result<Option<KeptTexts>> {
+        let table_path = folder.join(TEXTS_TABLE_FILE);
+        let mut table = match File::open(&table_path) {
+            Ok(table) => std::io::BufReader::with_capacity(1 << 20, table),
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(error) => return Err(error),
+        };
+        let path = folder.join(TEXTS_FILE);
+        let file = File::open(&path)?;
+        let mut start = vec![0; TABLE_HEADER.len() + 8];
+        table.read_exact(&mut start)?;
+        if !start.starts_with(TABLE_HEADER) {
+            return Err(std::io::Error::other(format!(
+                "{}: not a table of kept texts of this build's format",
+                table_path.display()
+            )));
+        }
+        let count = u64::from_le_bytes(start[TABLE_HEADER.len()..].try_into().expect("8 bytes"));
+        let wanted: Option<Vec<u64>> = wanted.map(|bodies| {
+            let mut names: Vec<u64> = bodies.map(name_of).collect();
+            names.sort_unstable();
+            names.dedup();
+            names
+        });
+        let mut places = Vec::new();
+        let mut entry = [0u8; 16];
+        for _ in 0..count {
+            table.read_exact(&mut entry)?;
+            let name = u64::from_le_bytes(entry[..8].try_into().expect("8 bytes"));
+            let place = u64::from_le_bytes(entry[8..].try_into().expect("8 bytes"));
+            if wanted
+                .as_ref()
+                .is_none_or(|wanted| wanted.binary_search(&name).is_ok())
+            {
+                places.push((name, place));
+            }
+        }
+        if table.read(&mut entry)? != 0 {
+            return Err(std::io::Error::other(format!(
+                "{}: more than the {count} texts it counts",
+                table_path.display()
+            )));
+        }
+        // Written in order; read in order whatever it holds.
+        places.sort_unstable();
+        Ok(Some(KeptTexts {
+            path,
+            file: Some(file),
+            places: places.into_boxed_slice(),
+            leftover: RemovedOnDrop(None),
+        }))
+    }
+
+    /// Removes the texts [`KeptTexts::persist_into`] left in `folder`, if
+    /// any.
+    pub fn remove_from(folder: &Path) -> std::io::Result<()> {
+        for name in [TEXTS_TABLE_FILE, TEXTS_FILE] {
+            match std::fs::remove_file(folder.join(name)) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => return Err(error),
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A text as it is in the file: its header (`header` bytes) and LZ4 block,
+/// and the lengths of its text and headings.
+struct Stored {
+    bytes: Vec<u8>,
+    header: usize,
+    text: usize,
+    headings: usize,
 }
 
 #[cfg(test)]
@@ -364,6 +619,102 @@ mod tests {
             kept.get(key(1), EncodingName::from_label("windows-1252")),
             None
         );
+    }
+
+    /// A part's texts, persisted, opened by another process: all of them,
+    /// or those of the bodies a shard holds; a named spill dropped before
+    /// it is persisted leaves nothing.
+    #[test]
+    fn persisted_texts_open_elsewhere_and_a_named_spill_leaves_nothing_unless_persisted() {
+        let folder = tempfile::tempdir().unwrap();
+        let utf8 = EncodingName::from_label("utf-8");
+        let path = folder.path().join(".spill.tmp");
+        let spill = TextSpill::create_named(&path, 1 << 20).unwrap();
+        spill.put((key(1), utf8), "dropped", "");
+        drop(spill.finish());
+        assert!(!path.exists());
+
+        let spill = TextSpill::create_named(&path, 1 << 20).unwrap();
+        for body in 1..=4u8 {
+            spill.put(
+                (key(body), utf8),
+                &format!("text {body}"),
+                &format!("heading {body}"),
+            );
+        }
+        let mut kept = spill.finish();
+        let staged = folder.path().join("staged");
+        std::fs::create_dir(&staged).unwrap();
+        kept.persist_into(&staged).unwrap();
+        drop(kept);
+        assert!(!path.exists());
+        assert!(staged.join(TEXTS_FILE).is_file());
+
+        let all = KeptTexts::open(&staged, None).unwrap().unwrap();
+        assert_eq!(all.len(), 4);
+        assert_eq!(
+            all.get(key(3), utf8),
+            Some(("text 3".to_string(), "heading 3".to_string()))
+        );
+        let mut wanted = [(key(2), utf8), (key(4), utf8), (key(9), utf8)].into_iter();
+        let some = KeptTexts::open(&staged, Some(&mut wanted))
+            .unwrap()
+            .unwrap();
+        assert_eq!(some.len(), 2);
+        assert_eq!(some.get(key(2), utf8).unwrap().0, "text 2");
+        assert_eq!(some.get(key(3), utf8), None);
+        drop((all, some));
+        assert!(staged.join(TEXTS_FILE).is_file(), "opened texts stay");
+
+        // A table cut short is refused; a folder without texts has none.
+        let table = std::fs::read(staged.join(TEXTS_TABLE_FILE)).unwrap();
+        std::fs::write(staged.join(TEXTS_TABLE_FILE), &table[..table.len() - 3]).unwrap();
+        assert!(KeptTexts::open(&staged, None).is_err());
+        KeptTexts::remove_from(&staged).unwrap();
+        assert!(KeptTexts::open(&staged, None).unwrap().is_none());
+        assert_eq!(std::fs::read_dir(&staged).unwrap().count(), 0);
+    }
+
+    /// Texts of no name are copied out when persisted.
+    #[test]
+    fn a_spill_of_no_name_is_copied_when_persisted() {
+        let (folder, spill) = spill(1 << 20);
+        let utf8 = EncodingName::from_label("utf-8");
+        spill.put((key(1), utf8), "first", "");
+        spill.put((key(2), utf8), "second", "");
+        let mut kept = spill.finish();
+        kept.persist_into(folder.path()).unwrap();
+        let opened = KeptTexts::open(folder.path(), None).unwrap().unwrap();
+        assert_eq!(opened.get(key(2), utf8).unwrap().0, "second");
+        assert_eq!(kept.get(key(1), utf8).unwrap().0, "first");
+    }
+
+    /// `index --parts` keeps a part's texts under the keys the data
+    /// folder's store gives the same bodies, as they were, once a body, and
+    /// not past the limit.
+    #[test]
+    fn texts_copied_from_a_part_read_under_their_new_keys() {
+        let (_part_folder, part) = spill(1 << 20);
+        let utf8 = EncodingName::from_label("utf-8");
+        part.put((key(1), utf8), "a text of the part", "a heading");
+        part.put((key(2), utf8), &"long ".repeat(10), "");
+        let part = part.finish();
+        let (_folder, spill) = spill(20);
+        let moved = |body: u8| ContentKey {
+            overflow: 7,
+            ..key(body)
+        };
+        part.copy_to((key(1), utf8), &spill, (moved(1), utf8));
+        part.copy_to((key(1), utf8), &spill, (moved(1), utf8));
+        part.copy_to((key(2), utf8), &spill, (moved(2), utf8));
+        part.copy_to((key(3), utf8), &spill, (moved(3), utf8));
+        let kept = spill.finish();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(
+            kept.get(moved(1), utf8),
+            Some(("a text of the part".to_string(), "a heading".to_string()))
+        );
+        assert_eq!(kept.get(key(1), utf8), None);
     }
 
     #[test]

@@ -146,6 +146,11 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
         assert_eq!(one[part], other[part], "{part}");
     }
     assert_eq!(one["index"]["documents"], other["index"]["documents"]);
+    // The index was built from the texts the parts kept, not from the
+    // bodies read again: every one `index` itself keeps.
+    let kept = one["index"]["kept_texts"].as_u64().unwrap();
+    assert!(kept > 0);
+    assert_eq!(other["index"]["kept_texts"], kept);
     // The same pages, with the same bodies read back.
     let export = |data: &Path, out: &Path| {
         let output = run(&[
@@ -201,6 +206,79 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
         stdout(&output),
         stderr(&output)
     );
+}
+
+/// `index --parts --index-shards`, as the Spark job runs it: the texts the
+/// parts kept reach the shards' tasks, which index from them rather than
+/// reading each body again, and serve what `index` alone serves; the
+/// published generation keeps no texts.
+#[test]
+fn shards_index_the_texts_the_parts_kept() {
+    let single = index_shipped_crawl_into("parts-shards-single");
+    let root = single.parent().unwrap().to_path_buf();
+    let files = crawl_files();
+    let parts = root.join("parts");
+    for (number, group) in files.chunks(files.len().div_ceil(2)).enumerate() {
+        ingest_part(group, &parts.join(format!("part-{number}")));
+    }
+    let sharded = root.join("sharded");
+    let data = sharded.to_str().unwrap();
+    let output = run(&[
+        "index",
+        "corpus",
+        "--data",
+        data,
+        "--parts",
+        parts.to_str().unwrap(),
+        "--index-shards",
+        "2",
+    ]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let printed = stdout(&output);
+    let staged = printed
+        .split_whitespace()
+        .find(|word| word.starts_with("staged-"))
+        .unwrap_or_else(|| panic!("{printed}"))
+        .trim_end_matches([':', ','])
+        .to_string();
+    let staged_dir = sharded.join("generations").join(&staged);
+    assert!(staged_dir.join("texts.bin").is_file());
+    let leftovers: Vec<_> = std::fs::read_dir(sharded.join("generations"))
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().to_string())
+        .filter(|name| name.starts_with('.'))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+    for shard in ["0", "1"] {
+        let output = run(&[
+            "index-shard",
+            &staged,
+            "--shard",
+            shard,
+            "--of",
+            "2",
+            "--data",
+            data,
+        ]);
+        assert!(output.status.success(), "{}", stderr(&output));
+    }
+    let output = run(&["publish", &staged, "--data", data]);
+    assert!(output.status.success(), "{}", stderr(&output));
+    let published = manifest(&sharded);
+    let kept = manifest(&single)["index"]["kept_texts"].as_u64().unwrap();
+    assert!(kept > 0);
+    assert_eq!(published["index"]["kept_texts"], kept);
+    let generation = sharded.join("generations/gen-000001");
+    assert!(!generation.join("texts.bin").exists());
+    assert!(!generation.join("texts.table").exists());
+    let output = run(&["check", "--data", data]);
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+    crate::shards::serve_alike(&single, &sharded);
 }
 
 /// What a crawl folder holds besides plain WARC files: a FIFO with a WARC

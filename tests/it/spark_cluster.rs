@@ -314,6 +314,16 @@ fn the_pipeline_and_the_analysis_on_a_standalone_cluster_serve_the_single_machin
     );
     assert_eq!(current(&on_cluster), "gen-000001");
     same_as_single_machine(&single, &on_cluster);
+    // The shards' tasks indexed the texts the ingest tasks extracted, as
+    // many as the single machine's index stage took from its ingest.
+    let kept_texts = |data: &Path| -> serde_json::Value {
+        let path = data.join("generations/gen-000001/manifest.json");
+        let manifest: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        manifest["index"]["kept_texts"].clone()
+    };
+    assert!(kept_texts(&single).as_u64().unwrap() > 0);
+    assert_eq!(kept_texts(&on_cluster), kept_texts(&single));
 
     // Then the analysis on Spark, imported, its index built in shards.
     let tables = root.join("tables");
