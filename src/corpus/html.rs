@@ -736,6 +736,17 @@ fn collect(html: &str) -> Collector {
 /// `most_bytes`; with `text_only`, its attributes and links are not read
 /// (what they would add is not wanted).
 fn collect_within(html: &str, most_bytes: usize, text_only: bool) -> Collector {
+    let reader = QuickRejects {
+        input: html.as_bytes(),
+    };
+    collect_from(reader, most_bytes, text_only)
+}
+
+fn collect_from<'a>(
+    reader: impl html5gum::Readable<'a>,
+    most_bytes: usize,
+    text_only: bool,
+) -> Collector {
     let mut collector = Collector {
         text_only,
         ..Collector::default()
@@ -748,10 +759,80 @@ fn collect_within(html: &str, most_bytes: usize, text_only: bool) -> Collector {
             });
         emitter.naively_switch_states(true);
         // The emitter yields (its first item) once the lines are full.
-        let _full = Tokenizer::new_with_emitter(html, WithoutErrors(emitter)).next();
+        let _full = Tokenizer::new_with_emitter(reader, WithoutErrors(emitter)).next();
     }
     collector.end_line();
     collector
+}
+
+/// What html5gum reads a page from: its own string reader's work, but
+/// for a string it is asked to read that does not start with the next
+/// byte, which is turned down before any comparison. Each `&name;` is
+/// looked for by trying the HTML standard's names that start with its
+/// first letter, longest first: `&lt;` tries 154 names, `&nbsp;` over
+/// 100, each a call to compare slices, 4% of extraction on pages of
+/// documentation full of code (`benches/extract.rs`).
+struct QuickRejects<'a> {
+    /// What has not been read yet.
+    input: &'a [u8],
+}
+
+impl html5gum::Reader for QuickRejects<'_> {
+    type Error = std::convert::Infallible;
+
+    #[inline(always)]
+    fn read_byte(&mut self) -> Result<Option<u8>, Self::Error> {
+        let Some((&first, rest)) = self.input.split_first() else {
+            return Ok(None);
+        };
+        self.input = rest;
+        Ok(Some(first))
+    }
+
+    #[inline(always)]
+    fn read_until<'b>(
+        &'b mut self,
+        needle: &[u8],
+        _: &'b mut [u8; 4],
+    ) -> Result<Option<&'b [u8]>, Self::Error> {
+        if self.input.is_empty() {
+            return Ok(None);
+        }
+        // html5gum asks for at most a handful of bytes (`<`, `&`, quotes,
+        // white space, NUL...): one SIMD pass finds the first.
+        let mut needles = [0u8; 16];
+        let count = needle.len().min(16);
+        needles[..count].copy_from_slice(&needle[..count]);
+        let found = jetscii::Bytes::new(needles, count as i32, |byte| needle.contains(&byte))
+            .find(self.input);
+        // Up to the first needle; the needle alone when it comes first.
+        let length = match found {
+            Some(0) => 1,
+            Some(at) => at,
+            None => self.input.len(),
+        };
+        let (read, rest) = self.input.split_at(length);
+        self.input = rest;
+        Ok(Some(read))
+    }
+
+    #[inline(always)]
+    fn try_read_string(&mut self, s: &[u8], case_sensitive: bool) -> Result<bool, Self::Error> {
+        let (Some(&next), Some(&first)) = (self.input.first(), s.first()) else {
+            return Ok(s.is_empty());
+        };
+        if next != first && (case_sensitive || !next.eq_ignore_ascii_case(&first)) {
+            return Ok(false);
+        }
+        let Some(start) = self.input.get(..s.len()) else {
+            return Ok(false);
+        };
+        if start == s || (!case_sensitive && start.eq_ignore_ascii_case(s)) {
+            self.input = &self.input[s.len()..];
+            return Ok(true);
+        }
+        Ok(false)
+    }
 }
 
 fn title_of(collector: &Collector) -> String {
@@ -760,6 +841,45 @@ fn title_of(collector: &Collector) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    /// The reader html5gum is given reads every page as html5gum's own
+    /// string reader does: character references (named, with and without
+    /// `;`, in text and attributes, of every case), doctypes and comments
+    /// of any case, CDATA, raw text and end tags, a page cut mid-reference.
+    #[test]
+    fn the_quick_reader_reads_what_html5gums_own_reads() {
+        let pages = [
+            "<!DOCTYPE html><html lang=en><title>a &lt; b &amp c</title><p>x &LT; y &notin; z &noti; w &nbsp;&nbsp;v",
+            "<!doctype HTML public \"-//W3C//DTD HTML 4.01//EN\" \"http://www.w3.org/TR/html4/strict.dtd\"><p>&gt;&gt &GT;",
+            "<p title=\"&lt;a&gt;\" data-x='&amp;copy=1' href=\"?a=1&copy=2&lt=3\">link</p><!-- &lt; --><!--x-->",
+            "<svg><![CDATA[ &lt; ]]></svg><script>if (a &lt; b) {}</SCRIPT ><style>&amp;</style><p>&#60;&#x3C;&#X3c;",
+            "<textarea>&lt;b&gt;</textarea><pre>\r\n&quot;q&quot;</pre><h2>H &amp; I</h2>&unknownentity; &",
+            "<p>cut at the end &l",
+            "<p>cut at the end &",
+            "<!DocType html SYSTEM 'about:legacy-compat'><p>one",
+            "",
+        ];
+        for page in pages {
+            // Every token, doctypes (named in any case) and errors too.
+            let quick: Vec<_> = Tokenizer::new(QuickRejects {
+                input: page.as_bytes(),
+            })
+            .collect();
+            let own: Vec<_> = Tokenizer::new(page).collect();
+            assert_eq!(quick, own, "{page}");
+            for text_only in [false, true] {
+                let quick = collect_within(page, usize::MAX, text_only);
+                let own = collect_from(page, usize::MAX, text_only);
+                assert_eq!(quick.text, own.text, "{page}");
+                assert_eq!(quick.title, own.title, "{page}");
+                assert_eq!(quick.raw_links, own.raw_links, "{page}");
+                assert_eq!(quick.attributes, own.attributes, "{page}");
+                assert_eq!(quick.html_lang, own.html_lang, "{page}");
+            }
+        }
+        let read = collect_within("<p>a &lt; b &nbsp;c &amp d &notin; e", usize::MAX, true);
+        assert_eq!(read.text.trim(), "a < b c & d \u{2209} e");
+    }
     use super::*;
 
     /// Reading the text alone (the index stage's) gives the text, title
