@@ -448,9 +448,15 @@ pub fn extract_html(html: &str, page_url: &Url) -> Extracted {
         .unwrap_or_else(|| page_url.clone());
     let mut page_without_fragment = page_url.clone();
     page_without_fragment.set_fragment(None);
-    let mut seen = std::collections::HashSet::new();
+    let mut seen = rustc_hash::FxHashSet::default();
+    // A page names most of its links several times (menus, "next" above
+    // and below): each href is resolved once.
+    let mut hrefs = rustc_hash::FxHashSet::default();
     let mut links = Vec::new();
     for href in &collector.raw_links {
+        if !hrefs.insert(href.as_str()) {
+            continue;
+        }
         // A link to a part of the page itself (`#section`, a heading's
         // permalink) is no outlink; without a `<base>`, it resolves
         // against the page, so it need not be parsed to be known.
@@ -990,7 +996,8 @@ mod tests {
             <a href="mod/core.html#Directive">core</a><a href="mod/core.html">again</a>
             <area href="../images/map.html"><iframe src="frame.html"></iframe><frame src="/top.html">
             <a href="mailto:x@example.org">mail</a><a href="javascript:go()">js</a><a>no href</a>
-            <a href="HTTP://OTHER.example:80/%7Eu/">other</a><a href="#top">same page</a>"##;
+            <a href="HTTP://OTHER.example:80/%7Eu/">other</a><a href="#top">same page</a>
+            <a href="mod/core.html">a third time</a><a href="../images/map.html">the map again</a>"##;
         let links: Vec<String> = extract_html(html, &page())
             .links
             .into_iter()
