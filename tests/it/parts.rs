@@ -250,16 +250,7 @@ fn shards_index_the_texts_the_parts_kept() {
         .collect();
     assert!(leftovers.is_empty(), "{leftovers:?}");
     for shard in ["0", "1"] {
-        let output = run(&[
-            "index-shard",
-            &staged,
-            "--shard",
-            shard,
-            "--of",
-            "2",
-            "--data",
-            data,
-        ]);
+        let output = crate::shards::index_shard(&staged, (shard, "2"), data);
         assert!(output.status.success(), "{}", stderr(&output));
     }
     let output = run(&["publish", &staged, "--data", data]);

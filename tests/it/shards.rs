@@ -261,30 +261,12 @@ fn an_index_built_in_shards_serves_what_one_index_does() {
     assert_eq!(current(&sharded), "gen-000001");
 
     for (shard, of) in [("3", "3"), ("0", "4")] {
-        let output = run(&[
-            "index-shard",
-            &staged,
-            "--shard",
-            shard,
-            "--of",
-            of,
-            "--data",
-            data,
-        ]);
+        let output = index_shard(&staged, (shard, of), data);
         assert!(!output.status.success(), "shard {shard} of {of} was built");
     }
     let mut documents = 0;
     for shard in ["2", "0", "1", "1"] {
-        let output = run(&[
-            "index-shard",
-            &staged,
-            "--shard",
-            shard,
-            "--of",
-            "3",
-            "--data",
-            data,
-        ]);
+        let output = index_shard(&staged, (shard, "3"), data);
         assert!(output.status.success(), "{}", stderr(&output));
         let printed = stdout(&output);
         let built: u64 = printed
@@ -325,6 +307,20 @@ fn an_index_built_in_shards_serves_what_one_index_does() {
     );
 
     serve_alike(&whole, &sharded);
+}
+
+/// `index-shard STAGED --shard K --of N` in the data folder `data`.
+pub fn index_shard(staged: &str, (shard, of): (&str, &str), data: &str) -> std::process::Output {
+    run(&[
+        "index-shard",
+        staged,
+        "--shard",
+        shard,
+        "--of",
+        of,
+        "--data",
+        data,
+    ])
 }
 
 /// Checks the current generations of the data folders `expected` and
