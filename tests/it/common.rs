@@ -120,6 +120,21 @@ pub fn index_into(crawl: &Path, data: &Path) {
     assert!(output.status.success(), "{}", stderr(&output));
 }
 
+/// Asserts `check` finds the data folder `data` consistent (its report
+/// shown if not).
+pub fn assert_consistent(data: &Path) {
+    let output = mirrorscope(
+        &crate_dir(),
+        &["check", "--data", &data.display().to_string()],
+    );
+    assert!(
+        output.status.success(),
+        "{}{}",
+        stdout(&output),
+        stderr(&output)
+    );
+}
+
 pub fn stdout(output: &Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }

@@ -266,13 +266,7 @@ fn an_older_data_folder_is_upgraded_to_packs_by_the_next_index() {
             }
         }
     }
-    let check = mirrorscope(dir.path(), &["check", "--data", data_arg]);
-    assert!(
-        check.status.success(),
-        "{}{}",
-        stdout(&check),
-        stderr(&check)
-    );
+    assert_consistent(&data);
     let stats = json(&mirrorscope(
         dir.path(),
         &["stats", "--data", data_arg, "--json"],

@@ -170,13 +170,7 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
         export(&single, &root.join("single-tables")),
         export(&assembled, &root.join("assembled-tables"))
     );
-    let output = run(&["check", "--data", assembled.to_str().unwrap()]);
-    assert!(
-        output.status.success(),
-        "{}{}",
-        stdout(&output),
-        stderr(&output)
-    );
+    assert_consistent(&assembled);
 
     // Without the last part, its files are missing: refused by name.
     std::fs::remove_dir_all(parts.join("part-2")).unwrap();
@@ -199,13 +193,7 @@ fn a_crawl_ingested_in_parts_is_the_crawl_index_reads() {
     ingest_part(groups[2], &parts.join("part-2"));
     let output = index_from_parts(&fresh, &parts);
     assert!(output.status.success(), "{}", stderr(&output));
-    let output = run(&["check", "--data", fresh.to_str().unwrap()]);
-    assert!(
-        output.status.success(),
-        "{}{}",
-        stdout(&output),
-        stderr(&output)
-    );
+    assert_consistent(&fresh);
 }
 
 /// `index --parts --index-shards`, as the Spark job runs it: the texts the
@@ -262,13 +250,7 @@ fn shards_index_the_texts_the_parts_kept() {
     let generation = sharded.join("generations/gen-000001");
     assert!(!generation.join("texts.bin").exists());
     assert!(!generation.join("texts.table").exists());
-    let output = run(&["check", "--data", data]);
-    assert!(
-        output.status.success(),
-        "{}{}",
-        stdout(&output),
-        stderr(&output)
-    );
+    assert_consistent(&sharded);
     crate::shards::serve_alike(&single, &sharded);
 }
 

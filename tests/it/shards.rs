@@ -298,13 +298,7 @@ fn an_index_built_in_shards_serves_what_one_index_does() {
     assert_eq!(sharded_manifest["index"]["documents"], indexed);
     // Shard 1, built twice, counted once.
     assert_eq!(documents, indexed + sharded_manifest_shard(&sharded, 1));
-    let output = run(&["check", "--data", data]);
-    assert!(
-        output.status.success(),
-        "{}{}",
-        stdout(&output),
-        stderr(&output)
-    );
+    assert_consistent(&sharded);
 
     serve_alike(&whole, &sharded);
 }
