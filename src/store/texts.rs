@@ -151,38 +151,34 @@ impl TextSpill {
     /// Starts one at `path` (its name is given up at once) that keeps texts
     /// shorter than `longest` bytes.
     pub fn create(path: &Path, longest: usize) -> std::io::Result<TextSpill> {
-        let file = File::options()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .open(path)?;
+        let spill = TextSpill::writing_to(path, longest, false)?;
         std::fs::remove_file(path)?;
-        Ok(TextSpill::writing_to(path, file, longest, false))
+        Ok(spill)
     }
 
     /// Starts one at `path` whose file keeps its name, to be persisted
     /// ([`KeptTexts::persist_into`]) for other processes to read; removed
     /// if it is dropped before.
     pub fn create_named(path: &Path, longest: usize) -> std::io::Result<TextSpill> {
+        TextSpill::writing_to(path, longest, true)
+    }
+
+    /// A spill writing to a new file at `path`.
+    fn writing_to(path: &Path, longest: usize, named: bool) -> std::io::Result<TextSpill> {
         let file = File::options()
             .read(true)
             .write(true)
             .create(true)
             .truncate(true)
             .open(path)?;
-        Ok(TextSpill::writing_to(path, file, longest, true))
-    }
-
-    fn writing_to(path: &Path, file: File, longest: usize, named: bool) -> TextSpill {
-        TextSpill {
+        Ok(TextSpill {
             path: path.to_path_buf(),
             file,
             longest,
             state: Mutex::default(),
             failed: AtomicBool::new(false),
             leftover: RemovedOnDrop(named.then(|| path.to_path_buf())),
-        }
+        })
     }
 
     fn writing(&self) -> std::sync::MutexGuard<'_, Writing> {
@@ -526,6 +522,17 @@ mod tests {
         (folder, spill)
     }
 
+    /// The texts (of no headings, read as UTF-8) of the bodies `key(N)`,
+    /// kept in a spill of limit `longest`.
+    fn kept(longest: usize, texts: &[(u8, &str)]) -> (tempfile::TempDir, KeptTexts) {
+        let (folder, spill) = spill(longest);
+        let utf8 = EncodingName::from_label("utf-8");
+        for &(body, text) in texts {
+            spill.put((key(body), utf8), text, "");
+        }
+        (folder, spill.finish())
+    }
+
     #[test]
     fn a_kept_text_reads_back_as_it_was_put_and_leaves_no_file() {
         let (folder, spill) = spill(1 << 20);
@@ -562,11 +569,8 @@ mod tests {
     /// and the index stage reads that start from the body.
     #[test]
     fn a_text_as_long_as_the_limit_is_not_kept() {
-        let (_folder, spill) = spill(10);
+        let (_folder, kept) = kept(10, &[(1, "0123456789"), (2, "012345678")]);
         let utf8 = EncodingName::from_label("utf-8");
-        spill.put((key(1), utf8), "0123456789", "");
-        spill.put((key(2), utf8), "012345678", "");
-        let kept = spill.finish();
         assert_eq!(kept.get(key(1), utf8), None);
         assert_eq!(
             kept.get(key(2), utf8),
@@ -582,11 +586,9 @@ mod tests {
     /// Bytes that changed on the disk are no text: the body is read instead.
     #[test]
     fn a_kept_text_that_reads_back_wrong_is_not_given() {
-        let (_folder, spill) = spill(1 << 20);
+        let long = "a line of text\n".repeat(50);
+        let (_folder, kept) = kept(1 << 20, &[(1, &long), (2, "another text")]);
         let utf8 = EncodingName::from_label("utf-8");
-        spill.put((key(1), utf8), &"a line of text\n".repeat(50), "");
-        spill.put((key(2), utf8), "another text", "");
-        let kept = spill.finish();
         let (at, length) = unpack(place_of(&kept, (key(1), utf8)));
         let block = header((key(1), utf8), 0, 0).len() as u64;
         let file = kept.file.as_ref().unwrap();
@@ -600,10 +602,8 @@ mod tests {
     /// for the other, whose header it does not carry.
     #[test]
     fn a_text_is_given_only_for_the_body_its_header_names() {
-        let (_folder, spill) = spill(1 << 20);
+        let (_folder, mut kept) = kept(1 << 20, &[(1, "the text of body 1")]);
         let utf8 = EncodingName::from_label("utf-8");
-        spill.put((key(1), utf8), "the text of body 1", "");
-        let mut kept = spill.finish();
         let place = place_of(&kept, (key(1), utf8));
         kept.places = vec![
             (name_of((key(2), utf8)), place),
@@ -678,11 +678,8 @@ mod tests {
     /// Texts of no name are copied out when persisted.
     #[test]
     fn a_spill_of_no_name_is_copied_when_persisted() {
-        let (folder, spill) = spill(1 << 20);
+        let (folder, mut kept) = kept(1 << 20, &[(1, "first"), (2, "second")]);
         let utf8 = EncodingName::from_label("utf-8");
-        spill.put((key(1), utf8), "first", "");
-        spill.put((key(2), utf8), "second", "");
-        let mut kept = spill.finish();
         kept.persist_into(folder.path()).unwrap();
         let opened = KeptTexts::open(folder.path(), None).unwrap().unwrap();
         assert_eq!(opened.get(key(2), utf8).unwrap().0, "second");
