@@ -16,7 +16,8 @@
 //! goes to `$TMPDIR`. `--keep` leaves both in place. `--search DATA` skips
 //! the web and the index and measures search on the data folder a `--keep`
 //! run left. `SEARCH_BENCH_SECONDS` sets the time of each 50-client run
-//! (default 10).
+//! (default 10); `SEARCH_BENCH_QUERIES` (separated by commas) measures those
+//! searches instead of the generated web's.
 
 mod support;
 
@@ -49,7 +50,8 @@ fn main() {
         .and_then(|index| arguments.get(index + 1))
     {
         println!("search on {data}");
-        support::search::measure(Path::new(data), &support::web::queries(), seconds);
+        let queries = support::search::chosen(support::web::queries());
+        support::search::measure(Path::new(data), &queries, seconds);
         return;
     }
     // As `index` does; a search measured after it in this process runs so

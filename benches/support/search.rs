@@ -12,6 +12,15 @@ use actix_web::{web, App, HttpServer};
 use mirrorscope::search::{Rank, SearchRequest};
 use mirrorscope::web::{configure, AppState};
 
+/// The queries of `SEARCH_BENCH_QUERIES` (separated by commas) where it is
+/// set, to look at a few searches alone (under a profiler); else `queries`.
+pub fn chosen(queries: Vec<String>) -> Vec<String> {
+    match std::env::var("SEARCH_BENCH_QUERIES") {
+        Ok(chosen) => chosen.split(',').map(str::to_string).collect(),
+        Err(_) => queries,
+    }
+}
+
 /// Seconds of each throughput run: `SEARCH_BENCH_SECONDS`, else `default`.
 pub fn run_seconds(default: f64) -> f64 {
     std::env::var("SEARCH_BENCH_SECONDS")

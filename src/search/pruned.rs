@@ -28,14 +28,17 @@
 //!    host's "more from this site" come from their own pages, which may
 //!    score below the others.
 
+use std::cell::Cell;
 use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
-use tantivy::query::{EnableScoring, Query, Weight};
+use tantivy::postings::BlockSegmentPostings;
+use tantivy::query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, TermQuery, Weight};
+use tantivy::schema::IndexRecordOption;
 
 use crate::index::SearchQuery;
-use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader};
+use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader, Term};
 
 use super::collector::{About, Columns, Principals, RollupFields, NO_ID};
 use super::rollup::{result_order, Fold, Hit, Slot};
@@ -172,7 +175,7 @@ impl PrunedFold<'_> {
         let mut tally = Tally::new(fields);
         let mut leaders = Leaders::new(self.wanted);
         for (segment, columns) in searcher.segment_readers().iter().zip(&segments) {
-            count(segment, columns, &*weights.counted, &mut tally)?;
+            count(segment, columns, &weights, &mut tally)?;
             self.rank((&mut fold, &mut leaders), (segment, columns), &weights)?;
         }
         tally.settle(&mut fold, fields, principals);
@@ -247,32 +250,32 @@ impl PrunedFold<'_> {
         // The bar a weighed score must reach to be offered, kept with the
         // raw score that does, as a weighed score is at most `bound` times
         // the raw one but for the pages about the query.
-        let mut bar = leaders.bar() * MARGIN;
-        let mut offer = |doc: DocId, score: Score, bar: &mut Score| {
+        let bar = Cell::new(leaders.bar() * MARGIN);
+        let mut offer = |doc: DocId, score: Score| {
             let pair = fields.pair(columns.pair_and_place(doc)[0]);
             let slot =
                 fold.slot_for_group(pair.group, pair.entry, pair.host, |key| principals.of(key));
             fold.offer(slot, columns.hit(doc, score));
             if let Some(ranked) = fold.sure_rank(slot) {
                 leaders.note(pair.group, ranked);
-                *bar = leaders.bar() * MARGIN;
+                bar.set(leaders.bar() * MARGIN);
             }
         };
 
-        let apart = scored_apart(segment, columns, weights, &mut |doc, score| {
-            if columns.score(doc, score) >= bar {
-                offer(doc, score, &mut bar);
+        let apart = scored_apart(segment, columns, weights, &bar, &mut |doc, score| {
+            if columns.score(doc, score) >= bar.get() {
+                offer(doc, score);
             }
         })?;
 
         // The others: their text's score is their whole raw score.
         weights
             .matching
-            .for_each_pruning(bar / bound, segment, &mut |doc, score| {
+            .for_each_pruning(bar.get() / bound, segment, &mut |doc, score| {
                 if !is_set(&apart, doc) && !dead(doc) {
-                    offer(doc, score, &mut bar);
+                    offer(doc, score);
                 }
-                bar / bound
+                bar.get() / bound
             })
     }
 }
@@ -289,11 +292,15 @@ fn is_set(set: &[u64], doc: DocId) -> bool {
 /// (the bonus's documents) and those the query weighs up, each looked up;
 /// gives each to `visit` with its raw score (as tantivy scores the whole
 /// query: the text's, plus the bonus's where it matches). Returns them, as
-/// a set of bits over the segment's documents, matching or not.
+/// a set of bits over the segment's documents, matching or not. A page
+/// whose weighed score would stay below `bar` (as it is then) even were its
+/// text's the most any text scores ([`Weights::text_ceiling`]) is not
+/// looked up: it would not be visited, as it may reach no results page.
 fn scored_apart(
     segment: &SegmentReader,
     columns: &Columns,
     weights: &Weights,
+    bar: &Cell<Score>,
     visit: &mut dyn FnMut(DocId, Score),
 ) -> tantivy::Result<Vec<u64>> {
     let alive = segment.alive_bitset();
@@ -319,6 +326,9 @@ fn scored_apart(
                 Some((bonused, score)) if bonused == doc => score,
                 _ => 0.0,
             };
+            if columns.score(doc, bonus + weights.text_ceiling) < bar.get() {
+                continue;
+            }
             if scorer.doc() < doc && scorer.seek(doc) == tantivy::TERMINATED {
                 break 'apart;
             }
@@ -353,7 +363,7 @@ pub fn flat_best(
     let mut count = 0;
     for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
         let ordinal = ordinal as SegmentOrdinal;
-        count += weights.counted.count(segment)? as usize;
+        count += count_alone(segment, &weights)? as usize;
         if wanted == 0 {
             continue;
         }
@@ -378,9 +388,17 @@ pub fn flat_best(
                 best.push(Reverse(hit));
             }
         };
-        let apart = scored_apart(segment, &columns, &weights, &mut |doc, raw| {
-            offer(&mut best, doc, raw)
-        })?;
+        let weighed_bar = Cell::new(bar(&best));
+        let apart = scored_apart(
+            segment,
+            &columns,
+            &weights,
+            &weighed_bar,
+            &mut |doc, raw| {
+                offer(&mut best, doc, raw);
+                weighed_bar.set(bar(&best));
+            },
+        )?;
         let mut raw_bar = bar(&best) / bound;
         weights
             .matching
@@ -436,6 +454,13 @@ impl Ord for Flat {
 struct Weights {
     /// What a page must match, without scores: to count.
     counted: Box<dyn Weight>,
+    /// Its shape, when its hits are read straight from the postings.
+    counting: Counting,
+    /// The most a page's text may score for `matching` (infinite when not
+    /// known): a page whose score is its text's and a bonus known already
+    /// is looked up only when that much could make it rank
+    /// ([`scored_apart`]).
+    text_ceiling: Score,
     /// What a page must match, scored by its text.
     matching: Box<dyn Weight>,
     /// What its title, headings and path add.
@@ -445,7 +470,10 @@ struct Weights {
 impl Weights {
     fn of(searcher: &Searcher, query: &SearchQuery) -> tantivy::Result<Weights> {
         let scoring = EnableScoring::enabled_from_searcher(searcher);
+        let counting = Counting::of(&*query.matching);
         Ok(Weights {
+            text_ceiling: counting.text_ceiling(searcher)?,
+            counting,
             counted: query
                 .matching
                 .weight(EnableScoring::disabled_from_searcher(searcher))?,
@@ -463,22 +491,200 @@ impl Weights {
 fn count(
     segment: &SegmentReader,
     columns: &Columns,
-    counted: &dyn Weight,
+    weights: &Weights,
     tally: &mut Tally,
 ) -> tantivy::Result<()> {
-    match segment.alive_bitset() {
-        None => counted.for_each_no_score(segment, &mut |docs| {
+    let alive = segment.alive_bitset();
+    let mut visit = |docs: &[DocId]| match alive {
+        None => {
             for &doc in docs {
                 let [number, place] = columns.pair_and_place(doc);
                 tally.count(number, place);
             }
-        }),
-        Some(alive) => counted.for_each_no_score(segment, &mut |docs| {
+        }
+        Some(alive) => {
             for &doc in docs.iter().filter(|&&doc| alive.is_alive(doc)) {
                 let [number, place] = columns.pair_and_place(doc);
                 tally.count(number, place);
             }
-        }),
+        }
+    };
+    if !weights.counting.for_each(segment, &mut visit)? {
+        weights.counted.for_each_no_score(segment, &mut visit)?;
+    }
+    Ok(())
+}
+
+/// The number of hits of one segment: tantivy's count, but for words all
+/// required ([`Counting::AllOf`]), read as sets of bits where each is
+/// common (tantivy counts a single word's without reading its postings).
+fn count_alone(segment: &SegmentReader, weights: &Weights) -> tantivy::Result<u32> {
+    if let Counting::AllOf(_) = weights.counting {
+        let alive = segment.alive_bitset();
+        let mut hits = 0;
+        let mut visit = |docs: &[DocId]| {
+            hits += match alive {
+                None => docs.len(),
+                Some(alive) => docs.iter().filter(|&&doc| alive.is_alive(doc)).count(),
+            } as u32;
+        };
+        if weights.counting.for_each(segment, &mut visit)? {
+            return Ok(hits);
+        }
+    }
+    weights.counted.count(segment)
+}
+
+/// The shapes most searches take, whose hits are read straight from their
+/// postings when counted: tantivy hands a term's hits over one at a time
+/// (each `advance` a call) and meets two words' by seeking one's postings
+/// for each hit of the other, where a word's postings are blocks of 128
+/// documents decoded at once, and two common words' hits are cheaper
+/// found as the words' sets of documents, a bit each, intersected.
+#[derive(Debug, Clone, PartialEq)]
+enum Counting {
+    /// One word (a term query): its postings' blocks.
+    Term(Term),
+    /// Words all required (a boolean query of term queries, each a must),
+    /// read as sets of bits when each is common ([`DENSE_SHARE`]).
+    AllOf(Vec<Term>),
+    /// Any other query: tantivy's own iteration.
+    Other,
+}
+
+/// A little over 1: [`Counting::text_ceiling`] times this bounds any sum of
+/// its words' scores, whatever order it is rounded in.
+const CEILING_MARGIN: Score = 1.0 + 1e-4;
+
+/// The share of a segment's documents (one in this many) its rarest word
+/// must hold for a conjunction to be counted by sets of bits
+/// ([`Counting::AllOf`]): setting a bit costs a fraction of a seek, but each
+/// word's every document is set, where seeking visits only the rarest
+/// word's documents.
+const DENSE_SHARE: u32 = 8;
+
+impl Counting {
+    fn of(query: &dyn Query) -> Counting {
+        if let Some(term) = query.downcast_ref::<TermQuery>() {
+            return Counting::Term(term.term().clone());
+        }
+        let Some(boolean) = query.downcast_ref::<BooleanQuery>() else {
+            return Counting::Other;
+        };
+        let terms: Option<Vec<Term>> = boolean
+            .clauses()
+            .iter()
+            .map(|(occur, clause)| {
+                let term = clause.downcast_ref::<TermQuery>()?;
+                (*occur == Occur::Must).then(|| term.term().clone())
+            })
+            .collect();
+        match terms {
+            Some(terms) if !terms.is_empty() => Counting::AllOf(terms),
+            _ => Counting::Other,
+        }
+    }
+
+    /// The most a page's text may score for this query as tantivy scores
+    /// it (BM25 on `searcher`'s statistics; a conjunction's, the sum of its
+    /// words'): a word's weight, its score as its frequency grows without
+    /// bound, which no page reaches. Infinite for [`Counting::Other`].
+    fn text_ceiling(&self, searcher: &Searcher) -> tantivy::Result<Score> {
+        let terms = match self {
+            Counting::Term(term) => std::slice::from_ref(term),
+            Counting::AllOf(terms) => terms.as_slice(),
+            Counting::Other => return Ok(Score::INFINITY),
+        };
+        let mut ceiling: Score = 0.0;
+        for term in terms {
+            let weight = Bm25Weight::for_terms(searcher, std::slice::from_ref(term))?;
+            ceiling += weight.score(0, u32::MAX);
+        }
+        // Sums rounded in another order than tantivy's may differ by as
+        // little: this much more covers it.
+        Ok(ceiling * CEILING_MARGIN)
+    }
+
+    /// Gives `visit` the documents of `segment` that match, deleted ones
+    /// too, in blocks in order; `false` when this shape is not read here
+    /// (nothing visited).
+    fn for_each(
+        &self,
+        segment: &SegmentReader,
+        visit: &mut dyn FnMut(&[DocId]),
+    ) -> tantivy::Result<bool> {
+        match self {
+            Counting::Term(term) => {
+                if let Some(mut postings) = block_postings(segment, term)? {
+                    while !postings.docs().is_empty() {
+                        visit(postings.docs());
+                        postings.advance();
+                    }
+                }
+                Ok(true)
+            }
+            Counting::AllOf(terms) => {
+                let mut all = Vec::with_capacity(terms.len());
+                for term in terms {
+                    match block_postings(segment, term)? {
+                        Some(postings) => all.push(postings),
+                        // A word the segment lacks: no hit.
+                        None => return Ok(true),
+                    }
+                }
+                let rarest = all.iter().map(|postings| postings.doc_freq()).min();
+                if rarest.unwrap_or(0).saturating_mul(DENSE_SHARE) < segment.max_doc() {
+                    return Ok(false);
+                }
+                intersect_bits(segment.max_doc(), all, visit);
+                Ok(true)
+            }
+            Counting::Other => Ok(false),
+        }
+    }
+}
+
+/// The postings of `term` in `segment`, documents only; `None` when no
+/// document holds it.
+fn block_postings(
+    segment: &SegmentReader,
+    term: &Term,
+) -> tantivy::Result<Option<BlockSegmentPostings>> {
+    let index = segment.inverted_index(term.field())?;
+    Ok(index.read_block_postings(term, IndexRecordOption::Basic)?)
+}
+
+/// Gives `visit` the documents below `max_doc` that every one of `all`
+/// holds, in order: each one's documents as a set of bits, the sets
+/// intersected word by word.
+fn intersect_bits(max_doc: DocId, all: Vec<BlockSegmentPostings>, visit: &mut dyn FnMut(&[DocId])) {
+    let words = max_doc as usize / 64 + 1;
+    let (mut kept, mut next) = (vec![u64::MAX; words], vec![0u64; words]);
+    for mut postings in all {
+        while !postings.docs().is_empty() {
+            for &doc in postings.docs() {
+                next[doc as usize / 64] |= 1 << (doc % 64);
+            }
+            postings.advance();
+        }
+        for (kept, next) in kept.iter_mut().zip(next.iter_mut()) {
+            *kept &= std::mem::take(next);
+        }
+    }
+    let mut docs = Vec::with_capacity(128);
+    for (at, &word) in kept.iter().enumerate() {
+        let mut word = word;
+        while word != 0 {
+            docs.push((at * 64) as DocId + word.trailing_zeros());
+            word &= word - 1;
+        }
+        if docs.len() >= 64 {
+            visit(&docs);
+            docs.clear();
+        }
+    }
+    if !docs.is_empty() {
+        visit(&docs);
     }
 }
 
@@ -783,6 +989,146 @@ mod tests {
         }
         writer.commit().unwrap();
         (index, fields)
+    }
+
+    /// The documents `counting` visits in `segment`, or `None` when it
+    /// leaves the segment to tantivy.
+    fn visited(counting: &Counting, segment: &SegmentReader) -> Option<Vec<DocId>> {
+        let mut docs = Vec::new();
+        let read = counting
+            .for_each(segment, &mut |block| docs.extend_from_slice(block))
+            .unwrap();
+        read.then_some(docs)
+    }
+
+    /// One word and words all required are read straight from their
+    /// postings: the same documents tantivy finds, in order, deleted ones
+    /// among them (counting leaves those out), and a rare word's
+    /// conjunction is left to tantivy's seeking; any other query is
+    /// tantivy's. No page's text scores above the ceiling.
+    #[test]
+    fn counting_reads_what_tantivy_finds_straight_from_the_postings() {
+        let (index, fields, mut writer) = empty_index();
+        let text = |page: u32| {
+            let mut words = vec!["common"];
+            if !page.is_multiple_of(3) {
+                words.push("often");
+            }
+            if page % 97 == 5 {
+                words.push("rare");
+            }
+            // One page says "common" many times in a short text.
+            if page == 200 {
+                words = vec!["common"; 40];
+            }
+            words.join(" ")
+        };
+        for page in 0..700u32 {
+            let (url, body) = (format!("https://h.example/p{page}"), text(page));
+            writer
+                .add_document(fields.document(&PageDocument {
+                    page: PageId(page),
+                    collection: NONE,
+                    cluster: NONE,
+                    replication: 1,
+                    inlinks_from_other_hosts: 0,
+                    host_id: 1,
+                    lineage: NONE,
+                    lineage_copy: 0,
+                    kind: PageKind::Prose as u64,
+                    manual_page: NONE,
+                    title: "",
+                    body: &body,
+                    headings: "",
+                    chrome: "",
+                    url: &url,
+                    host: "h.example",
+                }))
+                .unwrap();
+        }
+        writer.commit().unwrap();
+        for page in [1u64, 2, 301, 699] {
+            writer.delete_term(Term::from_field_u64(fields.get(IndexField::PageId), page));
+        }
+        writer.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let segment = &searcher.segment_readers()[0];
+        assert!(segment.alive_bitset().is_some(), "pages were deleted");
+        let all_of = |words: &[&str]| -> Box<dyn Query> {
+            Box::new(BooleanQuery::new(
+                words
+                    .iter()
+                    .map(|word| (Occur::Must, word_query(&fields, word)))
+                    .collect(),
+            ))
+        };
+        let tantivy_finds = |query: &dyn Query| {
+            let weight = query
+                .weight(EnableScoring::disabled_from_searcher(&searcher))
+                .unwrap();
+            let mut docs = Vec::new();
+            weight
+                .for_each_no_score(segment, &mut |block| docs.extend_from_slice(block))
+                .unwrap();
+            docs
+        };
+
+        let word = word_query(&fields, "often");
+        let counting = Counting::of(&*word);
+        assert!(matches!(counting, Counting::Term(_)));
+        assert_eq!(visited(&counting, segment), Some(tantivy_finds(&*word)));
+
+        let both = all_of(&["common", "often"]);
+        let counting = Counting::of(&*both);
+        assert!(matches!(&counting, Counting::AllOf(terms) if terms.len() == 2));
+        let docs = visited(&counting, segment).expect("two common words: sets of bits");
+        assert_eq!(docs, tantivy_finds(&*both));
+        let saying_both = (0..700u32).filter(|page| !page.is_multiple_of(3) && *page != 200);
+        assert_eq!(docs.len(), saying_both.count());
+        let weights = Weights::of(&searcher, &SearchQuery::new(both, &fields)).unwrap();
+        let alive = segment.alive_bitset().unwrap();
+        let living = docs.iter().filter(|&&doc| alive.is_alive(doc)).count();
+        assert_eq!(count_alone(segment, &weights).unwrap() as usize, living);
+        assert_eq!(living, docs.len() - 3, "pages 1, 2 and 301 say both");
+
+        let rare = all_of(&["common", "rare"]);
+        assert!(matches!(Counting::of(&*rare), Counting::AllOf(_)));
+        assert_eq!(
+            visited(&Counting::of(&*rare), segment),
+            None,
+            "left to seeking"
+        );
+
+        let absent = all_of(&["common", "absent"]);
+        assert_eq!(visited(&Counting::of(&*absent), segment), Some(Vec::new()));
+
+        let but_not: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+            (Occur::Must, word_query(&fields, "common")),
+            (Occur::MustNot, word_query(&fields, "often")),
+        ]));
+        assert_eq!(Counting::of(&*but_not), Counting::Other);
+        assert_eq!(visited(&Counting::Other, segment), None);
+        assert_eq!(
+            Counting::Other.text_ceiling(&searcher).unwrap(),
+            Score::INFINITY
+        );
+
+        for words in [&["common"][..], &["common", "often"]] {
+            let query = all_of(words);
+            let ceiling = Counting::of(&*query).text_ceiling(&searcher).unwrap();
+            assert!(ceiling.is_finite());
+            let weight = query
+                .weight(EnableScoring::enabled_from_searcher(&searcher))
+                .unwrap();
+            let mut highest: Score = 0.0;
+            weight
+                .for_each(segment, &mut |_, score| highest = highest.max(score))
+                .unwrap();
+            assert!(
+                highest > 0.0 && highest <= ceiling,
+                "{words:?}: {highest} > {ceiling}"
+            );
+        }
     }
 
     /// A host's listing about the query scores above its page of prose
