@@ -86,7 +86,7 @@ pub fn weigh(score: Score, kind: PageKind, about: f32, named: bool) -> Score {
 }
 
 /// The documents whose title or headings hold each of a query's words, by
-/// segment ([`AboutCollector`], one search a word).
+/// segment (`pruned::found_sets`, one search a word).
 #[derive(Debug, Default)]
 pub struct About {
     words: usize,
@@ -205,53 +205,6 @@ impl SegmentAbout {
         }
         let held = self.sets.iter().filter(|docs| docs.contains(doc)).count();
         held as f32 / self.words as f32
-    }
-}
-
-/// Collects the documents a query finds as one bit set per segment.
-pub struct AboutCollector;
-
-pub struct AboutSegmentCollector {
-    segment: SegmentOrdinal,
-    docs: BitSet,
-}
-
-impl Collector for AboutCollector {
-    type Fruit = Vec<(SegmentOrdinal, BitSet)>;
-    type Child = AboutSegmentCollector;
-
-    fn for_segment(
-        &self,
-        segment_local_id: SegmentOrdinal,
-        segment: &SegmentReader,
-    ) -> tantivy::Result<AboutSegmentCollector> {
-        Ok(AboutSegmentCollector {
-            segment: segment_local_id,
-            docs: BitSet::with_max_value(segment.max_doc()),
-        })
-    }
-
-    fn requires_scoring(&self) -> bool {
-        false
-    }
-
-    fn merge_fruits(
-        &self,
-        fruits: Vec<(SegmentOrdinal, BitSet)>,
-    ) -> tantivy::Result<Vec<(SegmentOrdinal, BitSet)>> {
-        Ok(fruits)
-    }
-}
-
-impl SegmentCollector for AboutSegmentCollector {
-    type Fruit = (SegmentOrdinal, BitSet);
-
-    fn collect(&mut self, doc: DocId, _score: Score) {
-        self.docs.insert(doc);
-    }
-
-    fn harvest(self) -> (SegmentOrdinal, BitSet) {
-        (self.segment, self.docs)
     }
 }
 

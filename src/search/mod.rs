@@ -1047,10 +1047,10 @@ impl Engine {
     fn about(&self, searcher: &Searcher, query: &str) -> Result<collector::About> {
         let mut about = collector::About::new();
         for word in self.index.about_queries(query) {
-            about.add_word(searcher.search(&*word, &collector::AboutCollector)?);
+            about.add_word(pruned::found_sets(searcher, &*word)?);
         }
         if let Some(named) = self.index.name_query(query) {
-            about.set_named(searcher.search(&named, &collector::AboutCollector)?);
+            about.set_named(pruned::found_sets(searcher, &named)?);
         }
         Ok(about)
     }

@@ -38,7 +38,7 @@ use tantivy::query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, Term
 use tantivy::schema::IndexRecordOption;
 
 use crate::index::SearchQuery;
-use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader, Term};
+use tantivy::{BitSet, DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader, Term};
 
 use super::collector::{About, Columns, Principals, RollupFields, NO_ID};
 use super::rollup::{result_order, Fold, Hit, Slot};
@@ -542,12 +542,15 @@ fn count_alone(segment: &SegmentReader, weights: &Weights) -> tantivy::Result<u3
 /// documents decoded at once, and two common words' hits are cheaper
 /// found as the words' sets of documents, a bit each, intersected.
 #[derive(Debug, Clone, PartialEq)]
-enum Counting {
+pub(super) enum Counting {
     /// One word (a term query): its postings' blocks.
     Term(Term),
     /// Words all required (a boolean query of term queries, each a must),
     /// read as sets of bits when each is common ([`DENSE_SHARE`]).
     AllOf(Vec<Term>),
+    /// Words any of which (a boolean query of term queries, each a should,
+    /// one required): their sets of bits united.
+    AnyOf(Vec<Term>),
     /// Any other query: tantivy's own iteration.
     Other,
 }
@@ -564,23 +567,31 @@ const CEILING_MARGIN: Score = 1.0 + 1e-4;
 const DENSE_SHARE: u32 = 8;
 
 impl Counting {
-    fn of(query: &dyn Query) -> Counting {
+    pub(super) fn of(query: &dyn Query) -> Counting {
         if let Some(term) = query.downcast_ref::<TermQuery>() {
             return Counting::Term(term.term().clone());
         }
         let Some(boolean) = query.downcast_ref::<BooleanQuery>() else {
             return Counting::Other;
         };
-        let terms: Option<Vec<Term>> = boolean
-            .clauses()
-            .iter()
-            .map(|(occur, clause)| {
-                let term = clause.downcast_ref::<TermQuery>()?;
-                (*occur == Occur::Must).then(|| term.term().clone())
-            })
-            .collect();
-        match terms {
-            Some(terms) if !terms.is_empty() => Counting::AllOf(terms),
+        let clauses = boolean.clauses();
+        let all = |occur: Occur| -> Option<Vec<Term>> {
+            clauses
+                .iter()
+                .map(|(said, clause)| {
+                    let term = clause.downcast_ref::<TermQuery>()?;
+                    (*said == occur).then(|| term.term().clone())
+                })
+                .collect()
+        };
+        if clauses.is_empty() {
+            return Counting::Other;
+        }
+        if let Some(terms) = all(Occur::Must) {
+            return Counting::AllOf(terms);
+        }
+        match all(Occur::Should) {
+            Some(terms) if boolean.get_minimum_number_should_match() <= 1 => Counting::AnyOf(terms),
             _ => Counting::Other,
         }
     }
@@ -592,7 +603,8 @@ impl Counting {
     fn text_ceiling(&self, searcher: &Searcher) -> tantivy::Result<Score> {
         let terms = match self {
             Counting::Term(term) => std::slice::from_ref(term),
-            Counting::AllOf(terms) => terms.as_slice(),
+            // A union scores the sum of the words a page holds.
+            Counting::AllOf(terms) | Counting::AnyOf(terms) => terms.as_slice(),
             Counting::Other => return Ok(Score::INFINITY),
         };
         let mut ceiling: Score = 0.0;
@@ -636,12 +648,54 @@ impl Counting {
                 if rarest.unwrap_or(0).saturating_mul(DENSE_SHARE) < segment.max_doc() {
                     return Ok(false);
                 }
-                intersect_bits(segment.max_doc(), all, visit);
+                combine_bits(segment.max_doc(), all, true, visit);
+                Ok(true)
+            }
+            Counting::AnyOf(terms) => {
+                let mut any = Vec::with_capacity(terms.len());
+                for term in terms {
+                    any.extend(block_postings(segment, term)?);
+                }
+                combine_bits(segment.max_doc(), any, false, visit);
                 Ok(true)
             }
             Counting::Other => Ok(false),
         }
     }
+}
+
+/// The documents of each segment of `searcher` that `query` finds, deleted
+/// ones aside, a set of bits a segment (what [`About`] is made of): read
+/// straight from the postings where [`Counting`] reads the query (a word in
+/// a page's title or headings), else by tantivy.
+pub(super) fn found_sets(
+    searcher: &Searcher,
+    query: &dyn Query,
+) -> tantivy::Result<Vec<(SegmentOrdinal, BitSet)>> {
+    let counting = Counting::of(query);
+    let mut weight = None;
+    let mut found = Vec::with_capacity(searcher.segment_readers().len());
+    for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+        let mut docs = BitSet::with_max_value(segment.max_doc());
+        let alive = segment.alive_bitset();
+        let mut insert = |block: &[DocId]| {
+            for &doc in block {
+                if alive.is_none_or(|alive| alive.is_alive(doc)) {
+                    docs.insert(doc);
+                }
+            }
+        };
+        if !counting.for_each(segment, &mut insert)? {
+            if weight.is_none() {
+                weight = Some(query.weight(EnableScoring::disabled_from_searcher(searcher))?);
+            }
+            if let Some(weight) = &weight {
+                weight.for_each_no_score(segment, &mut insert)?;
+            }
+        }
+        found.push((ordinal as SegmentOrdinal, docs));
+    }
+    Ok(found)
 }
 
 /// The postings of `term` in `segment`, documents only; `None` when no
@@ -655,11 +709,18 @@ fn block_postings(
 }
 
 /// Gives `visit` the documents below `max_doc` that every one of `all`
-/// holds, in order: each one's documents as a set of bits, the sets
-/// intersected word by word.
-fn intersect_bits(max_doc: DocId, all: Vec<BlockSegmentPostings>, visit: &mut dyn FnMut(&[DocId])) {
+/// holds (`every`), or one of them at least, in order: each one's
+/// documents as a set of bits, the sets intersected (or united) word by
+/// word.
+fn combine_bits(
+    max_doc: DocId,
+    all: Vec<BlockSegmentPostings>,
+    every: bool,
+    visit: &mut dyn FnMut(&[DocId]),
+) {
     let words = max_doc as usize / 64 + 1;
-    let (mut kept, mut next) = (vec![u64::MAX; words], vec![0u64; words]);
+    let mut kept = vec![if every { u64::MAX } else { 0 }; words];
+    let mut next = vec![0u64; words];
     for mut postings in all {
         while !postings.docs().is_empty() {
             for &doc in postings.docs() {
@@ -668,7 +729,8 @@ fn intersect_bits(max_doc: DocId, all: Vec<BlockSegmentPostings>, visit: &mut dy
             postings.advance();
         }
         for (kept, next) in kept.iter_mut().zip(next.iter_mut()) {
-            *kept &= std::mem::take(next);
+            let next = std::mem::take(next);
+            *kept = if every { *kept & next } else { *kept | next };
         }
     }
     let mut docs = Vec::with_capacity(128);
@@ -826,7 +888,7 @@ mod tests {
     use crate::index::kind::PageKind;
     use crate::index::SearchQuery;
     use crate::index::{IndexField, PageDocument, NONE};
-    use crate::search::collector::{AboutCollector, FoldCollector};
+    use crate::search::collector::FoldCollector;
     use crate::search::rollup::Folded;
     use tantivy::query::{BooleanQuery, Occur, TermQuery};
     use tantivy::schema::IndexRecordOption;
@@ -1129,6 +1191,46 @@ mod tests {
                 "{words:?}: {highest} > {ceiling}"
             );
         }
+
+        // Words any of which, and what the pages about a query are made
+        // of: the documents tantivy finds, deleted ones aside.
+        let either: Box<dyn Query> = Box::new(BooleanQuery::new(vec![
+            (Occur::Should, word_query(&fields, "rare")),
+            (Occur::Should, word_query(&fields, "absent")),
+            (Occur::Should, word_query(&fields, "often")),
+        ]));
+        assert!(matches!(&Counting::of(&*either), Counting::AnyOf(terms) if terms.len() == 3));
+        assert_eq!(
+            visited(&Counting::of(&*either), segment),
+            Some(tantivy_finds(&*either))
+        );
+        for query in [
+            word,
+            either,
+            rare,
+            absent,
+            but_not,
+            all_of(&["common", "often"]),
+        ] {
+            let found = found_sets(&searcher, &*query).unwrap();
+            let tantivy_found = searcher
+                .search(&*query, &tantivy::collector::DocSetCollector)
+                .unwrap();
+            assert_eq!(found.len(), 1);
+            let (ordinal, docs) = &found[0];
+            let found: Vec<DocId> = (0..segment.max_doc())
+                .filter(|&doc| docs.contains(doc))
+                .collect();
+            let mut expected: Vec<DocId> = tantivy_found
+                .into_iter()
+                .map(|address| {
+                    assert_eq!(address.segment_ord, *ordinal);
+                    address.doc_id
+                })
+                .collect();
+            expected.sort_unstable();
+            assert_eq!(found, expected, "{query:?}");
+        }
     }
 
     /// A host's listing about the query scores above its page of prose
@@ -1211,7 +1313,7 @@ mod tests {
                     })
                     .collect(),
             );
-            about.add_word(searcher.search(&query, &AboutCollector).unwrap());
+            about.add_word(found_sets(searcher, &query).unwrap());
         }
         let named = TermQuery::new(
             Term::from_field_text(
@@ -1220,7 +1322,7 @@ mod tests {
             ),
             IndexRecordOption::Basic,
         );
-        about.set_named(searcher.search(&named, &AboutCollector).unwrap());
+        about.set_named(found_sets(searcher, &named).unwrap());
         about
     }
 
