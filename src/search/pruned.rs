@@ -130,12 +130,26 @@ impl Tally {
     /// Adds each pair's count to its group in `fold`, and each manual's
     /// entry's places met.
     fn settle(&self, fold: &mut Fold, fields: &RollupFields, principals: &Principals) {
-        let mut placed = rustc_hash::FxHashSet::default();
+        let groups = fields.groups() as usize / 64 + 1;
+        // Room for the groups met, made once.
+        let mut met = vec![0u64; groups];
+        let (mut entries, mut sites) = (0, 0);
+        for &number in &self.touched {
+            let pair = fields.pair(number);
+            if first_time(&mut met, pair.group) {
+                match pair.entry {
+                    Some(_) => entries += 1,
+                    None => sites += 1,
+                }
+            }
+        }
+        fold.reserve(entries, sites);
+        let mut placed = vec![0u64; groups];
         for &number in &self.touched {
             let pair = fields.pair(number);
             let hits = self.hits[number as usize];
             let places = match fields.places_of(pair.group) {
-                Some(range) if placed.insert(pair.group) => self.places_in(range),
+                Some(range) if first_time(&mut placed, pair.group) => self.places_in(range),
                 _ => 0,
             };
             fold.count_many(
@@ -278,6 +292,15 @@ impl PrunedFold<'_> {
                 bar.get() / bound
             })
     }
+}
+
+/// Sets bit `at` of `bits`; whether it was not set before.
+#[inline]
+fn first_time(bits: &mut [u64], at: u32) -> bool {
+    let (word, bit) = (at as usize / 64, 1u64 << (at % 64));
+    let first = bits[word] & bit == 0;
+    bits[word] |= bit;
+    first
 }
 
 /// Whether `doc`'s bit is set in `set` (document `d` is bit `d % 64` of

@@ -724,6 +724,19 @@ impl Fold {
         slot
     }
 
+    /// Makes room for `entries` more entries and `sites` more hosts' pages
+    /// in no cluster at once: a search counting by pair knows how many
+    /// groups it met before it settles them ([`Fold::count_many`]), which
+    /// one by one moved the vectors and tables again as they grew.
+    pub fn reserve(&mut self, entries: usize, sites: usize) {
+        self.clusters.reserve(entries);
+        self.entry_hits.reserve(entries);
+        self.cluster_slots.reserve(entries);
+        self.sites.reserve(sites);
+        self.site_hits.reserve(sites);
+        self.site_slots.reserve(sites);
+    }
+
     /// The slot of group number `group`, once a hit of it was counted
     /// ([`Fold::count_many`]).
     #[inline]
