@@ -39,7 +39,7 @@ use crate::store::PageStore;
 pub use query::SearchQuery;
 pub use schema::{Fields, IndexField, PageDocument, NONE};
 pub use shards::Shard;
-pub use tokenizer::{text_analyzer, words as query_terms, TEXT_TOKENIZER};
+pub use tokenizer::{snippet_analyzer, text_analyzer, words as query_terms, TEXT_TOKENIZER};
 
 /// The folder of a generation that holds the index.
 pub const INDEX_DIR: &str = "index";

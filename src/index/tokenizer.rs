@@ -29,6 +29,95 @@ pub fn text_analyzer() -> TextAnalyzer {
         .build()
 }
 
+/// The analyzer of a search's snippets: [`text_analyzer`], but a word
+/// whose first byte starts none of `terms` (the query's words as the text
+/// field holds them, stemmed) is left unstemmed. A snippet marks the words
+/// that are the terms, and an English stem keeps its word's first letter
+/// (Snowball rewrites a word's end, and its exceptional forms, `dying` to
+/// `die`, keep it too: [`tests::english_stems_keep_a_words_first_letter`]):
+/// such a word is none of the terms, stemmed or not. Stemming every word of
+/// the shown pages' windows, a lookup in a 3 MB table each, was most of
+/// what a search's snippets cost.
+pub fn snippet_analyzer(terms: &[String]) -> TextAnalyzer {
+    let mut starts = [false; 256];
+    for term in terms {
+        if let Some(&first) = term.as_bytes().first() {
+            starts[usize::from(first)] = true;
+        }
+    }
+    TextAnalyzer::builder(CodeTokenizer::default())
+        .filter(RemoveLongFilter::limit(LONGEST_WORD))
+        .filter(LowerCaser)
+        .filter(StemmedWhere {
+            starts: Arc::new(starts),
+        })
+        .build()
+}
+
+/// [`CachedStemmer`] for the words whose first byte is marked in `starts`.
+#[derive(Clone, Debug)]
+struct StemmedWhere {
+    starts: Arc<[bool; 256]>,
+}
+
+impl TokenFilter for StemmedWhere {
+    type Tokenizer<T: Tokenizer> = StemmedWhereFilter<T>;
+
+    fn transform<T: Tokenizer>(self, tokenizer: T) -> StemmedWhereFilter<T> {
+        StemmedWhereFilter {
+            inner: tokenizer,
+            starts: self.starts,
+        }
+    }
+}
+
+#[derive(Clone)]
+struct StemmedWhereFilter<T> {
+    inner: T,
+    starts: Arc<[bool; 256]>,
+}
+
+impl<T: Tokenizer> Tokenizer for StemmedWhereFilter<T> {
+    type TokenStream<'a> = StemmedWhereStream<'a, T::TokenStream<'a>>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        StemmedWhereStream {
+            tail: self.inner.token_stream(text),
+            starts: &self.starts,
+        }
+    }
+}
+
+struct StemmedWhereStream<'a, S> {
+    tail: S,
+    starts: &'a [bool; 256],
+}
+
+impl<S: TokenStream> TokenStream for StemmedWhereStream<'_, S> {
+    fn advance(&mut self) -> bool {
+        if !self.tail.advance() {
+            return false;
+        }
+        let word = &mut self.tail.token_mut().text;
+        if word
+            .as_bytes()
+            .first()
+            .is_some_and(|&first| self.starts[usize::from(first)])
+        {
+            STEMS.with_borrow_mut(|stems| stems.stem(word));
+        }
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.tail.token()
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.tail.token_mut()
+    }
+}
+
 /// Registers the analyzer with an index (built or opened: tantivy keeps
 /// only the tokenizer's name in the schema).
 pub fn register(index: &tantivy::Index) {
@@ -341,6 +430,126 @@ mod tests {
             terms.push(stream.token().text.clone());
         }
         terms
+    }
+
+    /// Snowball's English stems keep a word's first letter (not always its
+    /// second: `dying` is `die`): words made of roots and every suffix the
+    /// algorithm rewrites or removes, its exceptional forms, words of one
+    /// to three letters, and words not in English.
+    #[test]
+    fn english_stems_keep_a_words_first_letter() {
+        let roots = [
+            "a", "i", "y", "ab", "eye", "yes", "gener", "commun", "univers", "arsen", "past",
+            "sky", "happ", "rel", "cri", "tie", "agree", "feed", "hop", "lux", "ie", "ies", "ua",
+            "oy", "zovo", "été", "naïv", "straße", "数据",
+        ];
+        let suffixes = [
+            "", "s", "es", "ies", "ied", "sses", "ss", "us", "'s", "'", "s'", "eed", "eedly", "ed",
+            "edly", "ing", "ingly", "y", "ly", "ational", "tional", "enci", "anci", "izer", "bli",
+            "alli", "entli", "eli", "ousli", "ization", "ation", "ator", "alism", "aliti", "iviti",
+            "biliti", "logi", "fulness", "ousness", "iveness", "icate", "ative", "alize", "iciti",
+            "ical", "ful", "ness", "al", "ance", "ence", "er", "ic", "able", "ible", "ant",
+            "ement", "ment", "ent", "ism", "ate", "iti", "ous", "ive", "ize", "ion", "sion",
+            "tion", "e", "ll", "li", "ogi", "ably",
+        ];
+        let exceptional = [
+            "skis",
+            "skies",
+            "dying",
+            "lying",
+            "tying",
+            "idly",
+            "gently",
+            "ugly",
+            "early",
+            "only",
+            "singly",
+            "sky",
+            "news",
+            "howe",
+            "atlas",
+            "cosmos",
+            "bias",
+            "andes",
+            "inning",
+            "outing",
+            "canning",
+            "herring",
+            "earring",
+            "proceed",
+            "exceed",
+            "succeed",
+            "generate",
+            "generously",
+            "communism",
+            "universal",
+            "arsenal",
+            "gener",
+        ];
+        let mut words: Vec<String> = exceptional.iter().map(|word| word.to_string()).collect();
+        for root in roots {
+            for suffix in suffixes {
+                words.push(format!("{root}{suffix}"));
+            }
+        }
+        for word in words {
+            let stem = stem_of(&word);
+            assert_eq!(
+                stem.as_bytes().first(),
+                word.as_bytes().first(),
+                "{word} -> {stem}"
+            );
+        }
+    }
+
+    /// The snippet analyzer finds a search's terms where the text analyzer
+    /// does, at the same places, in words stemmed or not.
+    #[test]
+    fn the_snippet_analyzer_finds_the_terms_where_the_text_analyzer_does() {
+        let text = "Generously, the generator generates general ideas; happily the happy \
+                    skies dying in the sky. C++ and C# are not C. Cries, cried, crying; \
+                    a I Y by yes été étés zovo zovos";
+        let tokens = |mut analyzer: TextAnalyzer| {
+            let mut stream = analyzer.token_stream(text);
+            let mut tokens = Vec::new();
+            while stream.advance() {
+                let token = stream.token();
+                tokens.push((token.offset_from, token.text.clone()));
+            }
+            tokens
+        };
+        let stemmed = tokens(text_analyzer());
+        for terms in [
+            vec!["gener"],
+            vec!["happi", "sky"],
+            vec!["die", "cri"],
+            vec!["c++", "c#"],
+            vec!["c"],
+            vec!["été", "zovo"],
+            vec!["y", "i"],
+            vec![],
+        ] {
+            let terms: Vec<String> = terms.into_iter().map(String::from).collect();
+            let snippet = tokens(snippet_analyzer(&terms));
+            assert_eq!(snippet.len(), stemmed.len());
+            let found = |tokens: &[(usize, String)]| -> Vec<usize> {
+                tokens
+                    .iter()
+                    .filter(|(_, word)| terms.contains(word))
+                    .map(|&(offset, _)| offset)
+                    .collect()
+            };
+            assert_eq!(found(&snippet), found(&stemmed), "{terms:?}");
+            if terms.len() > 1 {
+                assert!(!found(&stemmed).is_empty(), "{terms:?} are in the text");
+            }
+        }
+        // Words starting as no term does are left as they are.
+        let unstemmed = tokens(snippet_analyzer(&["zovo".to_string()]));
+        assert!(unstemmed.iter().any(|(_, word)| word == "generously"));
+        // "zovos" stemmed.
+        let zovo = unstemmed.iter().filter(|(_, word)| word == "zovo");
+        assert_eq!(zovo.count(), 2);
     }
 
     /// The stems an analyzer gives `text`, read through it `passes` times.

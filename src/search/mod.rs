@@ -1138,7 +1138,9 @@ impl Engine {
             }
         }
         let words: Vec<String> = weighed.keys().map(|word| word.to_lowercase()).collect();
-        let analyzer = searcher.index().tokenizer_for_field(field)?;
+        // The text field's analyzer, but for the stems of words no term
+        // could be.
+        let analyzer = crate::index::snippet_analyzer(&words);
         let generator =
             SnippetGenerator::new(weighed, analyzer.clone(), field, self.config.snippet_chars);
         Ok(Snippets::new(generator, (words, analyzer), until))
