@@ -989,11 +989,9 @@ impl Engine {
                 *versions.entry(release.to_string()).or_default() += 1;
             }
         }
-        let manual = counts
-            .manuals
-            .iter()
-            .filter(|(_, &entries)| entries > 0)
-            .map(|(&lineage, &entries)| FacetValue {
+        let manual = most_entries(&counts.manuals, filters.manual)
+            .into_iter()
+            .map(|(lineage, entries)| FacetValue {
                 value: lineage.to_string(),
                 label: self.manual_label(lineage),
                 entries,
@@ -1169,6 +1167,28 @@ fn most_first(mut values: Vec<FacetValue>) -> Vec<FacetValue> {
     values
 }
 
+/// The values of a facet by `key` with entries that [`most_first`] may
+/// keep, found before any is labelled: those with more entries than the
+/// [`FACET_VALUES`]-th most, those with as many (their labels order them),
+/// and `applied` wherever it is. A broad search has entries in thousands
+/// of manuals.
+fn most_entries<K: Copy + Eq + std::hash::Hash>(
+    counts: &FxHashMap<K, u64>,
+    applied: Option<K>,
+) -> Vec<(K, u64)> {
+    let mut values: Vec<(K, u64)> = counts
+        .iter()
+        .filter(|(_, &entries)| entries > 0)
+        .map(|(&key, &entries)| (key, entries))
+        .collect();
+    if values.len() > FACET_VALUES {
+        let (_, &mut (_, least), _) =
+            values.select_nth_unstable_by(FACET_VALUES - 1, |first, second| second.1.cmp(&first.1));
+        values.retain(|&(key, entries)| entries >= least || Some(key) == applied);
+    }
+    values
+}
+
 /// The values [`most_first`] keeps of a facet whose label is its value
 /// (`(entries, name)`), found without making a [`FacetValue`] of the others:
 /// the [`FACET_VALUES`] first in its order, and `applied` wherever it is.
@@ -1336,6 +1356,51 @@ mod tests {
             assert_eq!(most_first(chosen), expected, "applied {applied:?}");
             // The applied host ranks beyond the first ten: it is kept too.
             let beyond = applied.is_some_and(|name| name != "nowhere");
+            assert_eq!(expected.len(), FACET_VALUES + usize::from(beyond));
+        }
+    }
+
+    /// The manual facet, chosen by entries before any manual is labelled,
+    /// keeps what labelling and sorting every manual would: labels order
+    /// the ties (here in another order than the ids), manuals with no entry
+    /// are none, and the applied manual is kept wherever it ranks.
+    #[test]
+    fn the_manual_facet_keeps_the_manuals_sorting_all_of_them_would() {
+        let label = |lineage: LineageId| format!("manual {:02}", (lineage.0 * 7) % 40);
+        // Many ties: entries 0 to 3.
+        let counts: FxHashMap<LineageId, u64> = (0..40)
+            .map(|at| (LineageId(at), u64::from(at % 4)))
+            .collect();
+        for applied in [
+            None,
+            Some(LineageId(0)),
+            Some(LineageId(5)),
+            Some(LineageId(99)),
+        ] {
+            let value = |(lineage, entries): (LineageId, u64)| FacetValue {
+                value: lineage.to_string(),
+                label: label(lineage),
+                entries,
+                applied: applied == Some(lineage),
+            };
+            let all = counts
+                .iter()
+                .filter(|(_, &entries)| entries > 0)
+                .map(|(&lineage, &entries)| value((lineage, entries)))
+                .collect();
+            let chosen = most_entries(&counts, applied);
+            assert!(
+                chosen.len() < 30,
+                "chosen before labelling: {}",
+                chosen.len()
+            );
+            let expected = most_first(all);
+            assert_eq!(
+                most_first(chosen.into_iter().map(value).collect()),
+                expected,
+                "applied {applied:?}"
+            );
+            let beyond = applied == Some(LineageId(5));
             assert_eq!(expected.len(), FACET_VALUES + usize::from(beyond));
         }
     }

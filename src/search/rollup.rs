@@ -993,6 +993,10 @@ impl Fold {
             });
         let single_groups: u64 = self.site_hits.iter().map(SiteHits::groups).sum();
         let mut facets = FacetCounts::default();
+        // A host's entries are its pages in no cluster or its entries.
+        facets
+            .hosts
+            .reserve(self.site_slots.len() + self.clusters.len());
         for (key, accumulator) in &self.clusters {
             for &host in &accumulator.hosts {
                 *facets.hosts.entry(host).or_default() += 1;
