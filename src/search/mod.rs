@@ -972,21 +972,26 @@ impl Engine {
     /// value with the entries choosing it leaves, most first, at most
     /// [`FACET_VALUES`] a facet beside the values applied.
     fn facets(&self, counts: &rollup::FacetCounts, filters: &Filters) -> Facets {
-        let mut versions: FxHashMap<String, u64> = FxHashMap::default();
-        let mut version_of: FxHashMap<String, Vec<LineageId>> = FxHashMap::default();
+        // By release, as the generation names it: a broad search has
+        // thousands of manuals' entries.
+        let mut versions: FxHashMap<&str, u64> = FxHashMap::default();
+        let mut version_of: FxHashMap<&str, Vec<LineageId>> = FxHashMap::default();
+        let mut releases: Vec<&str> = Vec::new();
         for (lineage, copies) in &counts.copies {
-            let mut releases: Vec<&str> = copies
-                .iter()
-                .filter_map(|&copy| self.release_of(*lineage, copy))
-                .collect();
+            releases.clear();
+            releases.extend(
+                copies
+                    .iter()
+                    .filter_map(|&copy| self.release_of(*lineage, copy)),
+            );
             releases.sort_unstable();
             releases.dedup();
-            for release in releases {
-                let manuals = version_of.entry(release.to_string()).or_default();
+            for &release in &releases {
+                let manuals = version_of.entry(release).or_default();
                 if !manuals.contains(lineage) {
                     manuals.push(*lineage);
                 }
-                *versions.entry(release.to_string()).or_default() += 1;
+                *versions.entry(release).or_default() += 1;
             }
         }
         let manual = most_entries(&counts.manuals, filters.manual)
@@ -998,21 +1003,21 @@ impl Engine {
                 applied: filters.manual == Some(lineage),
             })
             .collect();
-        let version = versions
+        let version = most_entries(&versions, filters.version.as_deref())
             .into_iter()
             .map(|(release, entries)| {
                 // A release of one manual says which ("Flask Documentation
                 // 2.2.x").
-                let label = match version_of.get(&release).map(Vec::as_slice) {
+                let label = match version_of.get(release).map(Vec::as_slice) {
                     // Within one manual, its releases need no name.
-                    _ if filters.manual.is_some() => release.clone(),
-                    Some(&[lineage]) => self.release_label(lineage, &release),
-                    _ => release.clone(),
+                    _ if filters.manual.is_some() => release.to_string(),
+                    Some(&[lineage]) => self.release_label(lineage, release),
+                    _ => release.to_string(),
                 };
                 FacetValue {
-                    applied: filters.version.as_deref() == Some(release.as_str()),
+                    applied: filters.version.as_deref() == Some(release),
                     label,
-                    value: release,
+                    value: release.to_string(),
                     entries,
                 }
             })
