@@ -25,7 +25,7 @@ pub fn text_analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(CodeTokenizer::default())
         .filter(RemoveLongFilter::limit(LONGEST_WORD))
         .filter(LowerCaser)
-        .filter(CachedStemmer)
+        .filter(CachedStemmer::default())
         .build()
 }
 
@@ -34,7 +34,7 @@ pub fn text_analyzer() -> TextAnalyzer {
 /// field holds them, stemmed) is left unstemmed. A snippet marks the words
 /// that are the terms, and an English stem keeps its word's first letter
 /// (Snowball rewrites a word's end, and its exceptional forms, `dying` to
-/// `die`, keep it too: [`tests::english_stems_keep_a_words_first_letter`]):
+/// `die`, keep it too: `tests::english_stems_keep_a_words_first_letter`):
 /// such a word is none of the terms, stemmed or not. Stemming every word of
 /// the shown pages' windows, a lookup in a 3 MB table each, was most of
 /// what a search's snippets cost.
@@ -48,74 +48,10 @@ pub fn snippet_analyzer(terms: &[String]) -> TextAnalyzer {
     TextAnalyzer::builder(CodeTokenizer::default())
         .filter(RemoveLongFilter::limit(LONGEST_WORD))
         .filter(LowerCaser)
-        .filter(StemmedWhere {
-            starts: Arc::new(starts),
+        .filter(CachedStemmer {
+            starts: Some(Arc::new(starts)),
         })
         .build()
-}
-
-/// [`CachedStemmer`] for the words whose first byte is marked in `starts`.
-#[derive(Clone, Debug)]
-struct StemmedWhere {
-    starts: Arc<[bool; 256]>,
-}
-
-impl TokenFilter for StemmedWhere {
-    type Tokenizer<T: Tokenizer> = StemmedWhereFilter<T>;
-
-    fn transform<T: Tokenizer>(self, tokenizer: T) -> StemmedWhereFilter<T> {
-        StemmedWhereFilter {
-            inner: tokenizer,
-            starts: self.starts,
-        }
-    }
-}
-
-#[derive(Clone)]
-struct StemmedWhereFilter<T> {
-    inner: T,
-    starts: Arc<[bool; 256]>,
-}
-
-impl<T: Tokenizer> Tokenizer for StemmedWhereFilter<T> {
-    type TokenStream<'a> = StemmedWhereStream<'a, T::TokenStream<'a>>;
-
-    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
-        StemmedWhereStream {
-            tail: self.inner.token_stream(text),
-            starts: &self.starts,
-        }
-    }
-}
-
-struct StemmedWhereStream<'a, S> {
-    tail: S,
-    starts: &'a [bool; 256],
-}
-
-impl<S: TokenStream> TokenStream for StemmedWhereStream<'_, S> {
-    fn advance(&mut self) -> bool {
-        if !self.tail.advance() {
-            return false;
-        }
-        let word = &mut self.tail.token_mut().text;
-        if word
-            .as_bytes()
-            .first()
-            .is_some_and(|&first| self.starts[usize::from(first)])
-        {
-            STEMS.with_borrow_mut(|stems| stems.stem(word));
-        }
-        true
-    }
-
-    fn token(&self) -> &Token {
-        self.tail.token()
-    }
-
-    fn token_mut(&mut self) -> &mut Token {
-        self.tail.token_mut()
-    }
 }
 
 /// Registers the analyzer with an index (built or opened: tantivy keeps
@@ -135,7 +71,7 @@ pub fn register_counting(index: &tantivy::Index, tokenized: Arc<AtomicU64>) {
     let analyzer = TextAnalyzer::builder(tokenizer)
         .filter(RemoveLongFilter::limit(LONGEST_WORD))
         .filter(LowerCaser)
-        .filter(CachedStemmer)
+        .filter(CachedStemmer::default())
         .build();
     index.tokenizers().register(TEXT_TOKENIZER, analyzer);
 }
@@ -148,43 +84,59 @@ pub fn register_counting(index: &tantivy::Index, tokenized: Arc<AtomicU64>) {
 /// each query and each search's snippets, and a clone's own memory started
 /// empty each search (stemming the ten shown pages' text was a third of a
 /// narrow query's search on the 1M generated web).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CachedStemmer;
+#[derive(Clone, Debug, Default)]
+pub struct CachedStemmer {
+    /// When set, only the words whose first byte is marked are stemmed
+    /// ([`snippet_analyzer`]).
+    starts: Option<Arc<[bool; 256]>>,
+}
 
 impl TokenFilter for CachedStemmer {
     type Tokenizer<T: Tokenizer> = CachedStemmerFilter<T>;
 
     fn transform<T: Tokenizer>(self, tokenizer: T) -> CachedStemmerFilter<T> {
-        CachedStemmerFilter { inner: tokenizer }
+        CachedStemmerFilter {
+            inner: tokenizer,
+            starts: self.starts,
+        }
     }
 }
 
 #[derive(Clone)]
 pub struct CachedStemmerFilter<T> {
     inner: T,
+    starts: Option<Arc<[bool; 256]>>,
 }
 
 impl<T: Tokenizer> Tokenizer for CachedStemmerFilter<T> {
-    type TokenStream<'a> = CachedStemmerStream<T::TokenStream<'a>>;
+    type TokenStream<'a> = CachedStemmerStream<'a, T::TokenStream<'a>>;
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
         CachedStemmerStream {
             tail: self.inner.token_stream(text),
+            starts: self.starts.as_deref(),
         }
     }
 }
 
-pub struct CachedStemmerStream<S> {
+pub struct CachedStemmerStream<'a, S> {
     tail: S,
+    starts: Option<&'a [bool; 256]>,
 }
 
-impl<S: TokenStream> TokenStream for CachedStemmerStream<S> {
+impl<S: TokenStream> TokenStream for CachedStemmerStream<'_, S> {
     fn advance(&mut self) -> bool {
         if !self.tail.advance() {
             return false;
         }
         let word = &mut self.tail.token_mut().text;
-        STEMS.with_borrow_mut(|stems| stems.stem(word));
+        let stemmed = match (self.starts, word.as_bytes().first()) {
+            (Some(starts), Some(&first)) => starts[usize::from(first)],
+            _ => true,
+        };
+        if stemmed {
+            STEMS.with_borrow_mut(|stems| stems.stem(word));
+        }
         true
     }
 
@@ -574,7 +526,7 @@ mod tests {
             .build();
         let cached = TextAnalyzer::builder(SimpleTokenizer::default())
             .filter(LowerCaser)
-            .filter(CachedStemmer)
+            .filter(CachedStemmer::default())
             .build();
         (plain, cached)
     }
