@@ -386,7 +386,7 @@ pub fn flat_best(
     let mut count = 0;
     for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
         let ordinal = ordinal as SegmentOrdinal;
-        count += count_alone(segment, &weights)? as usize;
+        count += weights.counted.count(segment)? as usize;
         if wanted == 0 {
             continue;
         }
@@ -536,26 +536,6 @@ fn count(
         weights.counted.for_each_no_score(segment, &mut visit)?;
     }
     Ok(())
-}
-
-/// The number of hits of one segment: tantivy's count, but for words all
-/// required ([`Counting::AllOf`]), read as sets of bits where each is
-/// common (tantivy counts a single word's without reading its postings).
-fn count_alone(segment: &SegmentReader, weights: &Weights) -> tantivy::Result<u32> {
-    if let Counting::AllOf(_) = weights.counting {
-        let alive = segment.alive_bitset();
-        let mut hits = 0;
-        let mut visit = |docs: &[DocId]| {
-            hits += match alive {
-                None => docs.len(),
-                Some(alive) => docs.iter().filter(|&&doc| alive.is_alive(doc)).count(),
-            } as u32;
-        };
-        if weights.counting.for_each(segment, &mut visit)? {
-            return Ok(hits);
-        }
-    }
-    weights.counted.count(segment)
 }
 
 /// The shapes most searches take, whose hits are read straight from their
@@ -1173,7 +1153,7 @@ mod tests {
         let weights = Weights::of(&searcher, &SearchQuery::new(both, &fields)).unwrap();
         let alive = segment.alive_bitset().unwrap();
         let living = docs.iter().filter(|&&doc| alive.is_alive(doc)).count();
-        assert_eq!(count_alone(segment, &weights).unwrap() as usize, living);
+        assert_eq!(weights.counted.count(segment).unwrap() as usize, living);
         assert_eq!(living, docs.len() - 3, "pages 1, 2 and 301 say both");
 
         let rare = all_of(&["common", "rare"]);
