@@ -923,74 +923,37 @@ impl Fold {
 
     /// The best `wanted` groups, best first, and the totals.
     pub fn finish(self) -> Folded {
-        let collection_hits = |shown: &Hit| {
-            shown
-                .collection
-                .and_then(|collection| self.per_collection.get(collection.0 as usize))
-                .map_or(1, |&count| count.max(1))
-        };
         // An entry whose hits were only counted ranks below the results
         // page (a pruned search offers the scores that may change it).
-        let clustered =
-            self.clusters
-                .iter()
-                .zip(&self.entry_hits)
-                .filter_map(|((_, accumulator), &hits)| {
-                    let best = accumulator.best?;
-                    let (shown, sitelinks) = match accumulator.of_principal.first() {
-                        Some(shown) => (shown, accumulator.of_principal.sitelinks(1, &shown)),
-                        None => (best, Vec::new()),
-                    };
-                    let group = Group {
-                        shown,
-                        score: best.score,
-                        hits,
-                        collection_hits: collection_hits(&shown),
-                        site_more: 0,
-                        site_shown: Vec::new(),
-                        sitelinks,
-                    };
-                    Some((best, group))
-                });
+        let clustered = self
+            .clusters
+            .iter()
+            .enumerate()
+            .filter_map(|(at, (_, accumulator))| Some((accumulator.best?, Ranked::Entry(at))));
         // A host's entry is a page of prose when one matches; one whose
         // pages of prose were only counted ranks below the results page.
-        let singles = self
-            .sites
-            .iter()
-            .zip(&self.site_hits)
-            .flat_map(|(site, hits)| {
-                let ranked = site.entry(hits.prose > 0).is_some();
-                let shown = if ranked { site.shown() } else { 0 };
-                let more = hits.count - shown as u32;
-                site.entries()
-                    .take(shown)
-                    .enumerate()
-                    .map(move |(place, &hit)| {
-                        let last = place + 1 == shown;
-                        let site_more = if last { more } else { 0 };
-                        let group = Group {
-                            shown: hit,
-                            score: hit.score,
-                            hits: 1 + site_more,
-                            collection_hits: 1,
-                            site_more,
-                            site_shown: if last && more > 0 {
-                                site.entries().map(|hit| hit.page).collect()
-                            } else {
-                                Vec::new()
-                            },
-                            sitelinks: if last {
-                                Kept::<SITE_KEPT>::sitelinks_of(
-                                    &site.top.0[ENTRIES_PER_HOST..],
-                                    &hit,
-                                )
-                            } else {
-                                Vec::new()
-                            },
-                        };
-                        (hit, group)
-                    })
-            });
+        let singles =
+            self.sites
+                .iter()
+                .zip(&self.site_hits)
+                .enumerate()
+                .flat_map(|(at, (site, hits))| {
+                    let ranked = site.entry(hits.prose > 0).is_some();
+                    let shown = if ranked { site.shown() } else { 0 };
+                    site.entries()
+                        .take(shown)
+                        .enumerate()
+                        .map(move |(place, &hit)| (hit, Ranked::Site { at, place, shown }))
+                });
+        // The groups kept are made, not every group offered: a broad
+        // search meets thousands.
+        let mut ranked: Vec<(Hit, Ranked)> = clustered.chain(singles).collect();
+        keep_best(&mut ranked, self.wanted, |(hit, _)| hit);
+        ranked.sort_unstable_by(|first, second| rank(&first.0, &second.0));
+        let groups = ranked
+            .into_iter()
+            .map(|(hit, ranked)| self.group(hit, ranked))
+            .collect();
         let single_groups: u64 = self.site_hits.iter().map(SiteHits::groups).sum();
         let mut facets = FacetCounts::default();
         // A host's entries are its pages in no cluster or its entries.
@@ -1022,16 +985,79 @@ impl Fold {
             copies.sort_unstable();
         }
         facets.copies.sort_unstable();
-        let mut ranked: Vec<(Hit, Group)> = clustered.chain(singles).collect();
-        keep_best(&mut ranked, self.wanted, |(hit, _)| hit);
-        ranked.sort_unstable_by(|first, second| rank(&first.0, &second.0));
         Folded {
-            groups: ranked.into_iter().map(|(_, group)| group).collect(),
+            groups,
             total_groups: self.clusters.len() as u64 + single_groups,
             total_hits: self.hits,
             facets,
         }
     }
+}
+
+impl Fold {
+    /// The group of an entry or of a host's page in no cluster
+    /// ([`Fold::finish`]) that ranks by `best`.
+    fn group(&self, best: Hit, ranked: Ranked) -> Group {
+        match ranked {
+            Ranked::Entry(at) => {
+                let (_, accumulator) = &self.clusters[at];
+                let (shown, sitelinks) = match accumulator.of_principal.first() {
+                    Some(shown) => (shown, accumulator.of_principal.sitelinks(1, &shown)),
+                    None => (best, Vec::new()),
+                };
+                let collection_hits = shown
+                    .collection
+                    .and_then(|collection| self.per_collection.get(collection.0 as usize))
+                    .map_or(1, |&count| count.max(1));
+                Group {
+                    shown,
+                    score: best.score,
+                    hits: self.entry_hits[at],
+                    collection_hits,
+                    site_more: 0,
+                    site_shown: Vec::new(),
+                    sitelinks,
+                }
+            }
+            Ranked::Site { at, place, shown } => {
+                let (site, hits) = (&self.sites[at], &self.site_hits[at]);
+                let more = hits.count - shown as u32;
+                let last = place + 1 == shown;
+                let site_more = if last { more } else { 0 };
+                Group {
+                    shown: best,
+                    score: best.score,
+                    hits: 1 + site_more,
+                    collection_hits: 1,
+                    site_more,
+                    site_shown: if last && more > 0 {
+                        site.entries().map(|hit| hit.page).collect()
+                    } else {
+                        Vec::new()
+                    },
+                    sitelinks: if last {
+                        Kept::<SITE_KEPT>::sitelinks_of(&site.top.0[ENTRIES_PER_HOST..], &best)
+                    } else {
+                        Vec::new()
+                    },
+                }
+            }
+        }
+    }
+}
+
+/// What a group offered to [`Fold::finish`] is, before it is made.
+#[derive(Debug, Clone, Copy)]
+enum Ranked {
+    /// The entry at this index of the fold's entries.
+    Entry(usize),
+    /// The `place`th entry of the host at index `at` of the fold's hosts
+    /// with pages in no cluster, which has `shown` entries.
+    Site {
+        at: usize,
+        place: usize,
+        shown: usize,
+    },
 }
 
 /// Keeps the `wanted` best of `items` by the hit each ranks by
