@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use tantivy::collector::{Collector, SegmentCollector};
 use tantivy::columnar::{ColumnIndex, ColumnValues};
-use tantivy::{BitSet, DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
+use tantivy::{DocAddress, DocId, Score, SegmentOrdinal, SegmentReader};
 
 use rustc_hash::FxHashMap;
 
@@ -91,9 +91,9 @@ pub fn weigh(score: Score, kind: PageKind, about: f32, named: bool) -> Score {
 pub struct About {
     words: usize,
     /// By segment, a set of documents for each word.
-    by_segment: Vec<Vec<BitSet>>,
+    by_segment: Vec<Vec<Arc<DocBits>>>,
     /// By segment, the documents the query names ([`NAMED`]).
-    named: Vec<Option<BitSet>>,
+    named: Vec<Option<Arc<DocBits>>>,
 }
 
 impl About {
@@ -112,36 +112,36 @@ impl About {
             sets: self
                 .by_segment
                 .get(segment as usize)
-                .map(|sets| sets.iter().filter(|docs| docs.len() > 0).cloned().collect())
+                .map(|sets| sets.iter().filter(|docs| docs.any()).cloned().collect())
                 .unwrap_or_default(),
             named: self
                 .named
                 .get(segment as usize)
                 .and_then(Option::as_ref)
-                .filter(|docs| docs.len() > 0)
+                .filter(|docs| docs.any())
                 .cloned(),
         }
     }
 
     /// Sets the documents the query names.
-    pub fn set_named(&mut self, docs: Vec<(SegmentOrdinal, BitSet)>) {
+    pub fn set_named(&mut self, docs: Vec<(SegmentOrdinal, DocBits)>) {
         for (segment, docs) in docs {
             let at = segment as usize;
             if self.named.len() <= at {
                 self.named.resize_with(at + 1, || None);
             }
-            self.named[at] = Some(docs);
+            self.named[at] = Some(Arc::new(docs));
         }
     }
 
     /// Adds the documents holding one more word.
-    pub fn add_word(&mut self, docs: Vec<(SegmentOrdinal, BitSet)>) {
+    pub fn add_word(&mut self, docs: Vec<(SegmentOrdinal, DocBits)>) {
         for (segment, docs) in docs {
             let at = segment as usize;
             if self.by_segment.len() <= at {
                 self.by_segment.resize_with(at + 1, Vec::new);
             }
-            self.by_segment[at].push(docs);
+            self.by_segment[at].push(Arc::new(docs));
         }
         self.words += 1;
     }
@@ -154,9 +154,9 @@ pub struct SegmentAbout {
     /// included.
     words: usize,
     /// For each word some document of the segment is about, those.
-    sets: Vec<BitSet>,
+    sets: Vec<Arc<DocBits>>,
     /// The documents the query names, when some are.
-    named: Option<BitSet>,
+    named: Option<Arc<DocBits>>,
 }
 
 impl SegmentAbout {
@@ -177,10 +177,8 @@ impl SegmentAbout {
         }
         let mut union = vec![0u64; documents as usize / 64 + 1];
         for set in self.sets.iter().chain(&self.named) {
-            // A set's buckets of 64 are the union's words, bit for bit.
-            let buckets = set.max_value().div_ceil(64).min(union.len() as u32);
-            for bucket in 0..buckets {
-                union[bucket as usize] |= u64::from_le_bytes(set.tinyset(bucket).into_bytes());
+            for (union, &word) in union.iter_mut().zip(set.words()) {
+                *union |= word;
             }
         }
         Some(union)
@@ -205,6 +203,38 @@ impl SegmentAbout {
         }
         let held = self.sets.iter().filter(|docs| docs.contains(doc)).count();
         held as f32 / self.words as f32
+    }
+}
+
+/// A set of a segment's documents, a bit each: document `d` is bit
+/// `d % 64` of word `d / 64`.
+#[derive(Debug, Default, Clone)]
+pub struct DocBits {
+    words: Vec<u64>,
+    /// Whether a bit is set.
+    any: bool,
+}
+
+impl DocBits {
+    pub fn new(words: Vec<u64>) -> DocBits {
+        let any = words.iter().any(|&word| word != 0);
+        DocBits { words, any }
+    }
+
+    #[inline]
+    pub fn contains(&self, doc: DocId) -> bool {
+        self.words
+            .get(doc as usize / 64)
+            .is_some_and(|word| word >> (doc % 64) & 1 == 1)
+    }
+
+    /// Whether some document is in the set.
+    pub fn any(&self) -> bool {
+        self.any
+    }
+
+    pub fn words(&self) -> &[u64] {
+        &self.words
     }
 }
 
@@ -428,6 +458,11 @@ pub struct RollupFields {
     manual_places: u32,
     /// By group number, a manual's entry's range of places.
     place_ranges: Vec<Option<(u32, u32)>>,
+    /// The live documents of each pair, and of each place, by number: a
+    /// search matching most documents counts those it misses
+    /// ([`super::pruned`]).
+    alive_by_pair: Box<[u32]>,
+    alive_by_place: Box<[u32]>,
 }
 
 /// What a rolled-up search counts of a page outside a search within one
@@ -519,7 +554,11 @@ impl RollupFields {
             }
         }
         let mut fields = FxHashMap::default();
-        for (segment, mut decoded, pair) in numbered {
+        let mut alive_by_pair = vec![0u32; pairs.len()];
+        let mut alive_by_place = vec![0u32; places as usize];
+        for ((segment, mut decoded, pair), reader) in
+            numbered.into_iter().zip(searcher.segment_readers())
+        {
             decoded.counted = pair
                 .into_iter()
                 .zip(decoded.place.iter().zip(decoded.lineage.iter()))
@@ -528,6 +567,15 @@ impl RollupFields {
                     _ => [pair, NO_ID],
                 })
                 .collect();
+            let alive = reader.alive_bitset();
+            for (doc, &[pair, place]) in decoded.counted.iter().enumerate() {
+                if alive.is_none_or(|alive| alive.is_alive(doc as DocId)) {
+                    alive_by_pair[pair as usize] += 1;
+                    if place != NO_ID {
+                        alive_by_place[place as usize] += 1;
+                    }
+                }
+            }
             fields.insert(segment, Arc::new(decoded));
         }
         tracing::debug!(
@@ -546,6 +594,8 @@ impl RollupFields {
             groups: groups.len() as u32,
             manual_places: places,
             place_ranges,
+            alive_by_pair: alive_by_pair.into(),
+            alive_by_place: alive_by_place.into(),
         })
     }
 
@@ -567,9 +617,20 @@ impl RollupFields {
         self.manual_places
     }
 
+    /// The live documents of each pair, and of each place in a manual, by
+    /// number ([`SegmentFields`]' `counted`).
+    pub(super) fn alive_by_pair_and_place(&self) -> (&[u32], &[u32]) {
+        (&self.alive_by_pair, &self.alive_by_place)
+    }
+
     /// Bytes held.
     pub fn bytes(&self) -> usize {
-        self.segments.values().map(|fields| fields.bytes()).sum()
+        self.segments
+            .values()
+            .map(|fields| fields.bytes())
+            .sum::<usize>()
+            + std::mem::size_of_val(&*self.alive_by_pair)
+            + std::mem::size_of_val(&*self.alive_by_place)
     }
 
     /// The groups numbered ([`Pair::group`] is below).
@@ -1026,11 +1087,11 @@ mod tests {
     fn the_documents_weighed_up_are_the_union_of_the_sets() {
         let documents = 300;
         let set_of = |docs: &[u32]| {
-            let mut set = BitSet::with_max_value(documents);
-            docs.iter().for_each(|&doc| {
-                set.insert(doc);
-            });
-            set
+            let mut words = vec![0u64; documents as usize / 64 + 1];
+            for &doc in docs {
+                words[doc as usize / 64] |= 1 << (doc % 64);
+            }
+            Arc::new(DocBits::new(words))
         };
         let about = SegmentAbout {
             words: 3,
@@ -1098,8 +1159,10 @@ mod tests {
         assert_eq!(searcher.segment_readers().len(), 2);
         let decoded = RollupFields::read(&searcher).unwrap();
         // 39 bytes a document, and its number by group: 4 bytes, and 8 a
-        // group of a segment (two groups in each).
-        assert_eq!(decoded.bytes(), 5 * 39 + 5 * 4 + 4 * 8);
+        // group of a segment (two groups in each); the live documents
+        // counted by pair and by place: 4 bytes a pair (five, one a
+        // document) and a place (three: manual 42's two, 43's one).
+        assert_eq!(decoded.bytes(), 5 * 39 + 5 * 4 + 4 * 8 + (5 + 3) * 4);
         let mut by_page = FxHashMap::default();
         let mut pairs = FxHashMap::default();
         for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {

@@ -38,9 +38,9 @@ use tantivy::query::{Bm25Weight, BooleanQuery, EnableScoring, Occur, Query, Term
 use tantivy::schema::IndexRecordOption;
 
 use crate::index::SearchQuery;
-use tantivy::{BitSet, DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader, Term};
+use tantivy::{DocId, DocSet, Score, Searcher, SegmentOrdinal, SegmentReader, Term};
 
-use super::collector::{About, Columns, Principals, RollupFields, NO_ID};
+use super::collector::{About, Columns, DocBits, Principals, RollupFields, NO_ID};
 use super::rollup::{result_order, Fold, Hit, Slot};
 use crate::pages::PageId;
 
@@ -77,6 +77,11 @@ struct Tally {
     places_seen: Vec<u64>,
     /// The bit for no place.
     no_place: u32,
+    /// Of a segment read by the documents a search misses
+    /// ([`Found::for_each_missed`]), its live documents missed, by pair
+    /// and by place (one more for none); empty until one is.
+    missed: Vec<u32>,
+    places_missed: Vec<u32>,
 }
 
 impl Tally {
@@ -87,6 +92,8 @@ impl Tally {
             touched: Vec::new(),
             places_seen: vec![0u64; no_place as usize / 64 + 1],
             no_place,
+            missed: Vec::new(),
+            places_missed: Vec::new(),
         }
     }
 
@@ -104,6 +111,42 @@ impl Tally {
         const _: () = assert!(NO_ID == u32::MAX);
         let place = place.min(self.no_place) as usize;
         self.places_seen[place / 64] |= 1 << (place % 64);
+    }
+
+    /// Counts a live document of pair `pair` at place `place` ([`NO_ID`]
+    /// for none) that a search misses ([`Tally::count_all_but_missed`]).
+    #[inline]
+    fn miss(&mut self, pair: u32, place: u32) {
+        self.missed[pair as usize] += 1;
+        self.places_missed[place.min(self.no_place) as usize] += 1;
+    }
+
+    /// Makes room to count misses ([`Tally::miss`]).
+    fn ready_for_misses(&mut self) {
+        if self.missed.is_empty() {
+            self.missed = vec![0; self.hits.len()];
+            self.places_missed = vec![0; self.no_place as usize + 1];
+        }
+    }
+
+    /// Counts the hits of a search whose misses were counted in every
+    /// segment, and no hit: of each pair, its live documents
+    /// (`alive_by_pair`) less those missed; each place with more live
+    /// documents (`alive_by_place`) than missed is met.
+    fn count_all_but_missed(&mut self, (alive_by_pair, alive_by_place): (&[u32], &[u32])) {
+        for (pair, (&alive, &missed)) in alive_by_pair.iter().zip(&self.missed).enumerate() {
+            let hits = alive.saturating_sub(missed);
+            if hits > 0 {
+                self.hits[pair] += hits;
+                self.touched.push(pair as u32);
+            }
+        }
+        let places = alive_by_place.chunks(64).zip(self.places_missed.chunks(64));
+        for (word, (alive, missed)) in self.places_seen.iter_mut().zip(places) {
+            for (bit, (&alive, &missed)) in alive.iter().zip(missed).enumerate() {
+                *word |= u64::from(alive > missed) << bit;
+            }
+        }
     }
 
     /// The places met of the range `places`.
@@ -188,8 +231,8 @@ impl PrunedFold<'_> {
             .collect::<tantivy::Result<_>>()?;
         let mut tally = Tally::new(fields);
         let mut leaders = Leaders::new(self.wanted);
+        count(searcher, &segments, &weights, &mut tally, fields)?;
         for (segment, columns) in searcher.segment_readers().iter().zip(&segments) {
-            count(segment, columns, &weights, &mut tally)?;
             self.rank((&mut fold, &mut leaders), (segment, columns), &weights)?;
         }
         tally.settle(&mut fold, fields, principals);
@@ -510,11 +553,48 @@ impl Weights {
     }
 }
 
-/// Counts the hits of one segment into `tally`, without scores.
+/// Counts the hits of every segment into `tally`, without scores: by the
+/// live documents they miss when they match most of each segment
+/// ([`Found::matches`]), as a word on most pages is cheaper counted by the
+/// few pages without it; else by their hits.
 fn count(
+    searcher: &Searcher,
+    segments: &[Columns],
+    weights: &Weights,
+    tally: &mut Tally,
+    fields: &RollupFields,
+) -> tantivy::Result<()> {
+    let readers = searcher.segment_readers();
+    let found: Vec<Option<Found>> = readers
+        .iter()
+        .map(|segment| weights.counting.find(segment))
+        .collect::<tantivy::Result<_>>()?;
+    let broad = found.iter().zip(readers).all(|(found, segment)| {
+        found
+            .as_ref()
+            .is_some_and(|found| found.matches() > segment.max_doc() / 2)
+    });
+    if broad {
+        tally.ready_for_misses();
+        for ((segment, columns), found) in readers.iter().zip(segments).zip(found) {
+            count_misses(segment, columns, found, tally);
+        }
+        tally.count_all_but_missed(fields.alive_by_pair_and_place());
+        return Ok(());
+    }
+    for ((segment, columns), found) in readers.iter().zip(segments).zip(found) {
+        count_hits(segment, columns, weights, found, tally)?;
+    }
+    Ok(())
+}
+
+/// Counts the hits of one segment into `tally` one by one: those `found`,
+/// or those tantivy finds when the query's shape is not read here.
+fn count_hits(
     segment: &SegmentReader,
     columns: &Columns,
     weights: &Weights,
+    found: Option<Found>,
     tally: &mut Tally,
 ) -> tantivy::Result<()> {
     let alive = segment.alive_bitset();
@@ -532,10 +612,32 @@ fn count(
             }
         }
     };
-    if !weights.counting.for_each(segment, &mut visit)? {
-        weights.counted.for_each_no_score(segment, &mut visit)?;
+    match found {
+        Some(found) => found.for_each(&mut visit),
+        None => weights.counted.for_each_no_score(segment, &mut visit)?,
     }
     Ok(())
+}
+
+/// Counts into `tally` the live documents of one segment that are not
+/// `found` (all of them when nothing is), the hits to be counted once every
+/// segment's are ([`Tally::count_all_but_missed`]).
+fn count_misses(
+    segment: &SegmentReader,
+    columns: &Columns,
+    found: Option<Found>,
+    tally: &mut Tally,
+) {
+    let alive = segment.alive_bitset();
+    let found = found.unwrap_or(Found::Nothing);
+    found.for_each_missed(segment.max_doc(), &mut |docs: &[DocId]| {
+        for &doc in docs {
+            if alive.is_none_or(|alive| alive.is_alive(doc)) {
+                let [number, place] = columns.pair_and_place(doc);
+                tally.miss(number, place);
+            }
+        }
+    });
 }
 
 /// The shapes most searches take, whose hits are read straight from their
@@ -620,49 +722,109 @@ impl Counting {
         Ok(ceiling * CEILING_MARGIN)
     }
 
-    /// Gives `visit` the documents of `segment` that match, deleted ones
-    /// too, in blocks in order; `false` when this shape is not read here
-    /// (nothing visited).
-    fn for_each(
-        &self,
-        segment: &SegmentReader,
-        visit: &mut dyn FnMut(&[DocId]),
-    ) -> tantivy::Result<bool> {
-        match self {
-            Counting::Term(term) => {
-                if let Some(mut postings) = block_postings(segment, term)? {
-                    while !postings.docs().is_empty() {
-                        visit(postings.docs());
-                        postings.advance();
-                    }
-                }
-                Ok(true)
+    /// The documents of `segment` that match, deleted ones too, for the
+    /// shapes read here but a rare words' conjunction; `None` for those.
+    fn find(&self, segment: &SegmentReader) -> tantivy::Result<Option<Found>> {
+        let max_doc = segment.max_doc();
+        let postings = |terms: &[Term]| -> tantivy::Result<Vec<BlockSegmentPostings>> {
+            let mut all = Vec::with_capacity(terms.len());
+            for term in terms {
+                all.extend(block_postings(segment, term)?);
+            }
+            Ok(all)
+        };
+        Ok(match self {
+            Counting::Term(term) => Some(match block_postings(segment, term)? {
+                Some(postings) => Found::Postings(Box::new(postings)),
+                None => Found::Nothing,
+            }),
+            Counting::AnyOf(terms) => {
+                Some(Found::bits(combine_bits(max_doc, postings(terms)?, false)))
             }
             Counting::AllOf(terms) => {
-                let mut all = Vec::with_capacity(terms.len());
-                for term in terms {
-                    match block_postings(segment, term)? {
-                        Some(postings) => all.push(postings),
-                        // A word the segment lacks: no hit.
-                        None => return Ok(true),
-                    }
+                let all = postings(terms)?;
+                // A word the segment lacks: no hit.
+                if all.len() < terms.len() {
+                    return Ok(Some(Found::Nothing));
                 }
                 let rarest = all.iter().map(|postings| postings.doc_freq()).min();
-                if rarest.unwrap_or(0).saturating_mul(DENSE_SHARE) < segment.max_doc() {
-                    return Ok(false);
-                }
-                combine_bits(segment.max_doc(), all, true, visit);
-                Ok(true)
+                (rarest.unwrap_or(0).saturating_mul(DENSE_SHARE) >= max_doc)
+                    .then(|| Found::bits(combine_bits(max_doc, all, true)))
             }
-            Counting::AnyOf(terms) => {
-                let mut any = Vec::with_capacity(terms.len());
-                for term in terms {
-                    any.extend(block_postings(segment, term)?);
+            Counting::Other => None,
+        })
+    }
+}
+
+/// The documents of a segment a query matches, deleted ones too
+/// ([`Counting::find`]).
+enum Found {
+    /// No document.
+    Nothing,
+    /// One word's postings (a block of them decoded, hence boxed).
+    Postings(Box<BlockSegmentPostings>),
+    /// A set of bits (document `d` is bit `d % 64` of word `d / 64`), and
+    /// how many are set.
+    Bits(Vec<u64>, u32),
+}
+
+impl Found {
+    fn bits(words: Vec<u64>) -> Found {
+        let set = words.iter().map(|word| word.count_ones()).sum();
+        Found::Bits(words, set)
+    }
+
+    /// How many documents match.
+    fn matches(&self) -> u32 {
+        match self {
+            Found::Nothing => 0,
+            Found::Postings(postings) => postings.doc_freq(),
+            Found::Bits(_, set) => *set,
+        }
+    }
+
+    /// Gives `visit` the documents, in blocks in order.
+    fn for_each(self, visit: &mut dyn FnMut(&[DocId])) {
+        match self {
+            Found::Nothing => {}
+            Found::Postings(mut postings) => {
+                while !postings.docs().is_empty() {
+                    visit(postings.docs());
+                    postings.advance();
                 }
-                combine_bits(segment.max_doc(), any, false, visit);
-                Ok(true)
             }
-            Counting::Other => Ok(false),
+            Found::Bits(words, _) => visit_bits(&words, visit),
+        }
+    }
+
+    /// Gives `visit` the documents below `max_doc` not found, in blocks in
+    /// order.
+    fn for_each_missed(self, max_doc: DocId, visit: &mut dyn FnMut(&[DocId])) {
+        let mut words = match self {
+            Found::Nothing => vec![0; max_doc as usize / 64 + 1],
+            found @ Found::Postings(_) => found.into_bits(max_doc),
+            Found::Bits(words, _) => words,
+        };
+        for word in &mut words {
+            *word = !*word;
+        }
+        // No document past the last.
+        if let Some(last) = words.last_mut() {
+            *last &= (1u64 << (max_doc % 64)) - 1;
+        }
+        visit_bits(&words, visit);
+    }
+
+    /// The documents below `max_doc`, as a set of bits.
+    fn into_bits(self, max_doc: DocId) -> Vec<u64> {
+        match self {
+            Found::Bits(words, _) => words,
+            Found::Nothing => vec![0; max_doc as usize / 64 + 1],
+            Found::Postings(postings) => {
+                let mut words = vec![0; max_doc as usize / 64 + 1];
+                set_bits(&mut words, *postings);
+                words
+            }
         }
     }
 }
@@ -674,29 +836,41 @@ impl Counting {
 pub(super) fn found_sets(
     searcher: &Searcher,
     query: &dyn Query,
-) -> tantivy::Result<Vec<(SegmentOrdinal, BitSet)>> {
+) -> tantivy::Result<Vec<(SegmentOrdinal, DocBits)>> {
     let counting = Counting::of(query);
     let mut weight = None;
     let mut found = Vec::with_capacity(searcher.segment_readers().len());
     for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
-        let mut docs = BitSet::with_max_value(segment.max_doc());
-        let alive = segment.alive_bitset();
-        let mut insert = |block: &[DocId]| {
-            for &doc in block {
-                if alive.is_none_or(|alive| alive.is_alive(doc)) {
-                    docs.insert(doc);
+        let mut words = match counting.find(segment)? {
+            Some(found) => found.into_bits(segment.max_doc()),
+            None => {
+                if weight.is_none() {
+                    weight = Some(query.weight(EnableScoring::disabled_from_searcher(searcher))?);
                 }
+                let mut words = vec![0u64; segment.max_doc() as usize / 64 + 1];
+                if let Some(weight) = &weight {
+                    weight.for_each_no_score(segment, &mut |docs| {
+                        for &doc in docs {
+                            words[doc as usize / 64] |= 1 << (doc % 64);
+                        }
+                    })?;
+                }
+                words
             }
         };
-        if !counting.for_each(segment, &mut insert)? {
-            if weight.is_none() {
-                weight = Some(query.weight(EnableScoring::disabled_from_searcher(searcher))?);
-            }
-            if let Some(weight) = &weight {
-                weight.for_each_no_score(segment, &mut insert)?;
+        if let Some(alive) = segment.alive_bitset() {
+            for (at, word) in words.iter_mut().enumerate() {
+                let mut bits = *word;
+                while bits != 0 {
+                    let bit = bits.trailing_zeros();
+                    bits &= bits - 1;
+                    if !alive.is_alive((at * 64) as DocId + bit) {
+                        *word &= !(1 << bit);
+                    }
+                }
             }
         }
-        found.push((ordinal as SegmentOrdinal, docs));
+        found.push((ordinal as SegmentOrdinal, DocBits::new(words)));
     }
     Ok(found)
 }
@@ -711,33 +885,81 @@ fn block_postings(
     Ok(index.read_block_postings(term, IndexRecordOption::Basic)?)
 }
 
-/// Gives `visit` the documents below `max_doc` that every one of `all`
-/// holds (`every`), or one of them at least, in order: each one's
-/// documents as a set of bits, the sets intersected (or united) word by
-/// word.
-fn combine_bits(
-    max_doc: DocId,
-    all: Vec<BlockSegmentPostings>,
-    every: bool,
-    visit: &mut dyn FnMut(&[DocId]),
-) {
+/// The documents below `max_doc` that every one of `all` holds (`every`),
+/// or one of them at least, as a set of bits: each one's documents as a
+/// set of bits, the sets intersected (or united) word by word.
+fn combine_bits(max_doc: DocId, all: Vec<BlockSegmentPostings>, every: bool) -> Vec<u64> {
     let words = max_doc as usize / 64 + 1;
-    let mut kept = vec![if every { u64::MAX } else { 0 }; words];
-    let mut next = vec![0u64; words];
-    for mut postings in all {
-        while !postings.docs().is_empty() {
-            for &doc in postings.docs() {
-                next[doc as usize / 64] |= 1 << (doc % 64);
-            }
-            postings.advance();
+    if !every || all.len() == 1 {
+        // United: each word's bits set in one set.
+        let mut kept = vec![0u64; words];
+        for postings in all {
+            set_bits(&mut kept, postings);
         }
+        return kept;
+    }
+    let mut kept = vec![u64::MAX; words];
+    let mut next = vec![0u64; words];
+    for postings in all {
+        set_bits(&mut next, postings);
         for (kept, next) in kept.iter_mut().zip(next.iter_mut()) {
-            let next = std::mem::take(next);
-            *kept = if every { *kept & next } else { *kept | next };
+            *kept &= std::mem::take(next);
         }
     }
+    kept
+}
+
+/// Sets the bits of `postings`' documents in `words`: a block of documents
+/// with none between its first and last (most of a common word's) as a
+/// range, word by word; another's one by one, each word's bits gathered in
+/// a register while documents fall in it rather than each stored on the
+/// last.
+fn set_bits(words: &mut [u64], mut postings: BlockSegmentPostings) {
+    let (mut at, mut word) = (0usize, 0u64);
+    while let (Some(&first), Some(&last)) = (postings.docs().first(), postings.docs().last()) {
+        let docs = postings.docs();
+        if (last - first) as usize + 1 == docs.len() {
+            set_range(words, first as usize..last as usize + 1);
+        } else {
+            for &doc in docs {
+                let doc = doc as usize;
+                if doc / 64 != at {
+                    words[at] |= word;
+                    (at, word) = (doc / 64, 0);
+                }
+                word |= 1 << (doc % 64);
+            }
+        }
+        postings.advance();
+    }
+    words[at] |= word;
+}
+
+/// Sets the bits of `range` in `words`.
+fn set_range(words: &mut [u64], range: std::ops::Range<usize>) {
+    let (start, end) = (range.start, range.end);
+    if start >= end {
+        return;
+    }
+    let (first, last) = (start / 64, (end - 1) / 64);
+    let low = u64::MAX << (start % 64);
+    let high = u64::MAX >> (63 - (end - 1) % 64);
+    if first == last {
+        words[first] |= low & high;
+        return;
+    }
+    words[first] |= low;
+    for word in &mut words[first + 1..last] {
+        *word = u64::MAX;
+    }
+    words[last] |= high;
+}
+
+/// Gives `visit` the documents of the set of bits `words`, in order, in
+/// blocks.
+fn visit_bits(words: &[u64], visit: &mut dyn FnMut(&[DocId])) {
     let mut docs = Vec::with_capacity(128);
-    for (at, &word) in kept.iter().enumerate() {
+    for (at, &word) in words.iter().enumerate() {
         let mut word = word;
         while word != 0 {
             docs.push((at * 64) as DocId + word.trailing_zeros());
@@ -857,6 +1079,8 @@ mod tests {
             touched: Vec::new(),
             places_seen: vec![0; 5],
             no_place: 300,
+            missed: Vec::new(),
+            places_missed: Vec::new(),
         };
         let met = [0u32, 3, 63, 64, 65, 127, 128, 200, 255, 256, 299];
         for &place in &met {
@@ -885,6 +1109,35 @@ mod tests {
                 expected as u32,
                 "{start}..{end}"
             );
+        }
+    }
+
+    /// A range's bits are set, and no other, wherever it starts and ends
+    /// in its words; an empty range sets none.
+    #[test]
+    fn a_range_sets_its_bits_and_no_other() {
+        for (start, end) in [
+            (0, 1),
+            (0, 64),
+            (3, 64),
+            (63, 65),
+            (64, 128),
+            (5, 300),
+            (127, 128),
+            (200, 256),
+            (7, 7),
+        ] {
+            let mut words = vec![0u64; 5];
+            words[4] = 1 << 63;
+            set_range(&mut words, start..end);
+            for bit in 0..320usize {
+                let set = words[bit / 64] >> (bit % 64) & 1 == 1;
+                assert_eq!(
+                    set,
+                    (start..end).contains(&bit) || bit == 319,
+                    "{start}..{end}: {bit}"
+                );
+            }
         }
     }
     use crate::collections::{ClusterId, CollectionId, LineageId};
@@ -1060,10 +1313,9 @@ mod tests {
     /// leaves the segment to tantivy.
     fn visited(counting: &Counting, segment: &SegmentReader) -> Option<Vec<DocId>> {
         let mut docs = Vec::new();
-        let read = counting
-            .for_each(segment, &mut |block| docs.extend_from_slice(block))
-            .unwrap();
-        read.then_some(docs)
+        let found = counting.find(segment).unwrap()?;
+        found.for_each(&mut |block| docs.extend_from_slice(block));
+        Some(docs)
     }
 
     /// One word and words all required are read straight from their
@@ -1334,6 +1586,100 @@ mod tests {
     /// counts and facets, on every results page, ranked by relevance or by
     /// replication, for words said by few pages or by most, about which
     /// some titles are or not, a conjunction, and nothing found.
+    /// A search counted by the live documents it misses gives the tally
+    /// counting its hits gives: each pair's count, the pairs met and the
+    /// places met, with deleted pages on either side of the count, whether
+    /// the query matches most of each segment (and is counted so) or not.
+    #[test]
+    fn counting_the_misses_of_a_broad_search_counts_its_hits() {
+        let (index, fields) = generated_index();
+        let mut writer: tantivy::IndexWriter =
+            index.writer_with_num_threads(1, 15_000_000).unwrap();
+        writer.set_merge_policy(Box::new(tantivy::indexer::NoMergePolicy));
+        for page in (0..1500u64).filter(|page| page % 7 == 3) {
+            writer.delete_term(Term::from_field_u64(fields.get(IndexField::PageId), page));
+        }
+        writer.commit().unwrap();
+        let searcher = index.reader().unwrap().searcher();
+        let rollup = RollupFields::read(&searcher).unwrap();
+        let about = Arc::new(About::new());
+        let boolean = |occur: Occur, words: &[&str]| -> Box<dyn Query> {
+            Box::new(BooleanQuery::new(
+                words
+                    .iter()
+                    .map(|word| (occur, word_query(&fields, word)))
+                    .collect(),
+            ))
+        };
+        let queries: Vec<(Box<dyn Query>, bool)> = vec![
+            (word_query(&fields, "alpha"), true),
+            (word_query(&fields, "filler"), true),
+            (word_query(&fields, "more"), true),
+            (boolean(Occur::Must, &["alpha", "beta"]), true),
+            (boolean(Occur::Should, &["gamma", "delta"]), true),
+            // Words on fewer than half the pages together are read by
+            // their hits.
+            (
+                boolean(Occur::Must, &["alpha", "beta", "gamma", "delta"]),
+                false,
+            ),
+        ];
+        for (matching, broad) in queries {
+            let query = SearchQuery::new(matching, &fields);
+            let weights = Weights::of(&searcher, &query).unwrap();
+            let (mut by_hits, mut by_misses) = (Tally::new(&rollup), Tally::new(&rollup));
+            by_misses.ready_for_misses();
+            let mut segments = Vec::new();
+            for (ordinal, segment) in searcher.segment_readers().iter().enumerate() {
+                assert!(segment.alive_bitset().is_some(), "pages were deleted");
+                let columns =
+                    Columns::open((ordinal as SegmentOrdinal, segment), &rollup, None, &about)
+                        .unwrap();
+                let found = |searched| weights.counting.find(searched).unwrap().unwrap();
+                assert_eq!(
+                    found(segment).matches() > segment.max_doc() / 2,
+                    broad,
+                    "{query:?}"
+                );
+                count_hits(
+                    segment,
+                    &columns,
+                    &weights,
+                    Some(found(segment)),
+                    &mut by_hits,
+                )
+                .unwrap();
+                count_misses(segment, &columns, Some(found(segment)), &mut by_misses);
+                segments.push(columns);
+            }
+            by_misses.count_all_but_missed(rollup.alive_by_pair_and_place());
+            // The search counts a broad query by its misses, and its hits
+            // the same.
+            let mut counted = Tally::new(&rollup);
+            count(&searcher, &segments, &weights, &mut counted, &rollup).unwrap();
+            assert_eq!(!counted.missed.is_empty(), broad, "{query:?}");
+            assert_eq!(counted.hits, by_hits.hits, "{query:?}");
+            assert!(by_hits.touched.len() > 1, "{query:?}");
+            assert_eq!(by_misses.hits, by_hits.hits, "{query:?}");
+            let (mut met, mut met_by_misses) = (by_hits.touched, by_misses.touched);
+            met.sort_unstable();
+            met_by_misses.sort_unstable();
+            assert_eq!(met_by_misses, met, "{query:?}");
+            let places = rollup.manual_places() as usize;
+            let below = |seen: &[u64]| -> Vec<bool> {
+                (0..places)
+                    .map(|place| seen[place / 64] >> (place % 64) & 1 == 1)
+                    .collect()
+            };
+            assert!(below(&by_hits.places_seen).contains(&true));
+            assert_eq!(
+                below(&by_misses.places_seen),
+                below(&by_hits.places_seen),
+                "{query:?}"
+            );
+        }
+    }
+
     #[test]
     fn the_pruned_fold_finds_what_folding_every_scored_hit_finds() {
         let (index, fields) = generated_index();
