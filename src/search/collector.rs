@@ -463,6 +463,9 @@ pub struct RollupFields {
     /// ([`super::pruned`]).
     alive_by_pair: Box<[u32]>,
     alive_by_place: Box<[u32]>,
+    /// The live documents read (`alive_by_pair`'s sum): the counts are
+    /// a searcher's that has as many.
+    live_documents: u64,
 }
 
 /// What a rolled-up search counts of a page outside a search within one
@@ -559,6 +562,7 @@ impl RollupFields {
         for ((segment, mut decoded, pair), reader) in
             numbered.into_iter().zip(searcher.segment_readers())
         {
+            debug_assert_eq!(segment, reader.segment_id());
             decoded.counted = pair
                 .into_iter()
                 .zip(decoded.place.iter().zip(decoded.lineage.iter()))
@@ -594,6 +598,7 @@ impl RollupFields {
             groups: groups.len() as u32,
             manual_places: places,
             place_ranges,
+            live_documents: alive_by_pair.iter().map(|&live| u64::from(live)).sum(),
             alive_by_pair: alive_by_pair.into(),
             alive_by_place: alive_by_place.into(),
         })
@@ -615,6 +620,12 @@ impl RollupFields {
     /// The places in manuals numbered.
     pub fn manual_places(&self) -> u32 {
         self.manual_places
+    }
+
+    /// The live documents read ([`RollupFields::alive_by_pair_and_place`]
+    /// counts them).
+    pub(super) fn live_documents(&self) -> u64 {
+        self.live_documents
     }
 
     /// The live documents of each pair, and of each place in a manual, by

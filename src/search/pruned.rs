@@ -70,16 +70,17 @@ const MARGIN: Score = 1.0 - 1e-4;
 struct Tally {
     /// Hits by pair number.
     hits: Vec<u32>,
-    /// The pairs with a hit, in order of first hit.
+    /// The pairs with a hit, each once: in order of first hit, or of
+    /// number when counted by misses (nothing depends on the order).
     touched: Vec<u32>,
     /// The places in manuals met ([`Columns::pair_and_place`]), a bit
     /// each, and one more for none.
     places_seen: Vec<u64>,
     /// The bit for no place.
     no_place: u32,
-    /// Of a segment read by the documents a search misses
-    /// ([`Found::for_each_missed`]), its live documents missed, by pair
-    /// and by place (one more for none); empty until one is.
+    /// The live documents a search misses ([`Found::for_each_missed`]),
+    /// summed over every segment, by pair and by place (one more for
+    /// none); empty until [`Tally::ready_for_misses`].
     missed: Vec<u32>,
     places_missed: Vec<u32>,
 }
@@ -134,6 +135,7 @@ impl Tally {
     /// (`alive_by_pair`) less those missed; each place with more live
     /// documents (`alive_by_place`) than missed is met.
     fn count_all_but_missed(&mut self, (alive_by_pair, alive_by_place): (&[u32], &[u32])) {
+        debug_assert!(self.touched.is_empty(), "hits counted already");
         for (pair, (&alive, &missed)) in alive_by_pair.iter().zip(&self.missed).enumerate() {
             let hits = alive.saturating_sub(missed);
             if hits > 0 {
@@ -554,9 +556,10 @@ impl Weights {
 }
 
 /// Counts the hits of every segment into `tally`, without scores: by the
-/// live documents they miss when they match most of each segment
-/// ([`Found::matches`]), as a word on most pages is cheaper counted by the
-/// few pages without it; else by their hits.
+/// live documents they miss when they match more than half of the
+/// segments' documents together ([`Found::matches`]), as a word on most
+/// pages is cheaper counted by the few pages without it; else by their
+/// hits.
 fn count(
     searcher: &Searcher,
     segments: &[Columns],
@@ -569,13 +572,17 @@ fn count(
         .iter()
         .map(|segment| weights.counting.find(segment))
         .collect::<tantivy::Result<_>>()?;
-    let broad = found.iter().zip(readers).all(|(found, segment)| {
-        found
-            .as_ref()
-            .is_some_and(|found| found.matches() > segment.max_doc() / 2)
-    });
+    // Fewer misses than hits over the segments, each read here, and the
+    // generation's live documents the searcher's.
+    let (mut matches, mut documents) = (0u64, 0u64);
+    for (found, segment) in found.iter().zip(readers) {
+        matches += found.as_ref().map_or(0, |found| u64::from(found.matches()));
+        documents += u64::from(segment.max_doc());
+    }
+    let broad = found.iter().all(Option::is_some)
+        && matches > documents / 2
+        && fields.live_documents() == searcher.num_docs();
     if broad {
-        tally.ready_for_misses();
         for ((segment, columns), found) in readers.iter().zip(segments).zip(found) {
             count_misses(segment, columns, found, tally);
         }
@@ -629,6 +636,7 @@ fn count_misses(
     tally: &mut Tally,
 ) {
     let alive = segment.alive_bitset();
+    tally.ready_for_misses();
     let found = found.unwrap_or(Found::Nothing);
     found.for_each_missed(segment.max_doc(), &mut |docs: &[DocId]| {
         for &doc in docs {
@@ -1112,6 +1120,16 @@ mod tests {
         }
     }
 
+    use crate::collections::{ClusterId, CollectionId, LineageId};
+    use crate::index::kind::PageKind;
+    use crate::index::SearchQuery;
+    use crate::index::{IndexField, PageDocument, NONE};
+    use crate::search::collector::FoldCollector;
+    use crate::search::rollup::Folded;
+    use tantivy::query::{BooleanQuery, Occur, TermQuery};
+    use tantivy::schema::IndexRecordOption;
+    use tantivy::{Index, Term};
+
     /// A range's bits are set, and no other, wherever it starts and ends
     /// in its words; an empty range sets none.
     #[test]
@@ -1140,15 +1158,29 @@ mod tests {
             }
         }
     }
-    use crate::collections::{ClusterId, CollectionId, LineageId};
-    use crate::index::kind::PageKind;
-    use crate::index::SearchQuery;
-    use crate::index::{IndexField, PageDocument, NONE};
-    use crate::search::collector::FoldCollector;
-    use crate::search::rollup::Folded;
-    use tantivy::query::{BooleanQuery, Occur, TermQuery};
-    use tantivy::schema::IndexRecordOption;
-    use tantivy::{Index, Term};
+
+    /// What a search misses is every document below the segment's count
+    /// that it did not find, and none past it, whatever word the count
+    /// ends in.
+    #[test]
+    fn the_documents_missed_are_the_rest_below_the_count() {
+        for max_doc in [0u32, 1, 63, 64, 65, 128, 130] {
+            let found: Vec<DocId> = (0..max_doc).filter(|doc| doc % 3 == 1).collect();
+            let mut words = vec![0u64; max_doc as usize / 64 + 1];
+            for &doc in &found {
+                words[doc as usize / 64] |= 1 << (doc % 64);
+            }
+            let expected: Vec<DocId> = (0..max_doc).filter(|doc| doc % 3 != 1).collect();
+            for (found, expected) in [
+                (Found::bits(words.clone()), expected.clone()),
+                (Found::Nothing, (0..max_doc).collect()),
+            ] {
+                let mut missed = Vec::new();
+                found.for_each_missed(max_doc, &mut |docs| missed.extend_from_slice(docs));
+                assert_eq!(missed, expected, "{max_doc}");
+            }
+        }
+    }
 
     /// An index in memory with the search's schema, and its writer (one
     /// thread, segments never merged).
@@ -1581,11 +1613,6 @@ mod tests {
         about
     }
 
-    /// The pruned fold finds what folding every scored hit finds: the same
-    /// groups, shown from the same pages with the same sitelinks, the same
-    /// counts and facets, on every results page, ranked by relevance or by
-    /// replication, for words said by few pages or by most, about which
-    /// some titles are or not, a conjunction, and nothing found.
     /// A search counted by the live documents it misses gives the tally
     /// counting its hits gives: each pair's count, the pairs met and the
     /// places met, with deleted pages on either side of the count, whether
@@ -1653,6 +1680,13 @@ mod tests {
                 segments.push(columns);
             }
             by_misses.count_all_but_missed(rollup.alive_by_pair_and_place());
+            // Both as many as tantivy counts.
+            let counted: u32 = searcher
+                .segment_readers()
+                .iter()
+                .map(|segment| weights.counted.count(segment).unwrap())
+                .sum();
+            assert_eq!(by_hits.hits.iter().sum::<u32>(), counted, "{query:?}");
             // The search counts a broad query by its misses, and its hits
             // the same.
             let mut counted = Tally::new(&rollup);
@@ -1680,6 +1714,11 @@ mod tests {
         }
     }
 
+    /// The pruned fold finds what folding every scored hit finds: the same
+    /// groups, shown from the same pages with the same sitelinks, the same
+    /// counts and facets, on every results page, ranked by relevance or by
+    /// replication, for words said by few pages or by most, about which
+    /// some titles are or not, a conjunction, and nothing found.
     #[test]
     fn the_pruned_fold_finds_what_folding_every_scored_hit_finds() {
         let (index, fields) = generated_index();

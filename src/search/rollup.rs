@@ -929,7 +929,7 @@ impl Fold {
             .clusters
             .iter()
             .enumerate()
-            .filter_map(|(at, (_, accumulator))| Some((accumulator.best?, Ranked::Entry(at))));
+            .filter_map(|(at, (_, accumulator))| Some((accumulator.best?, Offered::Entry(at))));
         // A host's entry is a page of prose when one matches; one whose
         // pages of prose were only counted ranks below the results page.
         let singles =
@@ -943,16 +943,16 @@ impl Fold {
                     site.entries()
                         .take(shown)
                         .enumerate()
-                        .map(move |(place, &hit)| (hit, Ranked::Site { at, place, shown }))
+                        .map(move |(place, &hit)| (hit, Offered::Site { at, place, shown }))
                 });
         // The groups kept are made, not every group offered: a broad
         // search meets thousands.
-        let mut ranked: Vec<(Hit, Ranked)> = clustered.chain(singles).collect();
-        keep_best(&mut ranked, self.wanted, |(hit, _)| hit);
-        ranked.sort_unstable_by(|first, second| rank(&first.0, &second.0));
-        let groups = ranked
+        let mut offered: Vec<(Hit, Offered)> = clustered.chain(singles).collect();
+        keep_best(&mut offered, self.wanted, |(hit, _)| hit);
+        offered.sort_unstable_by(|first, second| rank(&first.0, &second.0));
+        let groups = offered
             .into_iter()
-            .map(|(hit, ranked)| self.group(hit, ranked))
+            .map(|(hit, offered)| self.group(hit, offered))
             .collect();
         let single_groups: u64 = self.site_hits.iter().map(SiteHits::groups).sum();
         let mut facets = FacetCounts::default();
@@ -997,9 +997,9 @@ impl Fold {
 impl Fold {
     /// The group of an entry or of a host's page in no cluster
     /// ([`Fold::finish`]) that ranks by `best`.
-    fn group(&self, best: Hit, ranked: Ranked) -> Group {
-        match ranked {
-            Ranked::Entry(at) => {
+    fn group(&self, best: Hit, offered: Offered) -> Group {
+        match offered {
+            Offered::Entry(at) => {
                 let (_, accumulator) = &self.clusters[at];
                 let (shown, sitelinks) = match accumulator.of_principal.first() {
                     Some(shown) => (shown, accumulator.of_principal.sitelinks(1, &shown)),
@@ -1019,7 +1019,7 @@ impl Fold {
                     sitelinks,
                 }
             }
-            Ranked::Site { at, place, shown } => {
+            Offered::Site { at, place, shown } => {
                 let (site, hits) = (&self.sites[at], &self.site_hits[at]);
                 let more = hits.count - shown as u32;
                 let last = place + 1 == shown;
@@ -1048,7 +1048,7 @@ impl Fold {
 
 /// What a group offered to [`Fold::finish`] is, before it is made.
 #[derive(Debug, Clone, Copy)]
-enum Ranked {
+enum Offered {
     /// The entry at this index of the fold's entries.
     Entry(usize),
     /// The `place`th entry of the host at index `at` of the fold's hosts
