@@ -8,7 +8,9 @@
 //!    what it shares with many others ([`super::collector::Pair`]: its
 //!    group, host, copy, collection, kind), one number a hit, each pair's
 //!    count added to its group once at the end ([`Fold::count_many`]): the
-//!    totals, each entry's pages and the facets are exact.
+//!    totals, each entry's pages and the facets are exact. A search matching
+//!    most documents is counted by those it misses instead, each pair's
+//!    hits its live documents less its misses ([`Tally::miss`]).
 //! 2. **Rank.** A hit is offered ([`Fold::offer`]) only when its score may
 //!    reach the `wanted`-th best group's so far (a group ranks by its best
 //!    page's score, so a page below it changes no results page). A page's
@@ -380,29 +382,24 @@ fn scored_apart(
     if let Some(bonus) = &weights.bonus {
         bonus.for_each(segment, &mut |doc, score| {
             bonuses.push((doc, score));
-            apart[doc as usize / 64] |= 1 << (doc % 64);
+            set_bit(&mut apart, doc);
         })?;
     }
     let mut scorer = weights.matching.scorer(segment, 1.0)?;
     let mut bonuses = bonuses.into_iter().peekable();
-    'apart: for (at, &word) in apart.iter().enumerate() {
-        let mut word = word;
-        while word != 0 {
-            let doc = (at * 64) as DocId + word.trailing_zeros();
-            word &= word - 1;
-            let bonus = match bonuses.next_if(|&(bonused, _)| bonused <= doc) {
-                Some((bonused, score)) if bonused == doc => score,
-                _ => 0.0,
-            };
-            if columns.score(doc, bonus + weights.text_ceiling) < bar.get() {
-                continue;
-            }
-            if scorer.doc() < doc && scorer.seek(doc) == tantivy::TERMINATED {
-                break 'apart;
-            }
-            if scorer.doc() == doc && alive.is_none_or(|alive| alive.is_alive(doc)) {
-                visit(doc, scorer.score() + bonus);
-            }
+    for doc in ones(&apart) {
+        let bonus = match bonuses.next_if(|&(bonused, _)| bonused <= doc) {
+            Some((bonused, score)) if bonused == doc => score,
+            _ => 0.0,
+        };
+        if columns.score(doc, bonus + weights.text_ceiling) < bar.get() {
+            continue;
+        }
+        if scorer.doc() < doc && scorer.seek(doc) == tantivy::TERMINATED {
+            break;
+        }
+        if scorer.doc() == doc && alive.is_none_or(|alive| alive.is_alive(doc)) {
+            visit(doc, scorer.score() + bonus);
         }
     }
     Ok(apart)
@@ -859,7 +856,7 @@ pub(super) fn found_sets(
                 if let Some(weight) = &weight {
                     weight.for_each_no_score(segment, &mut |docs| {
                         for &doc in docs {
-                            words[doc as usize / 64] |= 1 << (doc % 64);
+                            set_bit(&mut words, doc);
                         }
                     })?;
                 }
@@ -867,15 +864,9 @@ pub(super) fn found_sets(
             }
         };
         if let Some(alive) = segment.alive_bitset() {
-            for (at, word) in words.iter_mut().enumerate() {
-                let mut bits = *word;
-                while bits != 0 {
-                    let bit = bits.trailing_zeros();
-                    bits &= bits - 1;
-                    if !alive.is_alive((at * 64) as DocId + bit) {
-                        *word &= !(1 << bit);
-                    }
-                }
+            let deleted: Vec<DocId> = ones(&words).filter(|&doc| !alive.is_alive(doc)).collect();
+            for doc in deleted {
+                words[doc as usize / 64] &= !(1 << (doc % 64));
             }
         }
         found.push((ordinal as SegmentOrdinal, DocBits::new(words)));
@@ -967,13 +958,9 @@ fn set_range(words: &mut [u64], range: std::ops::Range<usize>) {
 /// blocks.
 fn visit_bits(words: &[u64], visit: &mut dyn FnMut(&[DocId])) {
     let mut docs = Vec::with_capacity(128);
-    for (at, &word) in words.iter().enumerate() {
-        let mut word = word;
-        while word != 0 {
-            docs.push((at * 64) as DocId + word.trailing_zeros());
-            word &= word - 1;
-        }
-        if docs.len() >= 64 {
+    for doc in ones(words) {
+        docs.push(doc);
+        if docs.len() == 128 {
             visit(&docs);
             docs.clear();
         }
@@ -981,6 +968,25 @@ fn visit_bits(words: &[u64], visit: &mut dyn FnMut(&[DocId])) {
     if !docs.is_empty() {
         visit(&docs);
     }
+}
+
+/// The documents of the set of bits `words` (document `d` is bit `d % 64`
+/// of word `d / 64`), in order.
+fn ones(words: &[u64]) -> impl Iterator<Item = DocId> + '_ {
+    words.iter().enumerate().flat_map(|(at, &word)| {
+        let base = (at * 64) as DocId;
+        std::iter::successors((word != 0).then_some(word), |&left| {
+            let left = left & (left - 1);
+            (left != 0).then_some(left)
+        })
+        .map(move |left| base + left.trailing_zeros())
+    })
+}
+
+/// Sets document `doc`'s bit in `words`.
+#[inline]
+fn set_bit(words: &mut [u64], doc: DocId) {
+    words[doc as usize / 64] |= 1 << (doc % 64);
 }
 
 /// The best `wanted` groups offered so far, with the hit each ranks by.
