@@ -266,14 +266,14 @@ pub fn chunk_hash(lines: &[u64], per_chunk: usize) -> u64 {
     fmix64(hash)
 }
 
-/// The hash [`Fingerprint::lines`] gives one line of text, or `None` when
-/// it has no word (and so is no line of the fingerprint).
-pub fn line_hash(line: &str) -> Option<u64> {
-    let mut words = Vec::new();
-    let mut lines = Vec::new();
-    tokenize(line, &mut words, &mut lines);
-    // A line without `\n` yields at most one hash.
-    lines.first().copied()
+/// The hash [`Fingerprint::lines`] gives each line of `text` (its parts
+/// between `\n`s, as `text.split('\n')` gives them), in order, `None` for
+/// a line without a word (no line of the fingerprint): one pass over the
+/// text, where hashing it line by line set up two vectors a line.
+pub fn line_hashes(text: &str) -> Vec<Option<u64>> {
+    let mut hashes = Vec::new();
+    hash_words(text, |_| {}, |line| hashes.push(line));
+    hashes
 }
 
 const COMBINE: u64 = 0x9E37_79B9_7F4A_7C15;
@@ -325,12 +325,28 @@ fn without_echo(words: &[u64], path: &[u64]) -> Option<Vec<u64>> {
 /// line with at least one word to `lines`. A word is a maximal run of
 /// alphanumeric characters, lower-cased.
 fn tokenize(text: &str, words: &mut Vec<u64>, lines: &mut Vec<u64>) {
+    hash_words(
+        text,
+        |word| words.push(word),
+        |line| {
+            if let Some(hash) = line {
+                lines.push(hash);
+            }
+        },
+    );
+}
+
+/// Gives `on_word` the hash of every word of `text` (a maximal run of
+/// alphanumeric characters, lower-cased) and `on_line` the hash of every
+/// line at its end (each `\n`, and the text's end), `None` for a line
+/// without a word.
+fn hash_words(text: &str, mut on_word: impl FnMut(u64), mut on_line: impl FnMut(Option<u64>)) {
     let mut word: Option<u64> = None;
     let mut line: Option<u64> = None;
     let mut end_word = |word: &mut Option<u64>, line: &mut Option<u64>| {
         if let Some(hash) = word.take() {
             let hash = fmix64(hash);
-            words.push(hash);
+            on_word(hash);
             let state = line.unwrap_or(WORD_SEED);
             *line = Some((state ^ hash).wrapping_mul(COMBINE).rotate_left(27));
         }
@@ -345,9 +361,7 @@ fn tokenize(text: &str, words: &mut Vec<u64>, lines: &mut Vec<u64>) {
             }
             end_word(&mut word, &mut line);
             if character == '\n' {
-                if let Some(hash) = line.take() {
-                    lines.push(fmix64(hash));
-                }
+                on_line(line.take().map(fmix64));
             }
         } else if character.is_alphanumeric() {
             for lower in character.to_lowercase() {
@@ -359,9 +373,7 @@ fn tokenize(text: &str, words: &mut Vec<u64>, lines: &mut Vec<u64>) {
         }
     }
     end_word(&mut word, &mut line);
-    if let Some(hash) = line.take() {
-        lines.push(fmix64(hash));
-    }
+    on_line(line.take().map(fmix64));
 }
 
 /// One pre-image per word: the hash of the 5 words starting there, wrapping
@@ -494,6 +506,27 @@ fn megashingles_of(supers: &[u64; SUPERSHINGLES]) -> [u64; MEGASHINGLES] {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_line_has_the_fingerprints_hash_of_it_and_a_wordless_line_none() {
+        let title = "Logging — Apache Tomcat";
+        let text = "Logging in Tomcat\n\n  --  \nThe ÉTÉ of java.util.logging\nlast";
+        let fingerprint = Fingerprint::of_page(title, text);
+        let hashes = line_hashes(text);
+        assert_eq!(hashes.len(), text.split('\n').count());
+        assert_eq!(hashes[1], None);
+        assert_eq!(hashes[2], None);
+        let lines: Vec<u64> = line_hashes(title)
+            .into_iter()
+            .chain(hashes.iter().copied())
+            .flatten()
+            .collect();
+        assert_eq!(lines, fingerprint.lines);
+        // A line's hash does not depend on the lines around it, nor does
+        // case.
+        assert_eq!(line_hashes("x\nthe été of JAVA.util.logging")[1], hashes[3]);
+        assert_eq!(line_hashes(""), vec![None]);
+    }
 
     #[test]
     fn a_soft_404_naming_the_path_it_was_asked_has_one_echo_signature() {

@@ -347,9 +347,8 @@ fn own_headings(headings: &str, own: &str) -> String {
 
 /// The [`kind::PageKind`] of `page`, whose own text is `own`.
 fn kind_of(page: &crate::pages::Page, own: &str, front: bool) -> u64 {
-    let words = own.split_whitespace().count();
     let links = page.outlinks.len() + page.uncrawled_links.len();
-    kind::classify(&page.url, words, links, front) as u64
+    kind::classify(&page.url, own, links, front) as u64
 }
 
 /// Text handed to tantivy that its indexing threads have not tokenized yet

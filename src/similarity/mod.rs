@@ -35,7 +35,7 @@ use crate::language::{self, Language};
 use crate::pages::{HostId, PageId, PageTable};
 
 pub use crate::fingerprint::{
-    chunk_hash, line_hash, Fingerprint, Fingerprints, MEGASHINGLES, MINHASH_FUNCTIONS,
+    chunk_hash, line_hashes, Fingerprint, Fingerprints, MEGASHINGLES, MINHASH_FUNCTIONS,
     SHINGLE_WORDS, SUPERSHINGLES, SUPERSHINGLE_WIDTH,
 };
 use crate::union_find::UnionFind;
@@ -823,22 +823,24 @@ impl Similarity {
             return (text.to_string(), String::new());
         }
         let lines: Vec<&str> = text.split('\n').collect();
-        let title_lines = title
-            .split('\n')
-            .filter_map(line_hash)
+        let title_lines = line_hashes(title)
+            .into_iter()
+            .flatten()
             .map(|hash| (None, hash));
         let hashed: Vec<(Option<usize>, u64)> = title_lines
             .chain(
-                lines
-                    .iter()
+                line_hashes(text)
+                    .into_iter()
                     .enumerate()
-                    .filter_map(|(index, line)| Some((Some(index), line_hash(line)?))),
+                    .filter_map(|(index, hash)| Some((Some(index), hash?))),
             )
             .collect();
         let per_chunk = self.config.chunk_lines.max(1);
         let mut chrome = vec![false; lines.len()];
+        let mut hashes = Vec::with_capacity(per_chunk);
         for group in hashed.chunks(per_chunk) {
-            let hashes: Vec<u64> = group.iter().map(|&(_, hash)| hash).collect();
+            hashes.clear();
+            hashes.extend(group.iter().map(|&(_, hash)| hash));
             if self
                 .boilerplate
                 .binary_search(&chunk_hash(&hashes, per_chunk))
