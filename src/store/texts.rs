@@ -5,9 +5,11 @@
 //! it; the index stage needs the same text of each distinct body. On pages
 //! of real documentation that second extraction was a third of the index
 //! stage (BENCHMARKS.md). Each distinct (body, encoding)'s text and
-//! headings are written, as LZ4 blocks, to a file of no name (removed as soon
+//! headings are written, as they are, to a file of no name (removed as soon
 //! as it is opened, as [`crate::fingerprint::FingerprintSpill`] is: a crash
-//! leaves nothing behind), and read back by the index stage. A body whose
+//! leaves nothing behind), and read back by the index stage. Texts kept in
+//! a file of a name, which other processes and machines read, are LZ4
+//! blocks ([`RAW`]). A body whose
 //! text is not kept (one ingested by an earlier run, or read from Spark's
 //! parts without texts) is read from the store and extracted as before: the
 //! texts are the same either way (`corpus::html`'s
@@ -37,7 +39,7 @@ use crate::corpus::charset::EncodingName;
 pub type Body = (ContentKey, EncodingName);
 
 /// The texts kept in a folder of their own (a part, a staged generation):
-/// each text's header and LZ4 block, as [`TextSpill`] writes them.
+/// each text's header and block, as [`TextSpill`] writes them.
 pub const TEXTS_FILE: &str = "texts.bin";
 
 /// Where each text of [`TEXTS_FILE`] is: [`TABLE_HEADER`], the count of
@@ -65,7 +67,7 @@ fn name_of((key, encoding): Body) -> u64 {
 }
 
 /// Where a text is in the file, packed: its offset in the low 40 bits (1
-/// TiB), its length (header and LZ4 block) in the high 24 (16 MiB).
+/// TiB), its length (header and block) in the high 24 (16 MiB).
 fn pack(at: u64, length: usize) -> Option<u64> {
     (at < 1 << 40 && length < 1 << 24).then_some(at | (length as u64) << 40)
 }
@@ -74,8 +76,18 @@ fn unpack(place: u64) -> (u64, usize) {
     (place & ((1 << 40) - 1), (place >> 40) as usize)
 }
 
+/// Set in a header's length of the headings when the block is the text and
+/// headings as they are, not LZ4. A spill of no name, read back by the
+/// same run from the page cache, keeps them so: compressing them was a
+/// tenth of ingest on the 100k generated web (`perf`), whose text LZ4
+/// takes to 68% of its size (real documentation's to 44%), and the index
+/// stage decompressed them again. A spill of a name (Spark's parts and
+/// staged generations, copied between machines) compresses them.
+const RAW: u32 = 1 << 31;
+
 /// The header of a text in the file: the body's key and encoding, then
-/// the lengths of its text and headings; the LZ4 block of both follows.
+/// the lengths of its text and headings (with [`RAW`]); the block of both
+/// follows.
 fn header((key, encoding): Body, text: u32, headings: u32) -> Vec<u8> {
     let name = encoding.as_str().as_bytes();
     let mut header = Vec::with_capacity(SIGNATURE_BYTES + 15 + name.len());
@@ -104,6 +116,8 @@ pub struct TextSpill {
     /// The file keeps its name ([`TextSpill::create_named`]): it is
     /// removed if dropped before it is persisted.
     leftover: RemovedOnDrop,
+    /// Texts are written as LZ4 blocks, else as they are ([`RAW`]).
+    compressed: bool,
 }
 
 #[derive(Debug, Default)]
@@ -178,6 +192,7 @@ impl TextSpill {
             state: Mutex::default(),
             failed: AtomicBool::new(false),
             leftover: RemovedOnDrop(named.then(|| path.to_path_buf())),
+            compressed: named,
         })
     }
 
@@ -200,15 +215,27 @@ impl TextSpill {
         else {
             return;
         };
+        if headings_length >= RAW {
+            return;
+        }
         let name = name_of(body);
         if !self.claim(name) {
             return;
         }
-        let mut both = String::with_capacity(text.len() + headings.len());
-        both.push_str(text);
-        both.push_str(headings);
-        let mut stored = header(body, text_length, headings_length);
-        stored.extend_from_slice(&lz4_flex::compress(both.as_bytes()));
+        let stored = if self.compressed {
+            let mut both = String::with_capacity(text.len() + headings.len());
+            both.push_str(text);
+            both.push_str(headings);
+            let mut stored = header(body, text_length, headings_length);
+            stored.extend_from_slice(&lz4_flex::compress(both.as_bytes()));
+            stored
+        } else {
+            let mut stored = header(body, text_length, headings_length | RAW);
+            stored.reserve(text.len() + headings.len());
+            stored.extend_from_slice(text.as_bytes());
+            stored.extend_from_slice(headings.as_bytes());
+            stored
+        };
         self.write_claimed(name, &stored);
     }
 
@@ -287,16 +314,22 @@ impl KeptTexts {
     pub fn get(&self, key: ContentKey, encoding: EncodingName) -> Option<(String, String)> {
         let read = || -> std::io::Result<Option<(String, String)>> {
             let Some(Stored {
-                bytes,
+                mut bytes,
                 header,
                 text,
                 headings,
+                raw,
             }) = self.stored((key, encoding))?
             else {
                 return Ok(None);
             };
-            let mut both = lz4_flex::decompress(&bytes[header..], text + headings)
-                .map_err(std::io::Error::other)?;
+            let mut both = if raw {
+                bytes.drain(..header);
+                bytes
+            } else {
+                lz4_flex::decompress(&bytes[header..], text + headings)
+                    .map_err(std::io::Error::other)?
+            };
             if both.len() != text + headings {
                 return Err(std::io::Error::other(format!(
                     "{} bytes where {} were written",
@@ -346,7 +379,8 @@ impl KeptTexts {
             bytes,
             header: expected.len(),
             text,
-            headings,
+            headings: headings & !(RAW as usize),
+            raw: headings & RAW as usize != 0,
         }))
     }
 
@@ -379,6 +413,7 @@ impl KeptTexts {
         if stored.text >= spill.longest || !spill.claim(name) {
             return;
         }
+        let headings = if stored.raw { headings | RAW } else { headings };
         let mut copied = header(to, text, headings);
         copied.extend_from_slice(&stored.bytes[stored.header..]);
         spill.write_claimed(name, &copied);
@@ -495,13 +530,15 @@ impl KeptTexts {
     }
 }
 
-/// A text as it is in the file: its header (`header` bytes) and LZ4 block,
+/// A text as it is in the file: its header (`header` bytes) and block,
 /// and the lengths of its text and headings.
 struct Stored {
     bytes: Vec<u8>,
     header: usize,
     text: usize,
     headings: usize,
+    /// The block is the text and headings as they are ([`RAW`]).
+    raw: bool,
 }
 
 #[cfg(test)]
@@ -712,6 +749,38 @@ mod tests {
             Some(("a text of the part".to_string(), "a heading".to_string()))
         );
         assert_eq!(kept.get(key(1), utf8), None);
+    }
+
+    /// A spill of no name (read back by the same run) keeps texts as they
+    /// are; one of a name (read elsewhere) compresses them; a text copied
+    /// from either into the other reads back whole.
+    #[test]
+    fn a_spill_of_no_name_keeps_texts_as_they_are_and_one_of_a_name_compresses_them() {
+        let text = "a line of documentation\n".repeat(40);
+        let utf8 = EncodingName::from_label("utf-8");
+        let folder = tempfile::tempdir().unwrap();
+        let named_spill =
+            |name: &str| TextSpill::create_named(&folder.path().join(name), 1 << 20).unwrap();
+        let (_raw_folder, raw) = spill(1 << 20);
+        raw.put((key(1), utf8), &text, "a heading");
+        let raw = raw.finish();
+        let named = named_spill("named");
+        named.put((key(1), utf8), &text, "a heading");
+        let named = named.finish();
+        let block = (text.len() + "a heading".len()) as u64;
+        let header = header((key(1), utf8), 0, 0).len() as u64;
+        assert_eq!(raw.stored_bytes(), header + block);
+        assert!(named.stored_bytes() < header + block / 4);
+
+        let expected = Some((text.clone(), "a heading".to_string()));
+        let (_copies_folder, into_raw) = spill(1 << 20);
+        named.copy_to((key(1), utf8), &into_raw, (key(2), utf8));
+        let into_named = named_spill("copies");
+        raw.copy_to((key(1), utf8), &into_named, (key(3), utf8));
+        assert_eq!(into_raw.finish().get(key(2), utf8), expected);
+        assert_eq!(into_named.finish().get(key(3), utf8), expected);
+        assert_eq!(raw.get(key(1), utf8), expected);
+        assert_eq!(named.get(key(1), utf8), expected);
     }
 
     #[test]
