@@ -1022,10 +1022,15 @@ pub fn write_captures_spilled(
 /// else runs: its compression was as much of its writing as the encoding
 /// (the crawl's captures of a million pages took 8 s, on one core of two).
 /// A job is 1 MiB of input, so the worker's buffers hold a few MiB,
-/// whatever the file.
-fn compress_beside<W: std::io::Write>(encoder: &mut zstd::Encoder<'_, W>) -> std::io::Result<()> {
-    encoder.multithread(1)?;
-    encoder.set_parameter(zstd::stream::raw::CParameter::JobSize(1 << 20))
+/// whatever the file. A zstd without threads (a system library built
+/// without them) compresses on the calling thread, as before.
+fn compress_beside<W: std::io::Write>(encoder: &mut zstd::Encoder<'_, W>) {
+    let beside = encoder
+        .multithread(1)
+        .and_then(|()| encoder.set_parameter(zstd::stream::raw::CParameter::JobSize(1 << 20)));
+    if let Err(error) = beside {
+        tracing::debug!("captures compressed on the writing thread: {error}");
+    }
 }
 
 /// Writes a captures file of `count` captures, which `captures` gives,
@@ -1042,7 +1047,7 @@ fn write_each(
     let mut file = BufWriter::new(File::create(path).map_err(io_error(path))?);
     file.write_all(CAPTURES_HEADER).map_err(io_error(path))?;
     let mut encoder = zstd::Encoder::new(file, 3).map_err(io_error(path))?;
-    compress_beside(&mut encoder).map_err(io_error(path))?;
+    compress_beside(&mut encoder);
     // A list is its length, then its items.
     let mut bytes = postcard::to_extend(&count, Vec::new()).map_err(format)?;
     encoder.write_all(&bytes).map_err(io_error(path))?;
