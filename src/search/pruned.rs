@@ -155,22 +155,8 @@ impl Tally {
 
     /// The places met of the range `places`.
     fn places_in(&self, places: std::ops::Range<u32>) -> u32 {
-        let (start, end) = (places.start as usize, places.end as usize);
-        if start >= end {
-            return 0;
-        }
-        let (first, last) = (start / 64, (end - 1) / 64);
-        (first..=last)
-            .map(|at| {
-                let mut word = self.places_seen[at];
-                if at == first {
-                    word &= u64::MAX << (start % 64);
-                }
-                if at == last && end % 64 != 0 {
-                    word &= u64::MAX >> (64 - end % 64);
-                }
-                word.count_ones()
-            })
+        range_masks(places.start as usize..places.end as usize)
+            .map(|(at, mask)| (self.places_seen[at] & mask).count_ones())
             .sum()
     }
 
@@ -580,7 +566,13 @@ fn count(
         && matches > documents / 2
         && fields.live_documents() == searcher.num_docs();
     if broad {
-        for ((segment, columns), found) in readers.iter().zip(segments).zip(found) {
+        tally.ready_for_misses();
+        // Every segment's is read here (`broad`).
+        for ((segment, columns), found) in readers
+            .iter()
+            .zip(segments)
+            .zip(found.into_iter().flatten())
+        {
             count_misses(segment, columns, found, tally);
         }
         tally.count_all_but_missed(fields.alive_by_pair_and_place());
@@ -623,18 +615,11 @@ fn count_hits(
     Ok(())
 }
 
-/// Counts into `tally` the live documents of one segment that are not
-/// `found` (all of them when nothing is), the hits to be counted once every
-/// segment's are ([`Tally::count_all_but_missed`]).
-fn count_misses(
-    segment: &SegmentReader,
-    columns: &Columns,
-    found: Option<Found>,
-    tally: &mut Tally,
-) {
+/// Counts into `tally` (made ready, [`Tally::ready_for_misses`]) the live
+/// documents of one segment that are not `found`, the hits to be counted
+/// once every segment's are ([`Tally::count_all_but_missed`]).
+fn count_misses(segment: &SegmentReader, columns: &Columns, found: Found, tally: &mut Tally) {
     let alive = segment.alive_bitset();
-    tally.ready_for_misses();
-    let found = found.unwrap_or(Found::Nothing);
     found.for_each_missed(segment.max_doc(), &mut |docs: &[DocId]| {
         for &doc in docs {
             if alive.is_none_or(|alive| alive.is_alive(doc)) {
@@ -805,11 +790,7 @@ impl Found {
     /// Gives `visit` the documents below `max_doc` not found, in blocks in
     /// order.
     fn for_each_missed(self, max_doc: DocId, visit: &mut dyn FnMut(&[DocId])) {
-        let mut words = match self {
-            Found::Nothing => vec![0; max_doc as usize / 64 + 1],
-            found @ Found::Postings(_) => found.into_bits(max_doc),
-            Found::Bits(words, _) => words,
-        };
+        let mut words = self.into_bits(max_doc);
         for word in &mut words {
             *word = !*word;
         }
@@ -936,22 +917,26 @@ fn set_bits(words: &mut [u64], mut postings: BlockSegmentPostings) {
 
 /// Sets the bits of `range` in `words`.
 fn set_range(words: &mut [u64], range: std::ops::Range<usize>) {
+    for (at, mask) in range_masks(range) {
+        words[at] |= mask;
+    }
+}
+
+/// Each word of a set of bits that `range` covers, and the mask of its bits
+/// in the range.
+fn range_masks(range: std::ops::Range<usize>) -> impl Iterator<Item = (usize, u64)> {
     let (start, end) = (range.start, range.end);
-    if start >= end {
-        return;
-    }
-    let (first, last) = (start / 64, (end - 1) / 64);
-    let low = u64::MAX << (start % 64);
-    let high = u64::MAX >> (63 - (end - 1) % 64);
-    if first == last {
-        words[first] |= low & high;
-        return;
-    }
-    words[first] |= low;
-    for word in &mut words[first + 1..last] {
-        *word = u64::MAX;
-    }
-    words[last] |= high;
+    let (first, last) = (start / 64, end.saturating_sub(1) / 64);
+    (first..=last).filter(move |_| start < end).map(move |at| {
+        let mut mask = u64::MAX;
+        if at == first {
+            mask &= u64::MAX << (start % 64);
+        }
+        if at == last {
+            mask &= u64::MAX >> (63 - (end - 1) % 64);
+        }
+        (at, mask)
+    })
 }
 
 /// Gives `visit` the documents of the set of bits `words`, in order, in
@@ -1682,7 +1667,7 @@ mod tests {
                     &mut by_hits,
                 )
                 .unwrap();
-                count_misses(segment, &columns, Some(found(segment)), &mut by_misses);
+                count_misses(segment, &columns, found(segment), &mut by_misses);
                 segments.push(columns);
             }
             by_misses.count_all_but_missed(rollup.alive_by_pair_and_place());
